@@ -1,0 +1,78 @@
+"""Build the loader's SearchContext from a machine (System) and, when known, a Python environment."""
+
+from __future__ import annotations
+
+import ntpath
+from pathlib import Path
+from typing import Optional
+
+from app.core.apiset import ApiSetResolver, ApiSetSchema
+from app.core.environment import PythonEnvironment
+from app.core.loader import DirectoryIndex, LoaderModel, SearchContext, torch_dll_folders
+from app.core.pe import PEError, read_section
+from app.core.resources import default_known_dlls
+from app.system.base import System
+
+
+def torch_search_folders(system: System, env: PythonEnvironment) -> list[Path]:
+    """The folders torch's `_load_dll_libraries` adds with os.add_dll_directory, for this environment."""
+    if env.torch is None:
+        return []
+    appdata = system.variable("APPDATA")
+    userbase = system.host_path(ntpath.join(appdata, "Python")) if appdata else None
+    folders = torch_dll_folders(env.torch.folder, env.exec_prefix, env.base_exec_prefix, userbase)
+    program_files = system.variable("ProgramFiles") or r"C:\Program Files"
+    if not any((folder / "nvToolsExt64_1.dll").exists() for folder in folders):
+        nvtx = system.variable("NVTOOLSEXT_PATH") or ntpath.join(program_files, "NVIDIA Corporation", "NvToolsExt")
+        _append_existing(system, folders, ntpath.join(nvtx, "bin", "x64"))
+    cuda = env.torch.cuda
+    if cuda and not any(any(f.name.lower().startswith("cudart64") for f in _files(folder)) for folder in folders):
+        default = ntpath.join(program_files, "NVIDIA GPU Computing Toolkit", "CUDA", f"v{cuda}")
+        base = system.variable("CUDA_PATH_V" + cuda.replace(".", "_")) or default
+        _append_existing(system, folders, ntpath.join(base, "bin"))
+    return folders
+
+
+def search_context(system: System, env: Optional[PythonEnvironment] = None) -> SearchContext:
+    added = tuple(torch_search_folders(system, env)) if env else ()
+    path_entries = [host for host in (system.host_path(entry) for entry in system.search_path()) if host]
+    return SearchContext(
+        app_folder=env.app_folder if env else None,
+        added_folders=added,
+        system32=system.system32,
+        windows_folder=system.windows_folder,
+        path_entries=added + tuple(path_entries),  # torch prepends its folders to PATH before the retry
+        known_dlls=system.known_dlls() or default_known_dlls(),
+        api_sets=ApiSetResolver(_schema(system.system32), system.windows_major),
+        machine=env.python_machine if env else None,
+    )
+
+
+def loader_for(system: System, env: Optional[PythonEnvironment] = None) -> LoaderModel:
+    return LoaderModel(search_context(system, env), DirectoryIndex())
+
+
+def _schema(system32: Optional[Path]) -> Optional[ApiSetSchema]:
+    if system32 is None:
+        return None
+    dll = next((f for f in _files(system32) if f.name.lower() == "apisetschema.dll"), None)
+    if dll is None:
+        return None
+    try:
+        data = read_section(dll, ".apiset")
+        return ApiSetSchema.parse(data) if data else None
+    except (OSError, PEError, ValueError, UnicodeDecodeError):
+        return None  # a damaged schema: fall back to the documented rules
+
+
+def _files(folder: Path) -> list[Path]:
+    try:
+        return list(folder.iterdir())
+    except OSError:
+        return []
+
+
+def _append_existing(system: System, folders: list[Path], windows_path: str) -> None:
+    host = system.host_path(windows_path)
+    if host is not None and host.is_dir():
+        folders.append(host)

@@ -1,0 +1,164 @@
+"""One Python environment as the diagnosis sees it, read from its files without running or importing anything."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from app.core.pe import PEError, read_machine, read_pe
+from app.system.base import System
+
+KINDS = ("python.org", "conda", "embedded", "venv", "store")
+
+
+@dataclass(frozen=True)
+class TorchInstall:
+    folder: Path  # ...\site-packages\torch
+    version: Optional[str]  # "2.4.0+cpu"
+    cuda: Optional[str]  # "12.1", None for CPU builds
+    hip: Optional[str]  # ROCm
+
+    @property
+    def build(self) -> str:
+        if self.cuda:
+            return f"CUDA {self.cuda}"
+        if self.hip:
+            return f"ROCm {self.hip}"
+        return "CPU"
+
+    @property
+    def release(self) -> Optional[str]:
+        """The version without its local part: "2.4.0+cpu" -> "2.4.0"."""
+        return self.version.split("+", 1)[0] if self.version else None
+
+
+@dataclass(frozen=True)
+class PythonEnvironment:
+    python: Path  # python.exe (for a venv, Scripts\python.exe)
+    kind: str  # one of KINDS
+    exec_prefix: Path  # sys.exec_prefix
+    base_exec_prefix: Path  # sys.base_exec_prefix
+    app_folder: Path  # folder of the process image: a venv's launcher starts the base python.exe
+    python_version: Optional[str]
+    python_machine: Optional[int]
+    site_packages: Optional[Path]
+    torch: Optional[TorchInstall]
+
+    @property
+    def is_venv(self) -> bool:
+        return self.exec_prefix != self.base_exec_prefix
+
+
+def inspect_environment(system: System, location: Path) -> Optional[PythonEnvironment]:
+    """Describe the environment at `location` (its folder, its Scripts folder, or its python.exe); None if
+    there is no python.exe there."""
+    folder = location.parent if location.suffix.lower() == ".exe" else location
+    if folder.name.lower() == "scripts" and _find(folder.parent, "pyvenv.cfg"):
+        folder = folder.parent
+    cfg = _find(folder, "pyvenv.cfg")
+    if cfg is not None:
+        settings = _read_cfg(cfg)
+        python = _find(folder / "Scripts", "python.exe") or _find(folder, "python.exe")
+        home = settings.get("home")
+        base = (system.host_path(home) if re.match(r"^[A-Za-z]:", home or "") else Path(home)) if home else None
+        if python is None:
+            return None
+        base = base or python.parent
+        version = settings.get("version") or settings.get("version_info")
+        return _describe(system, python, "venv", folder, base, base, version)
+    python = _find(folder, "python.exe")
+    if python is None:
+        return None
+    if _find(folder, "conda-meta") is not None:
+        kind = "conda"
+    elif any(name.lower().endswith("._pth") for name in _names(folder)):
+        kind = "embedded"
+    elif "windowsapps" in str(folder).lower() or "pythonsoftwarefoundation.python" in str(folder).lower():
+        kind = "store"
+    else:
+        kind = "python.org"
+    return _describe(system, python, kind, folder, folder, folder, None)
+
+
+def _describe(system: System, python: Path, kind: str, prefix: Path, base_prefix: Path, app_folder: Path,
+              version: Optional[str]) -> PythonEnvironment:
+    site = _find_path(prefix, "Lib", "site-packages")
+    torch_folder = _find(site, "torch") if site else None
+    return PythonEnvironment(
+        python=python, kind=kind, exec_prefix=prefix, base_exec_prefix=base_prefix, app_folder=app_folder,
+        python_version=version or _python_version(app_folder),
+        python_machine=_machine(python), site_packages=site,
+        torch=read_torch(torch_folder) if torch_folder is not None else None,
+    )
+
+
+def read_torch(folder: Path) -> TorchInstall:
+    """Version and build from torch/version.py, read as text (never imported)."""
+    try:
+        text = (folder / "version.py").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        text = ""
+
+    def value(name: str) -> Optional[str]:
+        match = re.search(rf"^{name}\s*(?::[^=]*)?=\s*['\"]([^'\"]+)['\"]", text, re.M)
+        return match.group(1) if match else None
+
+    return TorchInstall(folder, value("__version__"), value("cuda"), value("hip"))
+
+
+def _python_version(app_folder: Path) -> Optional[str]:
+    """From pythonXY.dll's version resource: FileVersion 3.12.4150.x means 3.12.4 (micro*1000 + level)."""
+    for name in sorted(_names(app_folder)):
+        if re.fullmatch(r"python3\d+\.dll", name, re.I):
+            try:
+                version = read_pe(app_folder / name, with_exports=False).file_version
+            except (OSError, PEError):
+                version = None
+            if version:
+                major, minor, field3, _ = (int(x) for x in version.split("."))
+                return f"{major}.{minor}.{field3 // 1000}"
+            return f"3.{name[7:-4]}"
+    return None
+
+
+def _machine(python: Path) -> Optional[int]:
+    try:
+        return read_machine(python)
+    except (OSError, PEError):
+        return None
+
+
+def _read_cfg(path: Path) -> dict[str, str]:
+    settings = {}
+    try:
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            key, sep, value = line.partition("=")
+            if sep:
+                settings[key.strip().lower()] = value.strip()
+    except OSError:
+        pass
+    return settings
+
+
+def _names(folder: Path) -> list[str]:
+    try:
+        return [p.name for p in folder.iterdir()]
+    except OSError:
+        return []
+
+
+def _find(folder: Path, name: str) -> Optional[Path]:
+    """Case-insensitive child lookup, as Windows does."""
+    match = next((n for n in _names(folder) if n.lower() == name.lower()), None)
+    return folder / match if match else None
+
+
+def _find_path(folder: Path, *parts: str) -> Optional[Path]:
+    for part in parts:
+        found = _find(folder, part)
+        if found is None:
+            return None
+        folder = found
+    return folder

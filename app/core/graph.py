@@ -1,0 +1,292 @@
+"""The dependency graph: one node per resolved file, edges for normal and delay-load imports.
+
+Expansion is lazy (a tree view asks for a node's children when the user opens it) and cycle-safe;
+Windows' own DLLs are leaves. Statuses follow lucasg/Dependencies: a node's own problem first, else
+`children-error` when something it needs at load time is broken.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator, Optional, Union
+
+from app.core.cancel import CancelToken, Progress, check, no_progress
+from app.core.loader import LoaderModel, Resolution
+from app.core.pe import MACHINE_NAMES, ImportedFunction, PEError, PEInfo, read_pe
+
+OK = "ok"
+MISSING = "missing"
+MISSING_DELAY = "missing-delay"
+WRONG_ARCHITECTURE = "wrong-architecture"
+MISSING_EXPORT = "missing-export"
+CORRUPT = "corrupt"
+CHILDREN_ERROR = "children-error"
+BLOCKING = frozenset({MISSING, WRONG_ARCHITECTURE, MISSING_EXPORT, CORRUPT, CHILDREN_ERROR})
+MAX_FORWARDER_DEPTH = 16
+
+
+class PECache:
+    """PE facts keyed on (path, size, mtime): re-reading an unchanged 1 GB DLL costs one stat."""
+
+    def __init__(self, max_entries: int = 2048) -> None:
+        self.max_entries = max_entries
+        self._entries: dict[tuple[str, int, int], Union[PEInfo, str]] = {}
+
+    def get(self, path: Path) -> Union[PEInfo, str]:
+        """The file's PEInfo, or a plain-words reason why it cannot be read."""
+        try:
+            stat = os.stat(path)
+        except OSError as exc:
+            return f"the file cannot be read ({exc.strerror or exc})"
+        key = (str(path), stat.st_size, stat.st_mtime_ns)
+        found = self._entries.get(key)
+        if found is None:
+            try:
+                found = read_pe(path)
+            except PEError as exc:
+                found = str(exc)
+            except OSError as exc:
+                return f"the file cannot be read ({exc.strerror or exc})"
+            if len(self._entries) >= self.max_entries:
+                self._entries.clear()
+            self._entries[key] = found
+        return found
+
+
+@dataclass(frozen=True)
+class MissingExport:
+    importer: str
+    function: ImportedFunction
+
+
+@dataclass(eq=False)
+class Node:
+    id: int
+    name: str
+    path: Optional[Path]
+    resolution: Optional[Resolution]  # None for a root
+    load_folder: Optional[Path]
+    info: Optional[PEInfo] = None
+    problem: Optional[str] = None  # the node's own status when it is not ok
+    reason: Optional[str] = None
+    missing_exports: list[MissingExport] = field(default_factory=list)
+    edges: list[Edge] = field(default_factory=list)
+    incoming: list[Edge] = field(default_factory=list)
+    expanded: bool = False
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.path is None or (self.resolution is not None and self.resolution.is_system)
+
+    @property
+    def own_status(self) -> str:
+        if self.path is None and self.resolution is not None and not self.resolution.found:
+            return MISSING if any(e.kind == "import" for e in self.incoming) else MISSING_DELAY
+        if self.problem:
+            return self.problem
+        return MISSING_EXPORT if self.missing_exports else OK
+
+
+@dataclass(eq=False)
+class Edge:
+    source: Node
+    target: Node
+    kind: str  # "import" or "delay"
+    name: str  # the DLL name as the importer spells it
+    functions: tuple[ImportedFunction, ...]
+
+
+class _ForwarderLoop(Exception):
+    pass
+
+
+class DependencyGraph:
+    def __init__(self, loader: LoaderModel, *, cache: Optional[PECache] = None,
+                 cancel: Optional[CancelToken] = None) -> None:
+        self.loader = loader
+        self.cache = cache or PECache()
+        self.cancel = cancel
+        self.machine = loader.context.machine
+        self.nodes: dict[str, Node] = {}
+        self.roots: list[Node] = []
+        self._statuses: Optional[dict[Node, str]] = None
+
+    # -- building ---------------------------------------------------------------------------------------
+    def add_root(self, path: Path) -> Node:
+        node = self._file_node(path, None, path.parent)
+        if node not in self.roots:
+            self.roots.append(node)
+        return node
+
+    def children(self, node: Node) -> list[Edge]:
+        """The node's dependencies, read on first request."""
+        if not node.expanded:
+            self._expand(node)
+        return node.edges
+
+    def expand_all(self, progress: Progress = no_progress) -> None:
+        """Expand everything reachable from the roots (breadth-first, each node once)."""
+        queue = list(self.roots)
+        seen = {id(n) for n in queue}
+        done = 0
+        while queue:
+            check(self.cancel)
+            node = queue.pop(0)
+            progress(done, done + len(queue) + 1, node.name)
+            for edge in self.children(node):
+                if id(edge.target) not in seen:
+                    seen.add(id(edge.target))
+                    queue.append(edge.target)
+            done += 1
+        progress(done, done, "")
+
+    def _file_node(self, path: Path, resolution: Optional[Resolution], load_folder: Optional[Path]) -> Node:
+        key = os.path.normcase(os.path.abspath(path)).lower()
+        node = self.nodes.get(key)
+        if node is None:
+            node = self.nodes[key] = Node(len(self.nodes), path.name, path, resolution, load_folder)
+            self._statuses = None
+        return node
+
+    def _target(self, resolution: Resolution, load_folder: Optional[Path]) -> Node:
+        if resolution.path is not None:
+            return self._file_node(resolution.path, resolution, load_folder)
+        prefix = "missing" if not resolution.found else resolution.rule
+        key = f"{prefix}:{resolution.name.lower()}"
+        node = self.nodes.get(key)
+        if node is None:
+            node = self.nodes[key] = Node(len(self.nodes), resolution.name, None, resolution, load_folder)
+            self._statuses = None
+        return node
+
+    def _info(self, node: Node) -> Optional[PEInfo]:
+        if node.info is None and node.path is not None and node.problem is None:
+            found = self.cache.get(node.path)
+            if isinstance(found, str):
+                node.problem, node.reason = CORRUPT, found
+                self._statuses = None
+            else:
+                node.info = found
+        return node.info
+
+    def _expand(self, node: Node) -> None:
+        node.expanded = True
+        self._statuses = None
+        info = self._info(node)
+        if info is None:
+            return
+        if self.machine is None:
+            self.machine = info.machine
+        if info.machine != self.machine:
+            node.problem = WRONG_ARCHITECTURE
+            node.reason = (f"the file is built for {info.machine_name}, "
+                           f"the program loading it is {MACHINE_NAMES.get(self.machine, hex(self.machine))}")
+            return
+        if node.is_leaf:
+            return
+        for imported in info.imports:
+            resolution = self.loader.resolve(imported.name, node.load_folder, node.name)
+            target = self._target(resolution, node.load_folder)
+            edge = Edge(node, target, "delay" if imported.delay else "import", imported.name, imported.functions)
+            node.edges.append(edge)
+            target.incoming.append(edge)
+            self._check_exports(edge)
+
+    # -- exports -----------------------------------------------------------------------------------------
+    def _check_exports(self, edge: Edge) -> None:
+        target = edge.target
+        if target.path is None or not edge.functions:
+            return
+        info = self._info(target)
+        if info is None:
+            return
+        for function in edge.functions:
+            try:
+                if not self._exports(target, info, function, set()):
+                    target.missing_exports.append(MissingExport(edge.source.name, function))
+            except _ForwarderLoop as loop:
+                target.problem = CORRUPT
+                target.reason = f"the export {function} forwards in a loop ({loop})"
+                return
+
+    def _exports(self, node: Node, info: PEInfo, function: ImportedFunction, visiting: set) -> bool:
+        exports = info.exports
+        if exports is None:
+            return False
+        ordinal = exports.ordinal_of(function)
+        if ordinal is None:
+            return False
+        forwarder = exports.forwarders.get(ordinal)
+        if forwarder is None:
+            return True
+        key = (node.path, ordinal)
+        if key in visiting or len(visiting) >= MAX_FORWARDER_DEPTH:
+            raise _ForwarderLoop(" -> ".join(sorted(f"{p.name}#{o}" for p, o in visiting)))
+        visiting.add(key)
+        dll, _, target_name = forwarder.rpartition(".")
+        if not dll:
+            return False
+        dll = dll if dll.lower().endswith(".dll") else dll + ".dll"
+        resolution = self.loader.resolve(dll, node.load_folder, node.name)
+        if resolution.path is None:
+            return resolution.found  # an API set or a part of Windows: trust it; not found: missing
+        target_node = self._file_node(resolution.path, resolution, node.load_folder)
+        target_info = self._info(target_node)
+        if target_info is None:
+            return False
+        wanted = (ImportedFunction(ordinal=int(target_name[1:])) if target_name.startswith("#")
+                  and target_name[1:].isdigit() else ImportedFunction(name=target_name))
+        return self._exports(target_node, target_info, wanted, visiting)
+
+    # -- statuses ----------------------------------------------------------------------------------------
+    def status(self, node: Node) -> str:
+        return self.statuses()[node]
+
+    def statuses(self) -> dict[Node, str]:
+        """Every node's status; `children-error` spreads up load-time (not delay) edges, cycle-safe."""
+        if self._statuses is None:
+            result = {node: node.own_status for node in self.nodes.values()}
+            broken = [node for node, status in result.items() if status in BLOCKING]
+            while broken:
+                node = broken.pop()
+                for edge in node.incoming:
+                    parent = edge.source
+                    if edge.kind == "import" and result[parent] == OK:
+                        result[parent] = CHILDREN_ERROR
+                        broken.append(parent)
+            self._statuses = result
+        return self._statuses
+
+    def walk(self) -> Iterator[Node]:
+        return iter(sorted(self.nodes.values(), key=lambda n: n.id))
+
+    # -- output ------------------------------------------------------------------------------------------
+    def to_dict(self, display_path: Callable[[Path], str] = str) -> dict:
+        """The JSON form DESIGN.md specifies: nodes and edges with statuses."""
+        statuses = self.statuses()
+        nodes = []
+        for node in self.walk():
+            resolution = node.resolution
+            nodes.append({
+                "id": node.id,
+                "name": node.name,
+                "path": display_path(node.path) if node.path else None,
+                "status": statuses[node],
+                "machine": node.info.machine_name if node.info else None,
+                "missing_exports": [
+                    {"importer": m.importer, "name": m.function.name, "ordinal": m.function.ordinal}
+                    for m in node.missing_exports],
+                "rule": "root" if resolution is None else resolution.rule,
+                "searched": [] if resolution is None or resolution.path is not None and resolution.rule
+                else [display_path(Path(folder)) for _, folder in resolution.tried],
+                "api_set_host": resolution.api_set_host if resolution else None,
+                "reason": node.reason,
+                "file_version": node.info.file_version if node.info else None,
+                "root": node in self.roots,
+            })
+        edges = [{"from": e.source.id, "to": e.target.id, "kind": e.kind, "name": e.name,
+                  "functions": [str(f) for f in e.functions]}
+                 for node in self.walk() for e in node.edges]
+        return {"nodes": nodes, "edges": edges}

@@ -1,0 +1,167 @@
+"""A model of how torch asks Windows to load its DLLs, and how Windows searches for each dependency.
+
+torch's `_load_dll_libraries` (torch/__init__.py) first calls `os.add_dll_directory` for its folders and
+loads every `torch\\lib\\*.dll` with `LoadLibraryExW(dll, None, 0x1100)`
+(LOAD_LIBRARY_SEARCH_DEFAULT_DIRS | LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR). Only on error 126 does it prepend
+those folders to PATH and retry with plain `LoadLibraryW`, whose legacy search includes PATH. A
+dependency found only by that retry loads by luck, so every resolution records the rule that found it
+and every place tried, in order.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Optional
+
+from app.core.apiset import ApiSetResolver
+from app.core.resources import windows_dlls
+
+# Rules, in the words the reports use. The value is the stable id shown in JSON.
+API_SET = "api-set"
+KNOWN_DLL = "known-dll"
+DLL_FOLDER = "dll-folder"  # LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR: the folder of the DLL torch is loading
+APP_FOLDER = "application-folder"  # where the running python.exe lives
+ADDED_FOLDER = "added-folder"  # os.add_dll_directory
+SYSTEM32 = "system32"
+WINDOWS_COMPONENT = "windows-component"  # part of every Windows, though absent from this image
+PATH_FALLBACK = "path-fallback"  # the LoadLibraryW retry: legacy search order, PATH included
+LEGACY_RULES = ("legacy-application-folder", "legacy-system32", "legacy-system", "legacy-windows", PATH_FALLBACK)
+
+
+class DirectoryIndex:
+    """Case-insensitive file lookups, one directory listing per folder (Windows names ignore case)."""
+
+    def __init__(self) -> None:
+        self._listings: dict[str, dict[str, str]] = {}
+
+    def listing(self, folder: Path) -> dict[str, str]:
+        key = str(folder)
+        found = self._listings.get(key)
+        if found is None:
+            try:
+                names = os.listdir(folder)
+            except OSError:
+                names = []
+            found = self._listings[key] = {name.lower(): name for name in names}
+        return found
+
+    def find(self, folder: Path, name: str) -> Optional[Path]:
+        actual = self.listing(folder).get(name.lower())
+        return folder / actual if actual is not None else None
+
+
+@dataclass(frozen=True)
+class SearchContext:
+    """Everything the search depends on, as folders on this machine (for an image: inside its root)."""
+
+    app_folder: Optional[Path] = None
+    added_folders: tuple[Path, ...] = ()
+    system32: Optional[Path] = None
+    windows_folder: Optional[Path] = None
+    path_entries: tuple[Path, ...] = ()  # the PATH the retry sees, torch's prepended folders first
+    known_dlls: frozenset[str] = field(default_factory=frozenset)  # lower-case names
+    api_sets: ApiSetResolver = field(default_factory=ApiSetResolver)
+    machine: Optional[int] = None  # the process's machine type (python.exe); None: take the root DLL's
+
+    @property
+    def system_folders(self) -> tuple[Path, ...]:
+        folders = [self.system32] if self.system32 else []
+        if self.windows_folder:
+            folders += [self.windows_folder / "System", self.windows_folder]
+        return tuple(folders)
+
+
+@dataclass(frozen=True)
+class Resolution:
+    name: str  # as the importer spells it
+    path: Optional[Path]  # None: not found, or an API set / Windows component with no file here
+    rule: Optional[str]  # which rule found it; None when not found
+    tried: tuple[tuple[str, str], ...] = ()  # (rule, folder) in search order, across both attempts
+    api_set_host: Optional[str] = None
+
+    @property
+    def found(self) -> bool:
+        return self.rule is not None
+
+    @property
+    def fragile(self) -> bool:
+        """Found only by torch's PATH retry: works by luck, breaks when PATH changes."""
+        return self.rule == PATH_FALLBACK
+
+    @property
+    def is_system(self) -> bool:
+        return self.rule in (API_SET, KNOWN_DLL, SYSTEM32, WINDOWS_COMPONENT, "legacy-system32",
+                             "legacy-system", "legacy-windows")
+
+
+def torch_dll_folders(torch_folder: Path, exec_prefix: Path, base_exec_prefix: Path,
+                      userbase: Optional[Path], exists=os.path.isdir) -> list[Path]:
+    """The folders torch adds with os.add_dll_directory, in its order, keeping those that exist."""
+    candidates = [torch_folder / "lib", exec_prefix / "Library" / "bin"]
+    if exec_prefix != base_exec_prefix:
+        candidates.append(base_exec_prefix / "Library" / "bin")
+    if userbase is not None:
+        candidates.append(userbase / "Library" / "bin")
+    return [folder for folder in candidates if exists(folder)]
+
+
+class LoaderModel:
+    """Resolves DLL names the way Windows does for torch's two load attempts."""
+
+    def __init__(self, context: SearchContext, index: Optional[DirectoryIndex] = None) -> None:
+        self.context = context
+        self.index = index or DirectoryIndex()
+        self._cache: dict[tuple[str, str, str], Resolution] = {}
+        self._components = windows_dlls()
+
+    def resolve(self, name: str, load_folder: Optional[Path], importer: Optional[str] = None) -> Resolution:
+        """Find `name` as a dependency of a DLL loaded from `load_folder` (None: no DLL-folder rule)."""
+        key = (name.lower(), str(load_folder), (importer or "").lower())
+        found = self._cache.get(key)
+        if found is None:
+            found = self._cache[key] = self._resolve(name, load_folder, importer)
+        return found
+
+    def _resolve(self, name: str, load_folder: Optional[Path], importer: Optional[str]) -> Resolution:
+        ctx = self.context
+        target = ctx.api_sets.resolve(name, importer)
+        if target is not None:
+            host_path = self.index.find(ctx.system32, target.host) if ctx.system32 and target.host else None
+            if target.host and host_path is None and not ctx.api_sets.contracts_are_builtin:
+                # Windows 7 / 8.1: the UCRT is an update or comes with the VC++ runtime; search for it.
+                hosted = self._resolve(target.host, load_folder, importer)
+                return Resolution(name, hosted.path, hosted.rule, hosted.tried, target.host)
+            return Resolution(name, host_path, API_SET, (), target.host)
+        if name.lower() in ctx.known_dlls and ctx.system32:
+            known = self.index.find(ctx.system32, name)
+            if known is not None:
+                return Resolution(name, known, KNOWN_DLL, ((KNOWN_DLL, str(ctx.system32)),))
+        tried: list[tuple[str, str]] = []
+        first = [(DLL_FOLDER, load_folder), (APP_FOLDER, ctx.app_folder)]
+        first += [(ADDED_FOLDER, folder) for folder in ctx.added_folders]
+        first.append((SYSTEM32, ctx.system32))
+        hit = self._search(name, first, tried)
+        if hit is None:
+            legacy = [("legacy-application-folder", ctx.app_folder), ("legacy-system32", ctx.system32)]
+            if ctx.windows_folder:
+                legacy += [("legacy-system", ctx.windows_folder / "System"), ("legacy-windows", ctx.windows_folder)]
+            legacy += [(PATH_FALLBACK, folder) for folder in ctx.path_entries]
+            hit = self._search(name, legacy, tried)
+        if hit is not None:
+            return Resolution(name, hit[1], hit[0], tuple(tried))
+        if name.lower() in self._components and ctx.api_sets.contracts_are_builtin:
+            return Resolution(name, None, WINDOWS_COMPONENT, tuple(tried))
+        return Resolution(name, None, None, tuple(tried))
+
+    def _search(self, name: str, places: Iterable[tuple[str, Optional[Path]]],
+                tried: list[tuple[str, str]]) -> Optional[tuple[str, Path]]:
+        for rule, folder in places:
+            if folder is None:
+                continue
+            tried.append((rule, str(folder)))
+            path = self.index.find(folder, name)
+            if path is not None and path.is_file():
+                return rule, path
+        return None

@@ -1,0 +1,34 @@
+"""Read-only data shipped in `resources/` (beside `app/` in a checkout, inside the bundle in the .exe)."""
+
+from __future__ import annotations
+
+import sys
+from functools import cache
+from pathlib import Path
+
+
+def resources_folder() -> Path:
+    bundle = getattr(sys, "_MEIPASS", None)  # PyInstaller's unpacked bundle
+    return Path(bundle) / "resources" if bundle else Path(__file__).resolve().parents[2] / "resources"
+
+
+@cache
+def _windows_dll_lines() -> tuple[tuple[str, bool], ...]:
+    lines = (resources_folder() / "windows_dlls.txt").read_text(encoding="utf-8").splitlines()
+    entries = []
+    for line in lines:
+        line = line.split("#", 1)[0].strip()
+        if line:
+            name, _, tag = line.partition(" ")
+            entries.append((name.lower(), tag.strip() == "[known]"))
+    return tuple(entries)
+
+
+def windows_dlls() -> frozenset[str]:
+    """Lower-case names of the DLLs that every Windows 10/11 carries in System32."""
+    return frozenset(name for name, _ in _windows_dll_lines())
+
+
+def default_known_dlls() -> frozenset[str]:
+    """Windows 10/11's default KnownDLLs, for when the registry cannot be read."""
+    return frozenset(name for name, known in _windows_dll_lines() if known)

@@ -1,0 +1,130 @@
+"""OfflineImage: a folder that is a Windows system drive (C:\\), plus registry.json and environment.json.
+
+Used by the tests, by the demo machine, and by people who analyse a copied Windows drive from another
+OS. All lookups ignore case, as on Windows. A missing JSON file means "nothing known", not an error;
+a damaged one, or a damaged value, is noted in `problems` and skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import ntpath
+import os
+from pathlib import Path
+from typing import Optional
+
+from app.system.base import RegistryValue, System
+
+REGISTRY_TYPES = {"REG_SZ": str, "REG_EXPAND_SZ": str, "REG_MULTI_SZ": list, "REG_DWORD": int,
+                  "REG_QWORD": int, "REG_BINARY": str}
+
+
+class OfflineImage(System):
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root).resolve()
+        if not self.root.is_dir():
+            raise FileNotFoundError(f"the image folder does not exist: {root}")
+        self.problems: list[str] = []
+        self._registry: dict[str, dict[str, RegistryValue]] = {}
+        self._subkeys: dict[str, set[str]] = {}
+        self._load_registry()
+        env = self._load_json("environment.json")
+        self._env = env if isinstance(env, dict) else {}
+
+    # -- JSON ---------------------------------------------------------------------------------------------
+    def _load_json(self, name: str) -> object:
+        path = self.root / name
+        if not path.is_file():
+            return None
+        try:
+            return json.loads(path.read_text(encoding="utf-8-sig"))
+        except (OSError, ValueError) as exc:
+            self.problems.append(f"{name} could not be read: {exc}")
+            return None
+
+    def _load_registry(self) -> None:
+        data = self._load_json("registry.json")
+        if data is None:
+            return
+        if not isinstance(data, dict):
+            self.problems.append("registry.json is not a table of keys")
+            return
+        for key, values in data.items():
+            if not isinstance(values, dict):
+                self.problems.append(f"registry key {key} has no value table")
+                continue
+            parsed = {}
+            for name, value in values.items():
+                checked = _registry_value(value)
+                if checked is None:
+                    self.problems.append(f"registry value {key}\\{name or '(default)'} is damaged: {value!r:.80}")
+                else:
+                    parsed[name] = checked
+            lower = key.lower().rstrip("\\")
+            self._registry.setdefault(lower, {}).update(parsed)
+            parts = key.rstrip("\\").split("\\")
+            for depth in range(1, len(parts)):
+                self._subkeys.setdefault("\\".join(parts[:depth]).lower(), set()).add(parts[depth])
+
+    # -- System -------------------------------------------------------------------------------------------
+    def host_path(self, windows_path: str) -> Optional[Path]:
+        drive, rest = ntpath.splitdrive(windows_path)
+        if drive.upper() != "C:":
+            return None
+        current = self.root
+        for part in [p for p in rest.replace("/", "\\").split("\\") if p and p != "."]:
+            if part == "..":
+                current = current.parent if current != self.root else current
+                continue
+            try:
+                match = next((n for n in os.listdir(current) if n.lower() == part.lower()), None)
+            except OSError:
+                match = None
+            current = current / (match or part)
+        return current
+
+    def windows_path(self, host: Path) -> str:
+        try:
+            relative = Path(os.path.abspath(host)).relative_to(self.root)
+        except ValueError:
+            return str(host)
+        return "C:\\" + "\\".join(relative.parts)
+
+    def registry_values(self, key: str) -> dict[str, RegistryValue]:
+        return dict(self._registry.get(key.lower().rstrip("\\"), {}))
+
+    def registry_subkeys(self, key: str) -> list[str]:
+        return sorted(self._subkeys.get(key.lower().rstrip("\\"), set()))
+
+    def environment(self, scope: str) -> dict[str, str]:
+        values = self._env.get(scope, {})
+        return {str(k): str(v) for k, v in values.items()} if isinstance(values, dict) else {}
+
+    @property
+    def windows_version(self) -> Optional[str]:
+        version = self._env.get("windows_version")
+        return str(version) if version else None
+
+    @property
+    def architecture(self) -> Optional[str]:
+        arch = self._env.get("arch")
+        return str(arch) if arch else None
+
+
+def _registry_value(value: object) -> Optional[RegistryValue]:
+    if not isinstance(value, dict) or value.get("type") not in REGISTRY_TYPES or "data" not in value:
+        return None
+    kind, data = value["type"], value["data"]
+    expected = REGISTRY_TYPES[kind]
+    if expected is int and (isinstance(data, bool) or not isinstance(data, int)):
+        return None
+    if not isinstance(data, expected):
+        return None
+    if kind == "REG_MULTI_SZ" and not all(isinstance(item, str) for item in data):
+        return None
+    if kind == "REG_BINARY":
+        try:
+            data = bytes.fromhex(data)
+        except ValueError:
+            return None
+    return RegistryValue(kind, data)

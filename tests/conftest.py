@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from app.system.image_builder import ImageBuilder
+from tests import realfiles
+
+PYTHON_HOME = r"C:\Users\alice\AppData\Local\Programs\Python\Python312"
+VENV = r"C:\Users\alice\ComfyUI\venv"
+SITE = VENV + r"\Lib\site-packages"
+TORCH_LIB = SITE + r"\torch\lib"
+
+
+def real(call, *args):
+    """Run a realfiles download; skip when offline, unless CI demands the real files."""
+    try:
+        return call(*args)
+    except realfiles.RealFileUnavailable as exc:
+        if os.environ.get("TDD_REQUIRE_WHEELS") == "1":
+            pytest.fail(f"real test files are required here: {exc}")
+        pytest.skip(f"real test files unavailable (offline?): {exc}")
+
+
+def build_torch_image(root: Path, torch: str = realfiles.TORCH_240, *, libomp: bool = False,
+                      vc_runtime: bool = True) -> ImageBuilder:
+    """A Windows 11 drive with python.org's CPython 3.12, a ComfyUI-style venv and a real torch\\lib."""
+    lib = real(realfiles.torch_lib, torch)
+    python = real(realfiles.windows_python)
+    image = ImageBuilder(root)
+    if vc_runtime:
+        image.copy_files(real(realfiles.msvc_runtime_dlls), r"C:\Windows\System32", link=True)
+        image.vc_runtime("x64", "14.51.36231")
+    for name in ("python.exe", "python312.dll", "python3.dll", "vcruntime140.dll", "vcruntime140_1.dll"):
+        image.copy(python / name, PYTHON_HOME + "\\" + name, link=True)
+    image.venv(VENV, PYTHON_HOME, "3.12.9", python_exe=(python / "python.exe").read_bytes())
+    image.copy_files(sorted(lib.glob("*.dll")), TORCH_LIB, link=True)
+    image.torch_version_file(SITE, torch.split("==")[1] + "+cpu")
+    if libomp:
+        image.copy(lib / "libiomp5md.dll", TORCH_LIB + r"\libomp140.x86_64.dll", link=True)
+    return image
+
+
+@pytest.fixture
+def torch_image(tmp_path):
+    """Factory: torch_image(torch=..., libomp=..., vc_runtime=...) -> ImageBuilder."""
+    return lambda **kwargs: build_torch_image(tmp_path / "image", **kwargs)
