@@ -1,0 +1,146 @@
+"""Engine benchmarks (issue 2), each measured in a fresh child process for an honest peak RSS.
+
+1. The full dependency graph, with export checks, of the real torch 2.4.0 `torch\\lib` in an offline image.
+2. Reading a 4 GiB sparse DLL against a 4 MiB one with the same tables: the cost must not grow with size.
+3. The baseline, in the same run: pefile's default full parse of `torch_cpu.dll`.
+
+    python benchmarks/bench_engine.py [--repeat N] [--skip-baseline] [--json FILE]
+
+Figures are reported as medians and as ratios against the baseline, since the machines are shared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+CHILD_GRAPH = """
+import sys, time, resource
+sys.path.insert(0, {repo!r})
+from pathlib import Path
+from app.core.context import loader_for
+from app.core.environment import inspect_environment
+from app.core.graph import DependencyGraph
+from app.system.offline import OfflineImage
+start = time.perf_counter()
+system = OfflineImage(Path({root!r}))
+env = inspect_environment(system, system.host_path({venv!r}))
+graph = DependencyGraph(loader_for(system, env))
+for dll in sorted(system.host_path({lib!r}).glob("*.dll")):
+    graph.add_root(dll)
+graph.expand_all()
+statuses = graph.statuses()
+elapsed = time.perf_counter() - start
+print(elapsed, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, len(graph.nodes))
+"""
+
+CHILD_BASELINE_RSS = """
+import resource, sys
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+"""
+
+CHILD_PEFILE = """
+import sys, time, resource
+import pefile
+start = time.perf_counter()
+pe = pefile.PE({path!r})
+elapsed = time.perf_counter() - start
+pe.close()
+print(elapsed, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+"""
+
+CHILD_SPARSE = """
+import sys, time
+sys.path.insert(0, {repo!r})
+from app.core.pe import read_pe
+times = []
+for _ in range({repeat}):
+    start = time.perf_counter()
+    info = read_pe({path!r})
+    times.append(time.perf_counter() - start)
+times.sort()
+print(times[len(times) // 2], info.size, len(info.exports.names))
+"""
+
+
+def child(code: str) -> list[float]:
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    return [float(x) for x in out.split()]
+
+
+def bench_graph(repeat: int) -> dict:
+    from tests.conftest import TORCH_LIB, VENV, build_torch_image
+
+    with tempfile.TemporaryDirectory() as tmp:
+        image = build_torch_image(Path(tmp) / "image")
+        dlls = list(image.host(TORCH_LIB).glob("*.dll"))
+        lib_bytes = sum(p.stat().st_size for p in dlls)
+        runs = [child(CHILD_GRAPH.format(repo=str(REPO), root=str(image.root), venv=VENV, lib=TORCH_LIB))
+                for _ in range(repeat)]
+    interpreter_rss = child(CHILD_BASELINE_RSS)[0]
+    return {
+        "torch_lib_dlls": len(dlls),
+        "torch_lib_bytes": lib_bytes,
+        "graph_nodes": int(runs[0][2]),
+        "seconds_median": statistics.median(r[0] for r in runs),
+        "peak_rss_bytes_median": statistics.median(r[1] for r in runs),
+        "interpreter_rss_bytes": interpreter_rss,
+    }
+
+
+def bench_sparse(repeat: int) -> dict:
+    from app.core.pe_writer import Export, Import, write_pe
+
+    exports = [Export(ordinal=i, name=f"function_{i:05d}") for i in range(1, 5001)]
+    imports = [Import("kernel32.dll", tuple(f"Win32Function{i}" for i in range(300)))]
+    results = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for label, size in (("4MiB", 4 << 20), ("4GiB", 4 << 30)):
+            path = Path(tmp) / f"{label}.dll"
+            write_pe(path, imports=imports, exports=exports, pad_to=size)
+            median, file_size, names = child(CHILD_SPARSE.format(repo=str(REPO), path=str(path), repeat=repeat))
+            results[label] = {"seconds_median": median, "file_bytes": int(file_size), "exports": int(names)}
+    results["ratio_4GiB_over_4MiB"] = results["4GiB"]["seconds_median"] / results["4MiB"]["seconds_median"]
+    return results
+
+
+def bench_pefile_baseline() -> dict:
+    from tests import realfiles
+
+    path = realfiles.torch_lib(realfiles.TORCH_240) / "torch_cpu.dll"
+    seconds, rss = child(CHILD_PEFILE.format(path=str(path)))
+    return {"file": "torch_cpu.dll", "file_bytes": path.stat().st_size, "seconds": seconds, "peak_rss_bytes": rss}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--skip-baseline", action="store_true")
+    parser.add_argument("--json", default=str(REPO / "benchmarks" / "results" / "engine.json"))
+    args = parser.parse_args()
+    started = time.time()
+    report: dict = {"graph": bench_graph(args.repeat), "sparse": bench_sparse(200)}
+    if not args.skip_baseline:
+        report["pefile_baseline"] = base = bench_pefile_baseline()
+        graph = report["graph"]
+        report["ratios"] = {
+            "graph_time_vs_pefile_one_dll": graph["seconds_median"] / base["seconds"],
+            "graph_rss_vs_pefile_one_dll": graph["peak_rss_bytes_median"] / base["peak_rss_bytes"],
+        }
+    report["wall_seconds"] = time.time() - started
+    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.json).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,349 @@
+"""The engine on small PE files from the writer: every status, every search rule, lazy expansion."""
+
+from __future__ import annotations
+
+import io
+import os
+import struct
+
+import pytest
+
+from app.core.apiset import ApiSetSchema
+from app.core.context import loader_for
+from app.core.environment import inspect_environment
+from app.core.graph import (
+    CHILDREN_ERROR,
+    CORRUPT,
+    MISSING,
+    MISSING_DELAY,
+    MISSING_EXPORT,
+    OK,
+    WRONG_ARCHITECTURE,
+    DependencyGraph,
+    PECache,
+)
+from app.core.pe import ImportedFunction, PEError, read_pe, read_pe_stream
+from app.core.pe_writer import Export, Import, build_pe
+from app.system.image_builder import ImageBuilder
+from app.system.offline import OfflineImage
+
+LIB = r"C:\Users\alice\venv\Lib\site-packages\torch\lib"
+PY = r"C:\Python312"
+SYS32 = r"C:\Windows\System32"
+
+
+@pytest.fixture
+def image(tmp_path):
+    builder = ImageBuilder(tmp_path / "img")
+    builder.write(PY + r"\python.exe", build_pe(dll=False))
+    builder.venv(r"C:\Users\alice\venv", PY)
+    builder.write(r"C:\Users\alice\venv\Scripts\python.exe", build_pe(dll=False))
+    builder.torch_version_file(r"C:\Users\alice\venv\Lib\site-packages", "2.4.0+cpu")
+    return builder
+
+
+def dll(builder, windows_path, imports=(), exports=(), **kwargs):
+    name = windows_path.rsplit("\\", 1)[1]
+    return builder.write(windows_path, build_pe(imports=imports, exports=exports, dll_name=name, **kwargs))
+
+
+def graph_of(builder, *roots):
+    system = OfflineImage(builder.root)
+    env = inspect_environment(system, builder.host(r"C:\Users\alice\venv"))
+    graph = DependencyGraph(loader_for(system, env))
+    for root in roots:
+        graph.add_root(builder.host(root))
+    graph.expand_all()
+    return graph
+
+
+def node(graph, name):
+    return next(n for n in graph.nodes.values() if n.name.lower() == name.lower())
+
+
+def exports(*names):
+    return [Export(i + 1, n) for i, n in enumerate(names)]
+
+
+# -- statuses ------------------------------------------------------------------------------------------------
+def test_x86_dll_in_an_x64_chain_is_wrong_architecture(image):
+    dll(image, LIB + r"\old.dll", machine="x86", exports=exports("f"))
+    dll(image, LIB + r"\top.dll", [Import("old.dll", ("f",))])
+    graph = graph_of(image, LIB + r"\top.dll")
+    assert graph.status(node(graph, "old.dll")) == WRONG_ARCHITECTURE
+    assert "x86" in node(graph, "old.dll").reason
+    assert graph.status(node(graph, "top.dll")) == CHILDREN_ERROR
+
+
+def test_missing_export_by_ordinal_is_checked_by_ordinal(image):
+    dll(image, LIB + r"\omp.dll", exports=[Export(703, "omp_get_max_threads"), Export(706, "omp_get_num_threads")])
+    dll(image, LIB + r"\fbgemm.dll", [Import("omp.dll", (703, 706, 707))])
+    graph = graph_of(image, LIB + r"\fbgemm.dll")
+    omp = node(graph, "omp.dll")
+    assert graph.status(omp) == MISSING_EXPORT
+    assert [(m.importer, m.function) for m in omp.missing_exports] == [("fbgemm.dll", ImportedFunction(ordinal=707))]
+    assert graph.status(node(graph, "fbgemm.dll")) == CHILDREN_ERROR
+
+
+def test_missing_export_by_name_lists_the_function_and_importer(image):
+    dll(image, LIB + r"\c10.dll", exports=exports("a", "b"))
+    dll(image, LIB + r"\torch_cpu.dll", [Import("c10.dll", ("a", "zz"))])
+    graph = graph_of(image, LIB + r"\torch_cpu.dll")
+    assert [str(m.function) for m in node(graph, "c10.dll").missing_exports] == ["zz"]
+    assert graph.to_dict()["nodes"][1]["missing_exports"] == [{"importer": "torch_cpu.dll", "name": "zz", "ordinal": None}]
+
+
+def test_forwarded_export_is_followed_to_its_target(image):
+    dll(image, LIB + r"\real.dll", exports=exports("f"))
+    dll(image, LIB + r"\shim.dll", exports=[Export(1, "f", forwarder="real.f"), Export(2, "g", forwarder="real.g")])
+    dll(image, LIB + r"\a.dll", [Import("shim.dll", ("f",))])
+    dll(image, LIB + r"\b.dll", [Import("shim.dll", ("g",))])
+    graph = graph_of(image, LIB + r"\a.dll", LIB + r"\b.dll")
+    assert graph.status(node(graph, "a.dll")) == CHILDREN_ERROR  # shared shim lacks g (via b) ...
+    assert [str(m.function) for m in node(graph, "shim.dll").missing_exports] == ["g"]  # ... but f resolves
+
+
+def test_forwarder_loop_is_corrupt_not_a_hang(image):
+    dll(image, LIB + r"\x.dll", exports=[Export(1, "f", forwarder="y.f")])
+    dll(image, LIB + r"\y.dll", exports=[Export(1, "f", forwarder="x.f")])
+    dll(image, LIB + r"\top.dll", [Import("x.dll", ("f",))])
+    graph = graph_of(image, LIB + r"\top.dll")
+    assert graph.status(node(graph, "x.dll")) == CORRUPT
+    assert "loop" in node(graph, "x.dll").reason
+
+
+def test_missing_delay_load_dll_is_a_warning_not_a_children_error(image):
+    dll(image, LIB + r"\top.dll", [Import("nvcuda.dll", ("cuInit",), delay=True)])
+    graph = graph_of(image, LIB + r"\top.dll")
+    assert graph.status(node(graph, "nvcuda.dll")) == MISSING_DELAY
+    assert graph.status(node(graph, "top.dll")) == OK
+    assert graph.to_dict()["edges"][0]["kind"] == "delay"
+
+
+def test_import_cycle_terminates_and_both_are_ok(image):
+    dll(image, LIB + r"\a.dll", [Import("b.dll", ("fb",))], exports=exports("fa"))
+    dll(image, LIB + r"\b.dll", [Import("a.dll", ("fa",))], exports=exports("fb"))
+    graph = graph_of(image, LIB + r"\a.dll")
+    assert {graph.status(n) for n in graph.nodes.values()} == {OK}
+    assert len(graph.nodes) == 2
+
+
+def test_missing_dll_in_a_cycle_marks_every_member_children_error(image):
+    dll(image, LIB + r"\a.dll", [Import("b.dll", ("fb",))], exports=exports("fa"))
+    dll(image, LIB + r"\b.dll", [Import("a.dll", ("fa",)), Import("gone.dll", ("x",))], exports=exports("fb"))
+    graph = graph_of(image, LIB + r"\a.dll")
+    assert graph.status(node(graph, "gone.dll")) == MISSING
+    assert graph.status(node(graph, "a.dll")) == graph.status(node(graph, "b.dll")) == CHILDREN_ERROR
+
+
+@pytest.mark.parametrize("content, reason", [
+    (b"", "empty"),
+    (b"hello, this is a text file and not a DLL at all" * 4, "no MZ header"),
+    (b"MZ" + bytes(62), "without a PE header"),
+])
+def test_bad_files_are_corrupt_with_a_reason_and_the_scan_goes_on(image, content, reason):
+    image.write(LIB + r"\bad.dll", content)
+    dll(image, LIB + r"\good.dll", exports=exports("f"))
+    dll(image, LIB + r"\top.dll", [Import("bad.dll", ("f",)), Import("good.dll", ("f",))])
+    graph = graph_of(image, LIB + r"\top.dll")
+    bad = node(graph, "bad.dll")
+    assert graph.status(bad) == CORRUPT and reason in bad.reason
+    assert graph.status(node(graph, "good.dll")) == OK
+    assert graph.status(node(graph, "top.dll")) == CHILDREN_ERROR
+
+
+def test_truncated_headers_and_outside_pointers_are_pe_errors():
+    data = build_pe(imports=[Import("kernel32.dll", ("Sleep",))])
+    with pytest.raises(PEError, match="truncated|outside"):
+        read_pe_stream(io.BytesIO(data[:0x120]))
+    info = read_pe_stream(io.BytesIO(data))
+    e_lfanew = struct.unpack_from("<I", data, 0x3C)[0]
+    import_dir_at = e_lfanew + 24 + 112 + 8  # PE32+ data directory 1
+    broken = bytearray(data)
+    broken[import_dir_at:import_dir_at + 4] = struct.pack("<I", 0x7FFF0000)
+    with pytest.raises(PEError, match="outside"):
+        read_pe_stream(io.BytesIO(bytes(broken)))
+    assert info.imports[0].name == "kernel32.dll"
+
+
+def test_absurd_export_count_is_corrupt():
+    data = bytearray(build_pe(exports=exports("f")))
+    at = data.find(b"test.dll\0")  # the export directory's NumberOfFunctions sits 20 bytes into it
+    info = read_pe_stream(io.BytesIO(bytes(data)))
+    assert info.exports.names == {"f": 1}
+    e_lfanew = struct.unpack_from("<I", data, 0x3C)[0]
+    export_rva = struct.unpack_from("<I", data, e_lfanew + 24 + 112)[0]
+    offset = _offset(data, export_rva)
+    data[offset + 20:offset + 24] = struct.pack("<I", 0xFFFFFFF0)
+    with pytest.raises(PEError, match="absurd"):
+        read_pe_stream(io.BytesIO(bytes(data)))
+    assert at > 0
+
+
+def _offset(data: bytes, rva: int) -> int:
+    e_lfanew = struct.unpack_from("<I", data, 0x3C)[0]
+    count, opt_size = struct.unpack_from("<H", data, e_lfanew + 6)[0], struct.unpack_from("<H", data, e_lfanew + 20)[0]
+    table = e_lfanew + 24 + opt_size
+    for i in range(count):
+        vsize, va, raw_size, raw_ptr = struct.unpack_from("<IIII", data, table + 40 * i + 8)
+        if va <= rva < va + max(vsize, raw_size):
+            return raw_ptr + rva - va
+    raise AssertionError("rva in no section")
+
+
+# -- search rules ----------------------------------------------------------------------------------------------
+def test_dll_found_only_on_path_is_fragile(image):
+    dll(image, r"C:\Tools\bin\helper.dll", exports=exports("h"))
+    image.add_to_path(r"C:\Tools\bin")
+    dll(image, LIB + r"\top.dll", [Import("helper.dll", ("h",))])
+    graph = graph_of(image, LIB + r"\top.dll")
+    helper = node(graph, "helper.dll")
+    assert graph.status(helper) == OK and helper.resolution.rule == "path-fallback" and helper.resolution.fragile
+    rules = [rule for rule, _ in helper.resolution.tried]
+    assert rules.index("dll-folder") < rules.index("application-folder") < rules.index("system32") \
+        < rules.index("legacy-application-folder") < rules.index("path-fallback")
+
+
+def test_search_order_dll_folder_then_python_folder_then_system32(image):
+    for folder in (LIB, PY, SYS32):
+        dll(image, folder + r"\dup.dll", exports=exports("f"))
+    dll(image, PY + r"\only_app.dll", exports=exports("f"))
+    dll(image, SYS32 + r"\only_app.dll", exports=exports("f"))
+    dll(image, LIB + r"\top.dll", [Import("DUP.DLL", ("f",)), Import("only_app.dll", ("f",))])
+    graph = graph_of(image, LIB + r"\top.dll")
+    assert node(graph, "dup.dll").resolution.rule == "dll-folder"
+    assert node(graph, "only_app.dll").resolution.rule == "application-folder"
+
+
+def test_known_dll_comes_from_system32_even_with_a_copy_beside_the_importer(image):
+    dll(image, LIB + r"\kernel32.dll", exports=exports("Sleep"))
+    dll(image, SYS32 + r"\kernel32.dll", exports=exports("Sleep"))
+    dll(image, LIB + r"\top.dll", [Import("KERNEL32.dll", ("Sleep",))])
+    graph = graph_of(image, LIB + r"\top.dll")
+    kernel = node(graph, "kernel32.dll")
+    assert kernel.resolution.rule == "known-dll" and kernel.path.parent.name == "System32"
+
+
+def test_windows_component_absent_from_image_is_not_missing(image):
+    dll(image, LIB + r"\top.dll", [Import("ADVAPI32.dll", ("RegOpenKeyExW",)), Import("vcruntime140.dll", ("x",))])
+    graph = graph_of(image, LIB + r"\top.dll")
+    assert graph.status(node(graph, "advapi32.dll")) == OK
+    assert graph.status(node(graph, "vcruntime140.dll")) == MISSING  # the VC++ runtime is not "part of Windows"
+
+
+def _schema(*entries):
+    """A version-6 API set schema: (contract, default host, {importer: host})."""
+    strings = bytearray()
+    records = []
+
+    def put(text):
+        at = 28 + 24 * len(entries) + 1000 + len(strings)
+        strings.extend(text.encode("utf-16-le"))
+        return at, len(text) * 2
+
+    values = bytearray()
+    value_base = 28 + 24 * len(entries)
+    for contract, host, exceptions in entries:
+        name_at, name_len = put(contract)
+        hashed = len(contract.rsplit("-", 1)[0]) * 2
+        first = value_base + len(values)
+        pairs = [("", host)] + list(exceptions.items())
+        for importer, target in pairs:
+            imp_at, imp_len = put(importer) if importer else (0, 0)
+            host_at, host_len = put(target)
+            values.extend(struct.pack("<5I", 0, imp_at, imp_len, host_at, host_len))
+        records.append(struct.pack("<6I", 0, name_at, name_len, hashed, first, len(pairs)))
+    assert len(values) <= 1000
+    body = b"".join(records) + bytes(values).ljust(1000, b"\0") + bytes(strings)
+    return struct.pack("<7I", 6, 28 + len(body), 0, len(entries), 28, 0, 0) + body
+
+
+def test_api_set_schema_from_apisetschema_dll_maps_contracts_to_hosts(image):
+    schema = _schema(("api-ms-win-core-synch-l1-2-0", "kernelbase.dll", {"special.dll": "kernel32.dll"}),
+                     ("api-ms-win-crt-runtime-l1-1-0", "ucrtbase.dll", {}))
+    dll(image, SYS32 + r"\apisetschema.dll", extra_sections=((".apiset", schema),))
+    dll(image, SYS32 + r"\kernelbase.dll", exports=exports("Sleep"))
+    dll(image, LIB + r"\top.dll", [Import("api-ms-win-core-synch-l1-2-1.dll", ("Sleep",)),
+                                   Import("api-ms-win-crt-runtime-l1-1-0.dll", ("_initterm",))])
+    graph = graph_of(image, LIB + r"\top.dll")
+    synch = node(graph, "kernelbase.dll")
+    assert synch.resolution.rule == "api-set" and synch.resolution.api_set_host == "kernelbase.dll"
+    assert ApiSetSchema.parse(schema).lookup("api-ms-win-core-synch-l1-2-0", "special.dll").host == "kernel32.dll"
+    assert graph.status(node(graph, "top.dll")) == OK
+
+
+def test_crt_contracts_need_a_real_ucrt_on_windows_7(image):
+    image.env["windows_version"] = "6.1.7601"
+    image.save()
+    dll(image, LIB + r"\top.dll", [Import("api-ms-win-crt-runtime-l1-1-0.dll", ("_initterm",))])
+    graph = graph_of(image, LIB + r"\top.dll")
+    assert graph.status(node(graph, "ucrtbase.dll")) == MISSING
+    dll(image, SYS32 + r"\ucrtbase.dll", exports=exports("_initterm"))
+    graph = graph_of(image, LIB + r"\top.dll")
+    assert graph.status(node(graph, "top.dll")) == OK
+
+
+# -- laziness, caching, reading --------------------------------------------------------------------------------
+def test_children_are_read_only_when_asked_for(image):
+    dll(image, LIB + r"\leaf.dll", exports=exports("x"))
+    dll(image, LIB + r"\mid.dll", [Import("leaf.dll", ("x",))], exports=exports("m"))
+    dll(image, LIB + r"\top.dll", [Import("mid.dll", ("m",))])
+    system = OfflineImage(image.root)
+    graph = DependencyGraph(loader_for(system, None))
+    top = graph.add_root(image.host(LIB + r"\top.dll"))
+    assert len(graph.nodes) == 1 and not top.expanded
+    (edge,) = graph.children(top)
+    assert edge.target.name == "mid.dll" and not edge.target.expanded
+    assert "leaf.dll" not in {n.name for n in graph.nodes.values()}
+    graph.children(edge.target)
+    assert "leaf.dll" in {n.name for n in graph.nodes.values()}
+
+
+def test_pe_cache_rereads_a_file_only_when_size_or_mtime_change(tmp_path):
+    path = tmp_path / "a.dll"
+    path.write_bytes(build_pe(exports=exports("one")))
+    cache = PECache()
+    first = cache.get(path)
+    assert cache.get(path) is first
+    path.write_bytes(build_pe(exports=exports("one", "two")))
+    os.utime(path, ns=(1, 1))
+    assert set(cache.get(path).exports.names) == {"one", "two"}
+
+
+def test_reader_reads_version_linker_and_dependent_load_flags(tmp_path):
+    path = tmp_path / "v.dll"
+    path.write_bytes(build_pe(file_version=(5, 0, 2024, 320), product_version=(5, 0, 0, 0), linker_version=(14, 29),
+                              dependent_load_flags=0x800))
+    info = read_pe(path)
+    assert (info.file_version, info.product_version) == ("5.0.2024.320", "5.0.0.0")
+    assert info.linker_version == (14, 29) and info.dependent_load_flags == 0x800
+    assert info.is_pe32_plus and info.is_dll and info.machine_name == "x64"
+    x86 = tmp_path / "x86.dll"
+    x86.write_bytes(build_pe(machine="x86", dependent_load_flags=0x2000, imports=[Import("k.dll", ("f", 5))]))
+    info = read_pe(x86)
+    assert not info.is_pe32_plus and info.dependent_load_flags == 0x2000
+    assert info.imports[0].functions == (ImportedFunction(name="f"), ImportedFunction(ordinal=5))
+
+
+class CountingFile(io.FileIO):
+    bytes_read = 0
+
+    def read(self, size=-1):
+        data = super().read(size)
+        CountingFile.bytes_read += len(data)
+        return data
+
+
+def test_a_4_gib_sparse_dll_reads_the_same_bytes_as_a_4_mib_one(tmp_path):
+    from app.core.pe_writer import write_pe
+
+    counts = []
+    for size in (4 << 20, 4 << 30):
+        path = write_pe(tmp_path / f"{size}.dll", exports=exports(*[f"f{i}" for i in range(3000)]),
+                        imports=[Import("kernel32.dll", tuple(f"k{i}" for i in range(200)))], pad_to=size)
+        CountingFile.bytes_read = 0
+        with CountingFile(path) as f:
+            info = read_pe_stream(f)
+        assert info.size == size and len(info.exports.names) == 3000
+        counts.append(CountingFile.bytes_read)
+    assert counts[0] == counts[1] < 1 << 20
