@@ -90,7 +90,8 @@ def test_missing_export_by_name_lists_the_function_and_importer(image):
     dll(image, LIB + r"\torch_cpu.dll", [Import("c10.dll", ("a", "zz"))])
     graph = graph_of(image, LIB + r"\torch_cpu.dll")
     assert [str(m.function) for m in node(graph, "c10.dll").missing_exports] == ["zz"]
-    assert graph.to_dict()["nodes"][1]["missing_exports"] == [{"importer": "torch_cpu.dll", "name": "zz", "ordinal": None}]
+    expected = [{"importer": "torch_cpu.dll", "name": "zz", "ordinal": None}]
+    assert graph.to_dict()["nodes"][1]["missing_exports"] == expected
 
 
 def test_forwarded_export_is_followed_to_its_target(image):

@@ -37,7 +37,7 @@ def regions(data: bytes) -> list[tuple[int, int]]:
     sections = [struct.unpack_from("<IIII", data, table + 40 * i + 8) for i in range(count)]
 
     def offset(rva):
-        for vsize, va, raw_size, raw_ptr in sections:
+        for _vsize, va, raw_size, raw_ptr in sections:
             if va <= rva < va + raw_size:
                 return raw_ptr + rva - va
         return None

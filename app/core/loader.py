@@ -132,7 +132,7 @@ class LoaderModel:
             if target.host and host_path is None and not ctx.api_sets.contracts_are_builtin:
                 # Windows 7 / 8.1: the UCRT is an update or comes with the VC++ runtime; search for it.
                 hosted = self._resolve(target.host, load_folder, importer)
-                return Resolution(name, hosted.path, hosted.rule, hosted.tried, target.host)
+                return Resolution(target.host, hosted.path, hosted.rule, hosted.tried, target.host)
             return Resolution(name, host_path, API_SET, (), target.host)
         if name.lower() in ctx.known_dlls and ctx.system32:
             known = self.index.find(ctx.system32, name)
