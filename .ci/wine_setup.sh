@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs Wine (64-bit) for the Windows lab (tests/winelab.py), only when it is missing. Idempotent.
+# The lab runs console programs headless (DISPLAY unset), so no X server / xvfb is needed.
+# Debian/Ubuntu with apt-get; run as root (CI is root). Usage: bash .ci/wine_setup.sh
+set -euo pipefail
+
+have_wine() { command -v wine >/dev/null 2>&1 && command -v wineserver >/dev/null 2>&1; }
+
+if have_wine; then
+    echo "wine_setup: $(wine --version 2>/dev/null || echo wine) already installed"
+    exit 0
+fi
+if ! command -v apt-get >/dev/null 2>&1; then
+    echo "wine_setup: wine is missing and apt-get is not available; install Wine 8+ (64-bit) by hand" >&2
+    exit 1
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+    SUDO="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+# wine: the wrappers (wine, wineserver, wineboot); wine64: the 64-bit loader. wine32 (i386) is not needed:
+# the lab's Python and torch are 64-bit, and Wine only warns that it is missing.
+$SUDO apt-get install -y -q wine wine64
+
+if ! have_wine; then
+    echo "wine_setup: wine still not on PATH after apt-get install" >&2
+    exit 1
+fi
+echo "wine_setup: installed $(wine --version 2>/dev/null || echo wine)"

