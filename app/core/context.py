@@ -19,7 +19,7 @@ def torch_search_folders(system: System, env: PythonEnvironment) -> list[Path]:
     if env.torch is None:
         return []
     appdata = system.variable("APPDATA")
-    userbase = system.host_path(ntpath.join(appdata, "Python")) if appdata else None
+    userbase = env.userbase or (system.host_path(ntpath.join(appdata, "Python")) if appdata else None)
     folders = torch_dll_folders(env.torch.folder, env.exec_prefix, env.base_exec_prefix, userbase)
     program_files = system.variable("ProgramFiles") or r"C:\Program Files"
     if not any((folder / "nvToolsExt64_1.dll").exists() for folder in folders):

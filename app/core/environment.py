@@ -9,6 +9,7 @@ from typing import Optional
 
 from app.core.pe import PEError, read_machine, read_pe
 from app.system.base import System
+from app.system.folders import child, children, descend
 
 KINDS = ("python.org", "conda", "embedded", "venv", "store")
 
@@ -45,6 +46,13 @@ class PythonEnvironment:
     python_machine: Optional[int]
     site_packages: Optional[Path]
     torch: Optional[TorchInstall]
+    userbase: Optional[Path] = None  # None: the usual %APPDATA%\Python
+    found_by: str = ""  # how discovery found it: "registry (PEP 514)", "conda", "search", ...
+    app: Optional[str] = None  # the AI app it belongs to: "ComfyUI (portable)", ...
+
+    @property
+    def is_64bit(self) -> Optional[bool]:
+        return None if self.python_machine is None else self.python_machine in (0x8664, 0xAA64)
 
     @property
     def is_venv(self) -> bool:
@@ -55,42 +63,44 @@ def inspect_environment(system: System, location: Path) -> Optional[PythonEnviro
     """Describe the environment at `location` (its folder, its Scripts folder, or its python.exe); None if
     there is no python.exe there."""
     folder = location.parent if location.suffix.lower() == ".exe" else location
-    if folder.name.lower() == "scripts" and _find(folder.parent, "pyvenv.cfg"):
+    if folder.name.lower() == "scripts" and child(folder.parent, "pyvenv.cfg"):
         folder = folder.parent
-    cfg = _find(folder, "pyvenv.cfg")
+    cfg = child(folder, "pyvenv.cfg")
     if cfg is not None:
         settings = _read_cfg(cfg)
-        python = _find(folder / "Scripts", "python.exe") or _find(folder, "python.exe")
+        python = child(folder / "Scripts", "python.exe") or child(folder, "python.exe")
         home = settings.get("home")
         base = (system.host_path(home) if re.match(r"^[A-Za-z]:", home or "") else Path(home)) if home else None
         if python is None:
             return None
         base = base or python.parent
         version = settings.get("version") or settings.get("version_info")
-        return _describe(system, python, "venv", folder, base, base, version)
-    python = _find(folder, "python.exe")
+        return describe(system, python, "venv", folder, base, base, version)
+    python = child(folder, "python.exe")
     if python is None:
         return None
-    if _find(folder, "conda-meta") is not None:
+    if child(folder, "conda-meta") is not None:
         kind = "conda"
-    elif any(name.lower().endswith("._pth") for name in _names(folder)):
+    elif any(name.lower().endswith("._pth") for name in [p.name for p in children(folder)]):
         kind = "embedded"
     elif "windowsapps" in str(folder).lower() or "pythonsoftwarefoundation.python" in str(folder).lower():
         kind = "store"
     else:
         kind = "python.org"
-    return _describe(system, python, kind, folder, folder, folder, None)
+    return describe(system, python, kind, folder, folder, folder, None)
 
 
-def _describe(system: System, python: Path, kind: str, prefix: Path, base_prefix: Path, app_folder: Path,
-              version: Optional[str]) -> PythonEnvironment:
-    site = _find_path(prefix, "Lib", "site-packages")
-    torch_folder = _find(site, "torch") if site else None
+def describe(system: System, python: Path, kind: str, prefix: Path, base_prefix: Path, app_folder: Path,
+             version: Optional[str], *, site: Optional[Path] = None, userbase: Optional[Path] = None
+             ) -> PythonEnvironment:
+    """The facts of one environment whose layout is known."""
+    site = site or descend(prefix, "Lib", "site-packages")
+    torch_folder = child(site, "torch") if site else None
     return PythonEnvironment(
         python=python, kind=kind, exec_prefix=prefix, base_exec_prefix=base_prefix, app_folder=app_folder,
         python_version=version or _python_version(app_folder),
         python_machine=_machine(python), site_packages=site,
-        torch=read_torch(torch_folder) if torch_folder is not None else None,
+        torch=read_torch(torch_folder) if torch_folder is not None else None, userbase=userbase,
     )
 
 
@@ -110,7 +120,7 @@ def read_torch(folder: Path) -> TorchInstall:
 
 def _python_version(app_folder: Path) -> Optional[str]:
     """From pythonXY.dll's version resource: FileVersion 3.12.4150.x means 3.12.4 (micro*1000 + level)."""
-    for name in sorted(_names(app_folder)):
+    for name in sorted([p.name for p in children(app_folder)]):
         if re.fullmatch(r"python3\d+\.dll", name, re.I):
             try:
                 version = read_pe(app_folder / name, with_exports=False).file_version
@@ -140,25 +150,3 @@ def _read_cfg(path: Path) -> dict[str, str]:
     except OSError:
         pass
     return settings
-
-
-def _names(folder: Path) -> list[str]:
-    try:
-        return [p.name for p in folder.iterdir()]
-    except OSError:
-        return []
-
-
-def _find(folder: Path, name: str) -> Optional[Path]:
-    """Case-insensitive child lookup, as Windows does."""
-    match = next((n for n in _names(folder) if n.lower() == name.lower()), None)
-    return folder / match if match else None
-
-
-def _find_path(folder: Path, *parts: str) -> Optional[Path]:
-    for part in parts:
-        found = _find(folder, part)
-        if found is None:
-            return None
-        folder = found
-    return folder

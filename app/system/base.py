@@ -17,6 +17,17 @@ RegistryData = Union[str, int, list, bytes]
 KNOWN_DLLS_KEY = r"HKLM\SYSTEM\CurrentControlSet\Control\Session Manager\KnownDLLs"
 
 
+class NotAvailable(Exception):
+    """The machine cannot do this (e.g. run a program inside an offline image)."""
+
+
+@dataclass(frozen=True)
+class RunResult:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
 @dataclass(frozen=True)
 class RegistryValue:
     type: str  # REG_SZ, REG_EXPAND_SZ, REG_MULTI_SZ, REG_DWORD, REG_QWORD, REG_BINARY
@@ -58,6 +69,24 @@ class System(ABC):
     @abstractmethod
     def architecture(self) -> Optional[str]:
         """The OS architecture as Windows names it: AMD64, x86, ARM64."""
+
+    @abstractmethod
+    def fixed_drives(self) -> list[str]:
+        """Drive letters of the fixed (non-removable, non-network) drives, e.g. ["C:", "D:"]."""
+
+    @property
+    @abstractmethod
+    def code_page(self) -> Optional[int]:
+        """The active ANSI code page (936 on a Simplified Chinese Windows); None when unknown."""
+
+    @property
+    @abstractmethod
+    def ui_language(self) -> Optional[str]:
+        """The user's display language as a locale name ("zh-CN", "en-US"); None when unknown."""
+
+    @abstractmethod
+    def run(self, argv: list[str], timeout: float, env: Optional[dict[str, str]] = None) -> RunResult:
+        """Run a program and wait for it. Raises NotAvailable where programs cannot run, TimeoutError."""
 
     # -- derived facts, the same for every System ----------------------------------------------------------
     def registry_value(self, key: str, name: str) -> Optional[RegistryValue]:

@@ -13,8 +13,9 @@ import os
 from pathlib import Path
 from typing import Optional
 
-from app.system.base import RegistryValue, System
+from app.system.base import NotAvailable, RegistryValue, RunResult, System
 
+NLS_CODE_PAGE_KEY = r"HKLM\SYSTEM\CurrentControlSet\Control\Nls\CodePage"
 REGISTRY_TYPES = {"REG_SZ": str, "REG_EXPAND_SZ": str, "REG_MULTI_SZ": list, "REG_DWORD": int,
                   "REG_QWORD": int, "REG_BINARY": str}
 
@@ -109,6 +110,34 @@ class OfflineImage(System):
     def architecture(self) -> Optional[str]:
         arch = self._env.get("arch")
         return str(arch) if arch else None
+
+    def fixed_drives(self) -> list[str]:
+        return ["C:"]
+
+    @property
+    def code_page(self) -> Optional[int]:
+        value = self.registry_value(NLS_CODE_PAGE_KEY, "ACP")
+        data = value.data if value else self._env.get("code_page")
+        try:
+            return int(str(data)) if data is not None else None
+        except ValueError:
+            self.problems.append(f"the active code page is not a number: {data!r:.40}")
+            return None
+
+    @property
+    def ui_language(self) -> Optional[str]:
+        for key, name in ((r"HKCU\Control Panel\International", "LocaleName"),
+                          (r"HKCU\Control Panel\Desktop", "PreferredUILanguages")):
+            value = self.registry_value(key, name)
+            if value is not None:
+                data = value.data[0] if isinstance(value.data, list) and value.data else value.data
+                if isinstance(data, str) and data:
+                    return data
+        language = self._env.get("ui_language")
+        return str(language) if language else None
+
+    def run(self, argv: list[str], timeout: float, env: Optional[dict[str, str]] = None) -> RunResult:
+        raise NotAvailable("programs cannot run inside an offline image")
 
 
 def _registry_value(value: object) -> Optional[RegistryValue]:

@@ -1,0 +1,244 @@
+"""Find every Python environment on a machine, streaming each one as soon as it is found.
+
+Sources, in order: folders the user chose, PEP 514 registry entries, the `py` launcher, conda, the
+Microsoft Store Python, Pythons on PATH, then a bounded walk of the usual places on every fixed drive
+for AI apps (ComfyUI portable, web UIs, Fooocus, kohya_ss, ...). Nothing is imported or run except the
+`py` launcher's list on a live machine. A time budget and a depth bound keep it finite.
+"""
+
+from __future__ import annotations
+
+import json
+import ntpath
+import os
+import re
+import time
+from collections import deque
+from dataclasses import dataclass, field, replace
+from functools import cache
+from pathlib import Path
+from typing import Iterable, Iterator, Optional
+
+from app.core.cancel import CancelToken, Progress, check, no_progress
+from app.core.environment import PythonEnvironment, describe, inspect_environment
+from app.core.resources import resources_folder
+from app.system.base import NotAvailable, System
+from app.system.folders import child, children, descend
+
+PEP514_ROOTS = (r"HKCU\Software\Python", r"HKLM\Software\Python", r"HKLM\Software\WOW6432Node\Python")
+CONDA_NAMES = ("anaconda3", "miniconda3", "miniforge3", "mambaforge", "Anaconda3", "Miniconda3")
+STORE_PACKAGE = re.compile(r"^PythonSoftwareFoundation\.Python\.3\.(\d+)_\w+$", re.I)
+
+
+@dataclass
+class DiscoveryReport:
+    """What a finished (or stopped) discovery saw, beside the environments it streamed."""
+
+    folders_visited: int = 0
+    out_of_time: bool = False
+    problems: list[str] = field(default_factory=list)
+
+
+@cache
+def _ai_apps() -> dict:
+    data = json.loads((resources_folder() / "ai_apps.json").read_text(encoding="utf-8"))
+    for app in data["apps"]:
+        app["pattern"] = re.compile(app["folder"], re.I)
+    data["skip"] = frozenset(data["skip"])
+    return data
+
+
+def app_name(python_folder: Path) -> Optional[str]:
+    """'ComfyUI (portable)' for ...\\ComfyUI_windows_portable\\python_embeded, else None."""
+    parts = python_folder.parts
+    for app in _ai_apps()["apps"]:
+        for inner in app["python"]:
+            depth = len(inner.split("\\"))
+            tail = [p.lower() for p in parts[-depth:]]
+            if tail == inner.lower().split("\\") and len(parts) > depth and app["pattern"].match(parts[-depth - 1]):
+                return app["name"]
+    return None
+
+
+def discover(system: System, *, folders: Iterable[Path] = (), budget_s: float = 60.0, max_depth: int = 4,
+             cancel: Optional[CancelToken] = None, progress: Progress = no_progress,
+             report: Optional[DiscoveryReport] = None) -> Iterator[PythonEnvironment]:
+    """Yield each environment once, as found. `report` (if given) is filled in as discovery goes."""
+    report = report if report is not None else DiscoveryReport()
+    deadline = time.monotonic() + budget_s
+    seen: set[str] = set()
+    walked: set[str] = set()
+
+    def accept(env: Optional[PythonEnvironment], source: str) -> Optional[PythonEnvironment]:
+        if env is None:
+            return None
+        key = os.path.normcase(str(env.exec_prefix)).lower()
+        if key in seen:
+            return None
+        seen.add(key)
+        return replace(env, found_by=source, app=app_name(env.exec_prefix))
+
+    def candidates() -> Iterator[tuple[str, Path]]:
+        for folder in folders:
+            yield from (("chosen folder", p) for p in _walk(Path(folder), max_depth, deadline, cancel, report, walked))
+        yield from (("registry (PEP 514)", p) for p in _pep514(system))
+        yield from (("py launcher", p) for p in _py_launcher(system, report))
+        yield from (("conda", p) for p in _conda(system))
+        yield from (("PATH", p) for p in _on_path(system))
+        for place in _places(system):
+            yield from (("search", p) for p in _walk(place, max_depth, deadline, cancel, report, walked))
+
+    for step, (source, location) in enumerate(candidates()):
+        check(cancel)
+        if time.monotonic() > deadline:
+            report.out_of_time = True
+            report.problems.append(f"the search stopped after {budget_s:.0f} s; some folders were not visited")
+            return
+        progress(step, 0, str(location))
+        found = accept(inspect_environment(system, location), source)
+        if found is not None:
+            yield found
+    for env in _store_pythons(system):
+        found = accept(env, "Microsoft Store")
+        if found is not None:
+            yield found
+
+
+def _pep514(system: System) -> Iterator[Path]:
+    for root in PEP514_ROOTS:
+        for company in system.registry_subkeys(root):
+            if company.lower() == "pylauncher":
+                continue
+            for tag in system.registry_subkeys(f"{root}\\{company}"):
+                key = f"{root}\\{company}\\{tag}\\InstallPath"
+                for name in ("ExecutablePath", ""):
+                    value = system.registry_value(key, name)
+                    if value is not None and isinstance(value.data, str) and value.data.strip():
+                        host = system.host_path(value.data.strip())
+                        if host is not None:
+                            yield host
+                        break
+
+
+def _py_launcher(system: System, report: DiscoveryReport) -> Iterator[Path]:
+    """`py -0p` lists the Pythons the launcher knows; only on a live machine with the launcher."""
+    windows = system.host_path(system.system_root)
+    launcher = child(windows, "py.exe") if windows else None
+    if launcher is None:
+        local = system.variable("LOCALAPPDATA")
+        base = system.host_path(ntpath.join(local, "Programs", "Python", "Launcher")) if local else None
+        launcher = child(base, "py.exe") if base else None
+    if launcher is None:
+        return
+    try:
+        result = system.run([system.windows_path(launcher), "-0p"], timeout=10)
+    except NotAvailable:
+        return
+    except (OSError, TimeoutError) as exc:
+        report.problems.append(f"the py launcher's list could not be read: {exc}")
+        return
+    for line in result.stdout.splitlines():
+        match = re.search(r"([A-Za-z]:\\.*python[w]?\.exe)\s*$", line.strip(), re.I)
+        if match:
+            host = system.host_path(match.group(1))
+            if host is not None:
+                yield host
+
+
+def _conda(system: System) -> Iterator[Path]:
+    profile = system.variable("USERPROFILE")
+    roots: list[Path] = []
+    if profile:
+        listed = system.host_path(ntpath.join(profile, ".conda", "environments.txt"))
+        try:
+            lines = listed.read_text(encoding="utf-8", errors="replace").splitlines() if listed else []
+        except OSError:
+            lines = []
+        for line in lines:
+            host = system.host_path(line.strip()) if line.strip() else None
+            if host is not None:
+                yield host
+    for base in filter(None, (profile, system.variable("LOCALAPPDATA"), system.variable("ProgramData")
+                              or r"C:\ProgramData")):
+        for name in CONDA_NAMES:
+            host = system.host_path(ntpath.join(base, name))
+            if host is not None and host.is_dir() and host not in roots:
+                roots.append(host)
+    for root in roots:
+        yield root
+        yield from children(child(root, "envs"))
+
+
+def _on_path(system: System) -> Iterator[Path]:
+    for entry in system.search_path():
+        host = system.host_path(entry)
+        if host is not None and child(host, "python.exe") is not None and "windowsapps" not in str(host).lower():
+            yield host
+
+
+def _store_pythons(system: System) -> Iterator[PythonEnvironment]:
+    """Store Pythons: the install is in Program Files\\WindowsApps, packages in LocalCache\\local-packages."""
+    local = system.variable("LOCALAPPDATA")
+    packages = system.host_path(ntpath.join(local, "Packages")) if local else None
+    for package in children(packages):
+        match = STORE_PACKAGE.match(package.name)
+        if not match:
+            continue
+        minor = match.group(1)
+        userbase = descend(package, "LocalCache", "local-packages")
+        site = descend(userbase, f"Python3{minor}", "site-packages") if userbase else None
+        installs = system.host_path(r"C:\Program Files\WindowsApps")
+        install = next((p for p in children(installs) if p.name.lower().startswith(
+            f"pythonsoftwarefoundation.python.3.{minor}_") and child(p, "python.exe")), None)
+        alias = descend(system.host_path(local), "Microsoft", "WindowsApps", package.name, "python.exe") \
+            if local else None
+        python = child(install, "python.exe") if install else alias
+        if python is None:
+            continue
+        folder = install or python.parent
+        yield describe(system, python, "store", folder, folder, folder, f"3.{minor}", site=site, userbase=userbase)
+
+
+def _places(system: System) -> list[Path]:
+    data = _ai_apps()
+    places: list[Path] = []
+    profile = system.variable("USERPROFILE")
+    templates = [t.format(profile=profile) for t in data["user_places"]] if profile else []
+    for drive in system.fixed_drives():
+        templates += [t.format(drive=drive) for t in data["places"]]
+    for template in templates:
+        host = system.host_path(template)
+        if host is not None and host.is_dir() and host not in places:
+            places.append(host)
+    return places
+
+
+def _walk(start: Path, max_depth: int, deadline: float, cancel: Optional[CancelToken],
+          report: DiscoveryReport, walked: set[str]) -> Iterator[Path]:
+    """Breadth-first: folders holding python.exe or pyvenv.cfg, not descending into them or skipped names.
+    `walked` is shared between walks so that overlapping places (Desktop, then the profile) cost once."""
+    skip = _ai_apps()["skip"]
+    queue = deque([(start, 0)])
+    while queue:
+        if time.monotonic() > deadline:
+            return
+        check(cancel)
+        folder, depth = queue.popleft()
+        key = str(folder).lower()
+        if key in walked:
+            continue
+        walked.add(key)
+        report.folders_visited += 1
+        try:
+            with os.scandir(folder) as entries:
+                subfolders, names = [], set()
+                for entry in entries:
+                    names.add(entry.name.lower())
+                    if depth < max_depth and entry.is_dir(follow_symlinks=False) and entry.name.lower() not in skip:
+                        subfolders.append(entry.path)
+        except OSError:
+            continue
+        if "python.exe" in names or "pyvenv.cfg" in names:
+            yield folder
+            continue
+        queue.extend((Path(p), depth + 1) for p in sorted(subfolders))

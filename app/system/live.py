@@ -1,0 +1,175 @@
+"""LiveWindows: the machine we run on, read through winreg, ctypes and subprocess (Windows only).
+
+Registry keys are read through the 64-bit view; the 32-bit view is reached by its WOW6432Node path,
+the same spelling OfflineImage's registry.json uses. Values whose data does not match their type are
+noted in `problems` and skipped.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import subprocess
+from ctypes import wintypes
+from pathlib import Path
+from typing import Optional
+
+from app.system.base import RegistryValue, RunResult, System
+
+HIVES = {"HKLM": "HKEY_LOCAL_MACHINE", "HKCU": "HKEY_CURRENT_USER", "HKU": "HKEY_USERS", "HKCR": "HKEY_CLASSES_ROOT"}
+USER_ENVIRONMENT = r"HKCU\Environment"
+SYSTEM_ENVIRONMENT = r"HKLM\SYSTEM\CurrentControlSet\Control\Session Manager\Environment"
+ARCHITECTURES = {9: "AMD64", 0: "x86", 12: "ARM64", 5: "ARM", 6: "IA64"}
+DRIVE_FIXED = 3
+CREATE_NO_WINDOW = 0x08000000
+
+
+class _OSVERSIONINFOEXW(ctypes.Structure):
+    _fields_ = [("dwOSVersionInfoSize", wintypes.DWORD), ("dwMajorVersion", wintypes.DWORD),
+                ("dwMinorVersion", wintypes.DWORD), ("dwBuildNumber", wintypes.DWORD),
+                ("dwPlatformId", wintypes.DWORD), ("szCSDVersion", wintypes.WCHAR * 128),
+                ("wServicePackMajor", wintypes.WORD), ("wServicePackMinor", wintypes.WORD),
+                ("wSuiteMask", wintypes.WORD), ("wProductType", wintypes.BYTE), ("wReserved", wintypes.BYTE)]
+
+
+class _SYSTEM_INFO(ctypes.Structure):
+    _fields_ = [("wProcessorArchitecture", wintypes.WORD), ("wReserved", wintypes.WORD),
+                ("dwPageSize", wintypes.DWORD), ("lpMinimumApplicationAddress", ctypes.c_void_p),
+                ("lpMaximumApplicationAddress", ctypes.c_void_p), ("dwActiveProcessorMask", ctypes.c_size_t),
+                ("dwNumberOfProcessors", wintypes.DWORD), ("dwProcessorType", wintypes.DWORD),
+                ("dwAllocationGranularity", wintypes.DWORD), ("wProcessorLevel", wintypes.WORD),
+                ("wProcessorRevision", wintypes.WORD)]
+
+
+class LiveWindows(System):
+    def __init__(self) -> None:
+        if os.name != "nt":
+            raise OSError("LiveWindows reads the Windows machine it runs on; this is not Windows")
+        import winreg
+
+        self._winreg = winreg
+        self._kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
+        self.problems: list[str] = []
+        self._types = {getattr(winreg, name): name for name in
+                       ("REG_SZ", "REG_EXPAND_SZ", "REG_MULTI_SZ", "REG_DWORD", "REG_QWORD", "REG_BINARY")}
+
+    # -- files --------------------------------------------------------------------------------------------
+    def host_path(self, windows_path: str) -> Optional[Path]:
+        return Path(windows_path)
+
+    def windows_path(self, host: Path) -> str:
+        return str(host)
+
+    # -- registry -----------------------------------------------------------------------------------------
+    def _open(self, key: str):
+        hive, _, path = key.partition("\\")
+        hive_name = HIVES.get(hive.upper(), hive.upper())
+        root = getattr(self._winreg, hive_name, None)
+        if root is None:
+            return None
+        try:
+            return self._winreg.OpenKey(root, path, 0, self._winreg.KEY_READ | self._winreg.KEY_WOW64_64KEY)
+        except OSError:
+            return None
+
+    def registry_values(self, key: str) -> dict[str, RegistryValue]:
+        handle = self._open(key)
+        if handle is None:
+            return {}
+        values: dict[str, RegistryValue] = {}
+        with handle:
+            for index in range(100_000):
+                try:
+                    name, data, kind = self._winreg.EnumValue(handle, index)
+                except OSError:
+                    break
+                checked = self._checked(kind, data)
+                if checked is None:
+                    self.problems.append(f"registry value {key}\\{name or '(default)'} is damaged "
+                                         f"(type {kind}, data {data!r:.60})")
+                else:
+                    values[name] = checked
+        return values
+
+    def _checked(self, kind: int, data: object) -> Optional[RegistryValue]:
+        name = self._types.get(kind)
+        expected = {"REG_SZ": str, "REG_EXPAND_SZ": str, "REG_MULTI_SZ": list, "REG_DWORD": int,
+                    "REG_QWORD": int, "REG_BINARY": (bytes, type(None))}.get(name or "")
+        if expected is None or not isinstance(data, expected):
+            return None
+        return RegistryValue(name, b"" if data is None else data)
+
+    def registry_subkeys(self, key: str) -> list[str]:
+        handle = self._open(key)
+        if handle is None:
+            return []
+        names = []
+        with handle:
+            for index in range(100_000):
+                try:
+                    names.append(self._winreg.EnumKey(handle, index))
+                except OSError:
+                    break
+        return sorted(names)
+
+    # -- environment --------------------------------------------------------------------------------------
+    def environment(self, scope: str) -> dict[str, str]:
+        if scope == "process":
+            return dict(os.environ)
+        key = USER_ENVIRONMENT if scope == "user" else SYSTEM_ENVIRONMENT
+        return {name: str(value.data) for name, value in self.registry_values(key).items()
+                if value.type in ("REG_SZ", "REG_EXPAND_SZ")}
+
+    @property
+    def windows_version(self) -> Optional[str]:
+        """From RtlGetVersion, which (unlike GetVersionEx) is not lied to by compatibility shims."""
+        info = _OSVERSIONINFOEXW()
+        info.dwOSVersionInfoSize = ctypes.sizeof(info)
+        try:
+            status = ctypes.WinDLL("ntdll").RtlGetVersion(ctypes.byref(info))
+        except (OSError, AttributeError):
+            return None
+        if status != 0:
+            return None
+        return f"{info.dwMajorVersion}.{info.dwMinorVersion}.{info.dwBuildNumber}"
+
+    @property
+    def architecture(self) -> Optional[str]:
+        info = _SYSTEM_INFO()
+        self._kernel32.GetNativeSystemInfo(ctypes.byref(info))
+        return ARCHITECTURES.get(info.wProcessorArchitecture)
+
+    def fixed_drives(self) -> list[str]:
+        mask = self._kernel32.GetLogicalDrives()
+        drives = [f"{chr(65 + i)}:" for i in range(26) if mask & (1 << i)]
+        self._kernel32.GetDriveTypeW.argtypes = [wintypes.LPCWSTR]
+        return [d for d in drives if self._kernel32.GetDriveTypeW(d + "\\") == DRIVE_FIXED]
+
+    @property
+    def code_page(self) -> Optional[int]:
+        return int(self._kernel32.GetACP()) or None
+
+    @property
+    def ui_language(self) -> Optional[str]:
+        language = self._kernel32.GetUserDefaultUILanguage()
+        buffer = ctypes.create_unicode_buffer(85)
+        self._kernel32.LCIDToLocaleName.argtypes = [wintypes.DWORD, wintypes.LPWSTR, ctypes.c_int, wintypes.DWORD]
+        if self._kernel32.LCIDToLocaleName(language, buffer, len(buffer), 0):
+            return buffer.value or None
+        return None
+
+    def run(self, argv: list[str], timeout: float, env: Optional[dict[str, str]] = None) -> RunResult:
+        try:
+            done = subprocess.run(argv, capture_output=True, timeout=timeout, env=env, stdin=subprocess.DEVNULL,
+                                  creationflags=CREATE_NO_WINDOW)
+        except subprocess.TimeoutExpired as exc:
+            raise TimeoutError(f"{Path(argv[0]).name} did not finish within {timeout:.0f} s") from exc
+        return RunResult(done.returncode, _decode(done.stdout), _decode(done.stderr))
+
+
+def _decode(data: bytes) -> str:
+    """Child output is UTF-8 when we asked for it, else the console's code page (e.g. 936 on Chinese Windows)."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.decode("mbcs", errors="replace")

@@ -1,0 +1,183 @@
+"""Reading what a machine says about itself, from offline images; and torch\\lib against RECORD."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+
+import pytest
+
+from app.core.discovery import discover
+from app.core.integrity import check_torch_files
+from app.core.machine import nvidia_version, read_machine
+from app.core.pe_writer import build_pe
+from app.system.image_builder import ImageBuilder
+from app.system.offline import OfflineImage
+from tests import realfiles
+from tests.conftest import SITE, real
+
+VS = r"C:\Program Files\Microsoft Visual Studio\2022\BuildTools"
+LIBOMP_IN_VS = VS + r"\VC\Redist\MSVC\14.40.33807\debug_nonredist\x64\Microsoft.VC143.OpenMP.LLVM\libomp140.x86_64.dll"
+DISPLAY = r"HKLM\SYSTEM\CurrentControlSet\Control\Class\{4d36e968-e325-11ce-bfc1-08002be10318}"
+
+
+@pytest.fixture
+def image(tmp_path):
+    return ImageBuilder(tmp_path / "img")
+
+
+def test_vc_runtime_registry_values_are_read_in_both_views(image):
+    image.vc_runtime("x64", "14.44.35211")
+    image.vc_runtime("x86", "14.40.33810")
+    facts = read_machine(OfflineImage(image.root))
+    assert {(e.arch, e.view, e.installed, e.version) for e in facts.vc_runtimes} == {
+        ("x64", "64-bit", True, "14.44.35211.0"), ("x64", "32-bit", True, "14.44.35211.0"),
+        ("x86", "64-bit", True, "14.40.33810.0"), ("x86", "32-bit", True, "14.40.33810.0")}
+    assert facts.vc_runtime("x64").version == "14.44.35211.0"
+    assert facts.vc_runtime("arm64") is None
+
+
+def test_machine_without_vc_runtime_has_none(image):
+    facts = read_machine(OfflineImage(image.root))
+    assert facts.vc_runtimes == [] and facts.vc_runtime("x64") is None and facts.runtime_dlls == []
+
+
+def test_version_string_with_garbage_is_reported_not_fatal(image):
+    key = r"HKLM\SOFTWARE\Microsoft\VisualStudio\14.0\VC\Runtimes\x64"
+    image.set_value(key, "Installed", "REG_DWORD", 1)
+    image.set_value(key, "Version", "REG_SZ", "v14.4x.garbage")
+    image.set_value(key + "2", "Installed", "REG_SZ", "yes")  # a wrong type in another key
+    facts = read_machine(OfflineImage(image.root))
+    (entry,) = facts.vc_runtimes
+    assert entry.installed and entry.version is None
+    assert any("unreadable Version" in p for p in facts.problems)
+
+
+def test_runtime_dll_file_versions_come_from_system32_and_syswow64(image):
+    image.write(r"C:\Windows\System32\msvcp140.dll", build_pe(file_version=(14, 44, 35211, 0)))
+    image.write(r"C:\Windows\SysWOW64\MSVCP140.dll", build_pe(machine="x86", file_version=(14, 38, 33130, 0)))
+    facts = read_machine(OfflineImage(image.root))
+    assert {(d.folder, d.name, d.version) for d in facts.runtime_dlls} == {
+        ("System32", "msvcp140.dll", "14.44.35211.0"), ("SysWOW64", "msvcp140.dll", "14.38.33130.0")}
+
+
+def test_real_msvc_runtime_dll_versions(image):
+    image.copy_files(real(realfiles.msvc_runtime_dlls), r"C:\Windows\System32", link=True)
+    facts = read_machine(OfflineImage(image.root))
+    versions = {d.name: d.version for d in facts.runtime_dlls}
+    assert set(versions) == {"vcruntime140.dll", "vcruntime140_1.dll", "msvcp140.dll", "vcomp140.dll"}
+    assert all(v.startswith("14.51.") for v in versions.values())
+
+
+def test_visual_studio_libomp140_is_found_as_a_local_source(image):
+    image.write(LIBOMP_IN_VS, build_pe())
+    other = r"D:\VS"  # an instance-store entry pointing off the image is ignored
+    image.write(r"C:\ProgramData\Microsoft\VisualStudio\Packages\_Instances\abc\state.json",
+                json.dumps({"installationPath": VS}))
+    image.write(r"C:\ProgramData\Microsoft\VisualStudio\Packages\_Instances\def\state.json",
+                json.dumps({"installationPath": other}))
+    facts = read_machine(OfflineImage(image.root))
+    (vs,) = facts.visual_studio
+    assert vs.name == "2022 BuildTools" and [p.name for p in vs.libomp140] == ["libomp140.x86_64.dll"]
+
+
+def test_nvidia_driver_from_registry_then_from_nvcuda(image):
+    assert nvidia_version("31.0.15.5222") == "552.22" and nvidia_version("32.0.15.6094") == "560.94"
+    image.write(r"C:\Windows\System32\nvcuda.dll", build_pe(file_version=(32, 0, 15, 6094)))
+    facts = read_machine(OfflineImage(image.root))
+    assert (facts.nvidia_driver, facts.nvidia_driver_source) == ("560.94", "nvcuda.dll")
+    image.set_value(DISPLAY + r"\0000", "ProviderName", "REG_SZ", "Intel Corporation")
+    image.set_value(DISPLAY + r"\0000", "DriverVersion", "REG_SZ", "31.0.101.5333")
+    image.set_value(DISPLAY + r"\0001", "ProviderName", "REG_SZ", "NVIDIA")
+    image.set_value(DISPLAY + r"\0001", "DriverVersion", "REG_SZ", "31.0.15.5222")
+    facts = read_machine(OfflineImage(image.root))
+    assert (facts.nvidia_driver, facts.nvidia_driver_source) == ("552.22", "registry")
+
+
+def test_windows_facts_paths_and_variables(image):
+    image.set_value(r"HKLM\SYSTEM\CurrentControlSet\Control\FileSystem", "LongPathsEnabled", "REG_DWORD", 0)
+    image.set_value(r"HKLM\SYSTEM\CurrentControlSet\Control\Nls\CodePage", "ACP", "REG_SZ", "936")
+    image.set_value(r"HKCU\Control Panel\International", "LocaleName", "REG_SZ", "zh-CN")
+    image.set_value(r"HKLM\SYSTEM\CurrentControlSet\Control\Session Manager\KnownDLLs", "kernel32", "REG_SZ",
+                    "kernel32.dll")
+    image.set_variable("user", "PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    image.set_variable("system", "KMP_DUPLICATE_LIB_OK", "TRUE")
+    image.set_variable("user", "UNRELATED", "x")
+    image.add_to_path(r"%USERPROFILE%\bin")
+    facts = read_machine(OfflineImage(image.root))
+    assert facts.windows_version == "10.0.22631" and facts.windows_build == 22631 and facts.architecture == "AMD64"
+    assert facts.long_paths_enabled is False
+    assert facts.code_page == 936 and facts.ui_language == "zh-CN" and facts.prefers_chinese
+    assert facts.known_dlls == frozenset({"kernel32.dll"})
+    assert facts.system32.name == "System32" and facts.syswow64 is None
+    assert facts.variables == {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True", "KMP_DUPLICATE_LIB_OK": "TRUE"}
+    assert facts.path_user == [r"C:\Users\alice\bin"]
+    assert facts.path_machine[0] == r"C:\Windows\system32"
+    assert facts.path_effective == facts.path_machine + facts.path_user
+
+
+# -- integrity ------------------------------------------------------------------------------------------------
+def _record_line(path, data):
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return f"{path},sha256={digest},{len(data)}"
+
+
+@pytest.fixture
+def torch_env(image):
+    venv = r"C:\venv"
+    image.venv(venv, r"C:\Python312", python_exe=build_pe(dll=False))
+    site = venv + r"\Lib\site-packages"
+    image.torch_version_file(site, "2.4.0+cpu")
+    files = {"torch/lib/a.dll": build_pe(dll_name="a.dll"), "torch/lib/b.dll": build_pe(dll_name="b.dll"),
+             "torch/lib/c.dll": b"0123456789"}
+    for name, data in files.items():
+        image.write(site + "\\" + name.replace("/", "\\"), data)
+    lines = [_record_line(n, d) for n, d in files.items()] + ["torch/__init__.py,,", "torch-2.4.0.dist-info/RECORD,,"]
+    image.write(site + r"\torch-2.4.0.dist-info\RECORD", "\n".join(lines) + "\n")
+
+    def env():
+        return next(discover(OfflineImage(image.root), folders=[image.host(venv)]))
+
+    return image, site, env
+
+
+def test_intact_torch_lib_passes_size_and_hash_checks(torch_env):
+    _, _, env = torch_env
+    seen = []
+    report = check_torch_files(env(), hashes=True, progress=lambda done, total, label: seen.append((done, total)))
+    assert report.ok and report.checked == 3 and report.hashed
+    assert seen[-1][0] == seen[-1][1] > 0
+
+
+def test_quarantined_and_changed_files_are_named(torch_env):
+    image, site, env = torch_env
+    image.host(site + r"\torch\lib\a.dll").unlink()
+    image.write(site + r"\torch\lib\b.dll", b"short")
+    image.write(site + r"\torch\lib\c.dll", b"9876543210")  # same size, other bytes
+    quick = check_torch_files(env())
+    assert quick.missing == ["torch/lib/a.dll"] and quick.size_changed == ["torch/lib/b.dll"]
+    assert quick.hash_changed == [] and not quick.ok
+    full = check_torch_files(env(), hashes=True)
+    assert full.hash_changed == ["torch/lib/c.dll"]
+
+
+def test_missing_record_is_a_problem_not_a_crash(torch_env):
+    image, site, env = torch_env
+    image.host(site + r"\torch-2.4.0.dist-info\RECORD").unlink()
+    report = check_torch_files(env())
+    assert not report.ok and "RECORD" in report.problem
+
+
+@pytest.mark.wheels
+def test_real_torch_240_record_matches_its_dlls(torch_image):
+    image = torch_image()
+    record = real(realfiles.extract, realfiles.TORCH_240, "torch-2.4.0.dist-info/RECORD")
+    image.copy(record / "torch-2.4.0.dist-info" / "RECORD", SITE + r"\torch-2.4.0.dist-info\RECORD")
+    env = next(e for e in discover(OfflineImage(image.root)) if e.torch)
+    report = check_torch_files(env)
+    lib_entries = 11  # the DLLs; the .lib files are not in this image
+    assert report.checked > lib_entries and set(report.missing) == {
+        p for p in report.missing if p.endswith(".lib")}
+    image.host(SITE + r"\torch\lib\fbgemm.dll").unlink()
+    assert "torch/lib/fbgemm.dll" in check_torch_files(env).missing
