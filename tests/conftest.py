@@ -47,3 +47,23 @@ def build_torch_image(root: Path, torch: str = realfiles.TORCH_240, *, libomp: b
 def torch_image(tmp_path):
     """Factory: torch_image(torch=..., libomp=..., vc_runtime=...) -> ImageBuilder."""
     return lambda **kwargs: build_torch_image(tmp_path / "image", **kwargs)
+
+
+def wine_unavailable(reason: str):
+    """Skip a Windows-lab test, unless CI demands the lab (TDD_REQUIRE_WINE=1)."""
+    if os.environ.get("TDD_REQUIRE_WINE") == "1":
+        pytest.fail(f"the Windows lab is required here (TDD_REQUIRE_WINE=1): {reason}")
+    pytest.skip(f"Windows lab unavailable: {reason}")
+
+
+@pytest.fixture(scope="session")
+def lab():
+    """The Windows lab (tests/winelab.py): real Windows CPython 3.12 under Wine."""
+    from tests.winelab import WineLab
+
+    wine_lab = WineLab()
+    reason = wine_lab.unavailable_reason()
+    if reason is not None:
+        wine_unavailable(reason)
+    yield wine_lab
+    wine_lab.shutdown()

@@ -11,25 +11,10 @@ import subprocess
 
 import pytest
 
+from tests.conftest import wine_unavailable as _unavailable
 from tests.winelab import WineLab, WineLabUnavailable, from_windows_path, to_windows_path
 
 pytestmark = [pytest.mark.wine, pytest.mark.slow]
-
-
-def _unavailable(reason: str):
-    if os.environ.get("TDD_REQUIRE_WINE") == "1":
-        pytest.fail(f"the Windows lab is required here (TDD_REQUIRE_WINE=1): {reason}")
-    pytest.skip(f"Windows lab unavailable: {reason}")
-
-
-@pytest.fixture(scope="module")
-def lab():
-    wl = WineLab()
-    reason = wl.unavailable_reason()
-    if reason is not None:
-        _unavailable(reason)
-    yield wl
-    wl.shutdown()
 
 
 def _env(lab: WineLab, name: str, **kwargs):

@@ -487,6 +487,16 @@ class WineLab:
             timeout=timeout,
         )
 
+    def wine_reg(self, args: Sequence[str], timeout: float = 120) -> int:
+        """Run Wine's `reg` tool in the lab's prefix (e.g. ["add", key, "/v", name, ...]); returns its exit code."""
+        self.ensure()
+        with self._tlock:
+            self._warm()
+        try:
+            return self._wine_quiet(["wine", "reg", *args], timeout=timeout).returncode
+        finally:
+            self._last_wine_exit = time.monotonic()
+
     def _ensure_prefix(self) -> None:
         marker = self.prefix / ".tdd-ready"
         if marker.is_file() and (self.prefix / "system.reg").is_file():

@@ -60,10 +60,11 @@ def app_name(python_folder: Path) -> Optional[str]:
     return None
 
 
-def discover(system: System, *, folders: Iterable[Path] = (), budget_s: float = 60.0, max_depth: int = 4,
-             cancel: Optional[CancelToken] = None, progress: Progress = no_progress,
-             report: Optional[DiscoveryReport] = None) -> Iterator[PythonEnvironment]:
-    """Yield each environment once, as found. `report` (if given) is filled in as discovery goes."""
+def discover(system: System, *, folders: Iterable[Path] = (), drives: Optional[Iterable[str]] = None,
+             budget_s: float = 60.0, max_depth: int = 4, cancel: Optional[CancelToken] = None,
+             progress: Progress = no_progress, report: Optional[DiscoveryReport] = None) -> Iterator[PythonEnvironment]:
+    """Yield each environment once, as found. `drives` limits the search of AI-app folders (default: every
+    fixed drive); `report` (if given) is filled in as discovery goes."""
     report = report if report is not None else DiscoveryReport()
     deadline = time.monotonic() + budget_s
     seen: set[str] = set()
@@ -85,7 +86,7 @@ def discover(system: System, *, folders: Iterable[Path] = (), budget_s: float = 
         yield from (("py launcher", p) for p in _py_launcher(system, report))
         yield from (("conda", p) for p in _conda(system))
         yield from (("PATH", p) for p in _on_path(system))
-        for place in _places(system):
+        for place in _places(system, drives):
             yield from (("search", p) for p in _walk(place, max_depth, deadline, cancel, report, walked))
 
     for step, (source, location) in enumerate(candidates()):
@@ -199,12 +200,12 @@ def _store_pythons(system: System) -> Iterator[PythonEnvironment]:
         yield describe(system, python, "store", folder, folder, folder, f"3.{minor}", site=site, userbase=userbase)
 
 
-def _places(system: System) -> list[Path]:
+def _places(system: System, drives: Optional[Iterable[str]]) -> list[Path]:
     data = _ai_apps()
     places: list[Path] = []
     profile = system.variable("USERPROFILE")
     templates = [t.format(profile=profile) for t in data["user_places"]] if profile else []
-    for drive in system.fixed_drives():
+    for drive in system.fixed_drives() if drives is None else drives:
         templates += [t.format(drive=drive) for t in data["places"]]
     for template in templates:
         host = system.host_path(template)
