@@ -1,4 +1,4 @@
-"""The command line. `python -m app deps PATH [--root DIR] [--env PATH] [--json FILE|-]` (DESIGN.md)."""
+"""The command line: `deps`, `diagnose` and `explain` (DESIGN.md has the contract)."""
 
 from __future__ import annotations
 
@@ -6,15 +6,21 @@ import argparse
 import json
 import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import Optional, Sequence
 
 from app import __version__
 from app.core.cancel import Cancelled
 from app.core.context import loader_for
+from app.core.discovery import discover
 from app.core.environment import PythonEnvironment, inspect_environment
+from app.core.error_text import classify_error
 from app.core.graph import BLOCKING, DependencyGraph
+from app.core.report import build_document, dependency_trees, html_report, redact, text_report
 from app.core.tree_text import render_tree
+from app.core.words import pick_language, words
+from app.probes.runner import ProbeEvent, run_diagnosis
 from app.system.base import System
 from app.system.offline import OfflineImage
 
@@ -35,6 +41,22 @@ def build_parser() -> argparse.ArgumentParser:
     deps.add_argument("--root", metavar="DIR", help="analyse a copied Windows drive (an offline image) at DIR")
     deps.add_argument("--env", metavar="PATH", help="the Python environment (folder or python.exe) that loads it")
     deps.add_argument("--json", metavar="FILE", help="write JSON to FILE, or to standard output with -")
+
+    diagnose = commands.add_parser("diagnose", help="find every PyTorch install and explain why it does not load")
+    where = diagnose.add_mutually_exclusive_group()
+    where.add_argument("--root", metavar="DIR", help="analyse a copied Windows drive (an offline image) at DIR")
+    where.add_argument("--demo", action="store_true", help="analyse the built-in demo computer (works anywhere)")
+    diagnose.add_argument("--env", metavar="PATH", action="append", default=[],
+                          help="a Python environment (folder or python.exe); repeat for several; default: all found")
+    diagnose.add_argument("--json", metavar="FILE", help="write the JSON document to FILE, or to standard output: -")
+    diagnose.add_argument("--report", metavar="FILE", help="write a report: FILE.html for a web page, else plain text")
+    diagnose.add_argument("--lang", choices=("en", "zh_CN"), help="language of the words (default: the computer's)")
+    diagnose.add_argument("--no-redact", action="store_true", help="keep user names in paths")
+    diagnose.add_argument("--quiet", action="store_true", help="no progress lines on standard error")
+
+    explain = commands.add_parser("explain", help="say in plain words what a Windows error message means")
+    explain.add_argument("error", nargs="+", help="the error text (or its number), as pasted")
+    explain.add_argument("--lang", choices=("en", "zh_CN"), help="language of the answer")
     return parser
 
 
@@ -44,8 +66,10 @@ def open_system(root: Optional[str]) -> System:
             raise UsageError(f"the image folder does not exist: {root}")
         return OfflineImage(Path(root))
     if os.name == "nt":
-        raise UsageError("reading the live Windows machine is not available yet; give --root DIR")
-    raise UsageError("this is not Windows: give --root DIR, a copied Windows drive (or try --demo)")
+        from app.system.live import LiveWindows
+
+        return LiveWindows()
+    raise UsageError("this is not Windows: give --root DIR (a copied Windows drive), or try: diagnose --demo")
 
 
 def _host(system: System, text: str) -> Path:
@@ -94,6 +118,76 @@ def run_deps(args: argparse.Namespace) -> int:
     return 1 if any(graph.status(root) in BLOCKING for root in graph.roots) else 0
 
 
+def run_diagnose(args: argparse.Namespace) -> int:
+    with tempfile.TemporaryDirectory(prefix="tdd-demo-") as scratch:
+        if args.demo:
+            from app.core.demo import build_demo_image
+
+            system: System = OfflineImage(build_demo_image(Path(scratch) / "demo"))
+            source, root = "demo", None
+        else:
+            system = open_system(args.root)
+            source, root = ("image", str(Path(args.root).resolve())) if args.root else ("live", None)
+        lang = pick_language(args.lang, system.ui_language if source == "live" else None,
+                             system.code_page if source == "live" else None)
+
+        def say(text: str) -> None:
+            if not args.quiet:
+                print(text, file=sys.stderr, flush=True)
+
+        if args.env:
+            envs = []
+            for location in args.env:
+                env = inspect_environment(system, _host(system, location))
+                if env is None:
+                    raise UsageError(f"no python.exe found in {location}")
+                envs.append(env)
+        else:
+            say(words("cli.searching", lang))
+            envs = []
+            for env in discover(system):
+                say("  " + words("cli.found_environment", lang, python=system.windows_path(env.python)))
+                envs.append(env)
+
+        def on_event(event: ProbeEvent) -> None:
+            if event.state != "started":
+                say(words("cli.progress", lang, done=event.done, total=event.total, label=event.probe.label[lang]))
+
+        diagnosis = run_diagnosis(system, envs, on_event=on_event)
+        user = system.variable("USERNAME")
+        names = [user] if user and not args.no_redact else []
+        document = build_document(
+            diagnosis.machine, diagnosis.environments, diagnosis.findings, diagnosis.graphs, system.windows_path,
+            lang=lang, source=source, source_root=root, redact_names=names, redacted=not args.no_redact,
+            complete=diagnosis.complete, elapsed_s=diagnosis.elapsed_s)
+        trees = dependency_trees(diagnosis.graphs, system.windows_path)
+        if not args.no_redact:
+            trees = redact(trees, names)
+        if args.json:
+            _write(args.json, json.dumps(document, indent=2, ensure_ascii=False))
+        if args.report:
+            is_html = args.report.lower().endswith((".html", ".htm"))
+            text = html_report(document, trees, lang) if is_html else text_report(document, trees, lang)
+            Path(args.report).write_text(text, encoding="utf-8")
+            say(words("cli.report_written", lang, path=args.report))
+        if args.json != "-":
+            sys.stdout.write(text_report(document, trees, lang))
+        return 1 if diagnosis.blockers else 0
+
+
+def run_explain(args: argparse.Namespace) -> int:
+    text = " ".join(args.error)
+    cause = classify_error(int(text) if text.strip().isdigit() else text)
+    lang = pick_language(args.lang)
+    words_of = cause.text(lang)
+    print(words_of["title"])
+    print()
+    print(words_of["explanation"])
+    print()
+    print(words_of["action"])
+    return 0
+
+
 def _write(destination: str, text: str) -> None:
     if destination == "-":
         sys.stdout.write(text + "\n")
@@ -109,6 +203,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         if args.command == "deps":
             return run_deps(args)
+        if args.command == "diagnose":
+            return run_diagnose(args)
+        if args.command == "explain":
+            return run_explain(args)
         parser.print_help()
         return 2
     except UsageError as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from functools import cache
 from pathlib import Path
@@ -32,3 +33,9 @@ def windows_dlls() -> frozenset[str]:
 def default_known_dlls() -> frozenset[str]:
     """Windows 10/11's default KnownDLLs, for when the registry cannot be read."""
     return frozenset(name for name, known in _windows_dll_lines() if known)
+
+
+@cache
+def known_issues() -> dict:
+    """resources/known_issues.json: known-bad torch builds, runtime minimums, Python support, drivers."""
+    return json.loads((resources_folder() / "known_issues.json").read_text(encoding="utf-8"))

@@ -84,6 +84,8 @@ class System(ABC):
     def ui_language(self) -> Optional[str]:
         """The user's display language as a locale name ("zh-CN", "en-US"); None when unknown."""
 
+    can_run_programs: bool = True  # False where run() always raises NotAvailable
+
     @abstractmethod
     def run(self, argv: list[str], timeout: float, env: Optional[dict[str, str]] = None) -> RunResult:
         """Run a program and wait for it. Raises NotAvailable where programs cannot run, TimeoutError."""

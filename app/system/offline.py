@@ -21,6 +21,7 @@ REGISTRY_TYPES = {"REG_SZ": str, "REG_EXPAND_SZ": str, "REG_MULTI_SZ": list, "RE
 
 
 class OfflineImage(System):
+    can_run_programs = False
     def __init__(self, root: Path) -> None:
         self.root = Path(root).resolve()
         if not self.root.is_dir():

@@ -1,0 +1,34 @@
+"""User-facing words outside the findings catalogue (report headings, CLI lines), in en and zh_CN."""
+
+from __future__ import annotations
+
+import json
+import os
+from functools import cache
+from typing import Optional
+
+from app.core.resources import resources_folder
+
+LANGUAGES = ("en", "zh_CN")
+
+
+@cache
+def _texts() -> dict[str, dict[str, str]]:
+    return json.loads((resources_folder() / "ui_text.json").read_text(encoding="utf-8"))
+
+
+def words(key: str, lang: str = "en", **values: object) -> str:
+    entry = _texts()[key]
+    text = entry.get(lang) or entry["en"]
+    return text.format(**values) if values else text
+
+
+def pick_language(explicit: Optional[str], ui_language: Optional[str] = None, code_page: Optional[int] = None) -> str:
+    """--lang wins; then the machine's display language (zh-* or code page 936); then LANG; else English."""
+    if explicit:
+        return explicit if explicit in LANGUAGES else "en"
+    if (ui_language or "").lower().startswith("zh") or code_page == 936:
+        return "zh_CN"
+    if os.environ.get("LANG", "").lower().startswith("zh") or os.environ.get("LC_ALL", "").lower().startswith("zh"):
+        return "zh_CN"
+    return "en"

@@ -1,0 +1,89 @@
+"""The probe framework: a probe asks one question of a machine or an environment and yields Findings."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Optional
+
+from app.core.cancel import CancelToken
+from app.core.context import loader_for
+from app.core.environment import PythonEnvironment
+from app.core.findings import Finding
+from app.core.graph import DependencyGraph, PECache
+from app.core.loader import LoaderModel
+from app.core.machine import MachineFacts
+from app.core.words import LANGUAGES, words
+from app.system.base import System
+from app.system.folders import children
+
+MACHINE, ENVIRONMENT = "machine", "environment"
+
+
+@dataclass
+class ProbeContext:
+    """What a probe may look at. The dependency graph is built once per environment and shared."""
+
+    system: System
+    machine: MachineFacts
+    env: Optional[PythonEnvironment] = None
+    cancel: CancelToken = field(default_factory=CancelToken)
+    cache: PECache = field(default_factory=PECache)
+    _graph: Optional[DependencyGraph] = None
+    _loader: Optional[LoaderModel] = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def display(self, path: Optional[Path]) -> Optional[str]:
+        return self.system.windows_path(path) if path is not None else None
+
+    @property
+    def python(self) -> Optional[str]:
+        return self.display(self.env.python) if self.env else None
+
+    def finding(self, code: str, severity: str, evidence: Optional[dict] = None, repairs: Iterable[str] = (),
+                variant: Optional[str] = None) -> Finding:
+        return Finding(code, severity, evidence or {}, list(repairs), self.python, variant)
+
+    def loader(self) -> LoaderModel:
+        with self._lock:
+            if self._loader is None:
+                self._loader = loader_for(self.system, self.env)
+            return self._loader
+
+    def torch_dlls(self) -> list[Path]:
+        """torch\\lib\\*.dll in the order torch's glob loads them (NTFS lists names case-insensitively sorted)."""
+        if self.env is None or self.env.torch is None:
+            return []
+        lib = next((p for p in children(self.env.torch.folder) if p.name.lower() == "lib"), None)
+        return sorted((p for p in children(lib) if p.suffix.lower() == ".dll"), key=lambda p: p.name.lower())
+
+    def graph(self) -> DependencyGraph:
+        """The full dependency graph of torch\\lib, as torch loads it (built on first use)."""
+        loader = self.loader()
+        with self._lock:
+            if self._graph is None:
+                graph = DependencyGraph(loader, cache=self.cache, cancel=self.cancel)
+                for dll in self.torch_dlls():
+                    graph.add_root(dll)
+                graph.expand_all()
+                self._graph = graph
+            return self._graph
+
+
+@dataclass(frozen=True)
+class Probe:
+    id: str
+    scope: str  # MACHINE (once) or ENVIRONMENT (once per environment with torch)
+    run: Callable[[ProbeContext], Iterable[Finding]]
+    needs_live: bool = False  # runs programs: skipped (with an info finding) on an offline image
+
+    @property
+    def label(self) -> dict[str, str]:
+        """What the progress list shows while it runs ("Checking the NVIDIA driver…"), per language."""
+        return {lang: words(f"probe.{self.id}.label", lang) for lang in LANGUAGES}
+
+    @property
+    def name(self) -> dict[str, str]:
+        """What it checks, as a noun phrase ("Not checked: the NVIDIA driver"), per language."""
+        return {lang: words(f"probe.{self.id}.name", lang) for lang in LANGUAGES}

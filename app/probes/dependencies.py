@@ -1,0 +1,117 @@
+"""Static dependency analysis: the loader model's graph of torch\\lib, read without running anything."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterator, Optional
+
+from app.core.findings import BLOCKER, WARNING, Finding
+from app.core.graph import (
+    CORRUPT,
+    MISSING,
+    MISSING_DELAY,
+    MISSING_EXPORT,
+    WRONG_ARCHITECTURE,
+    DependencyGraph,
+    Node,
+)
+from app.core.machine import file_version
+from app.core.pe import MACHINE_NAMES
+from app.core.resources import known_issues
+from app.core.versions import version_tuple
+from app.probes.base import ENVIRONMENT, Probe, ProbeContext
+
+OPENMP_LIB = "libomp140.x86_64.dll"
+
+
+def repairs_for(dll: str) -> list[str]:
+    """Which repair fixes a missing DLL, by what it is."""
+    name = dll.lower()
+    if name in known_issues()["vc_runtime_dlls"]:
+        return ["install-vc-runtime"]
+    if name == OPENMP_LIB:
+        return ["place-libomp140", "upgrade-torch"]
+    return ["reinstall-torch"]
+
+
+def importers(node: Node) -> list[str]:
+    return sorted({edge.source.name for edge in node.incoming})
+
+
+def first_failing_root(graph: DependencyGraph) -> Optional[str]:
+    """The DLL torch would name in its error: the first of torch\\lib, in load order, that cannot load."""
+    statuses = graph.statuses()
+    for root in graph.roots:  # roots were added in torch's glob order
+        if statuses[root] in (MISSING, WRONG_ARCHITECTURE, MISSING_EXPORT, CORRUPT, "children-error"):
+            return root.name
+    return None
+
+
+def run(ctx: ProbeContext) -> Iterator[Finding]:
+    graph = ctx.graph()
+    statuses = graph.statuses()
+    stops_at = first_failing_root(graph)
+    for node in graph.walk():
+        status = statuses[node]
+        base = {"dll": node.name, "needed_by": importers(node)}
+        if status == MISSING:
+            searched = list(dict.fromkeys(ctx.display(Path(folder)) for _, folder in node.resolution.tried))
+            needs = [{"dll": e.source.name, "functions": [str(f) for f in e.functions]} for e in node.incoming]
+            yield ctx.finding("missing-dll", BLOCKER, {**base, "searched": searched, "needs": needs,
+                                                      "torch_stops_at": stops_at}, repairs_for(node.name))
+        elif status == MISSING_DELAY:
+            yield ctx.finding("missing-delay-dll", WARNING, base)
+        elif node.problem == WRONG_ARCHITECTURE:
+            yield ctx.finding("wrong-architecture", BLOCKER, {
+                **base, "path": ctx.display(node.path), "machine": node.info.machine_name,
+                "expected": MACHINE_NAMES.get(graph.machine or 0, "x64")}, ["reinstall-torch"])
+        elif node.problem == CORRUPT:
+            yield ctx.finding("dll-damaged", BLOCKER, {**base, "path": ctx.display(node.path), "reason": node.reason},
+                              ["reinstall-torch"])
+        elif status == MISSING_EXPORT:
+            missing = [{"importer": m.importer, "function": str(m.function)} for m in node.missing_exports]
+            yield ctx.finding("missing-export", BLOCKER, {
+                **base, "needed_by": sorted({m.importer for m in node.missing_exports}), "path": ctx.display(node.path),
+                "version": node.info.file_version if node.info else None, "count": len(missing), "missing": missing},
+                repairs_for(node.name))
+        if node.resolution is not None and node.resolution.fragile and status != MISSING:
+            yield ctx.finding("path-fragile", WARNING, {**base, "path": ctx.display(node.path.parent)},
+                              repairs_for(node.name))
+    yield from shadowing(ctx, graph)
+
+
+def shadowing(ctx: ProbeContext, graph: DependencyGraph) -> Iterator[Finding]:
+    """A runtime DLL that wins the search while a newer copy sits later in the search order."""
+    watched = set(known_issues()["vc_runtime_dlls"]) | set(known_issues()["openmp_runtimes"])
+    loader = ctx.loader()
+    context = loader.context
+    folders = [context.app_folder, *context.added_folders, context.system32, *context.path_entries]
+    for node in graph.walk():
+        if node.path is None or node.name.lower() not in watched:
+            continue
+        if context.app_folder is not None and node.path.parent == context.app_folder:
+            continue  # python.exe's own vcruntime140: Python loads it first by design, and keeps it current
+        version = node.info.file_version if node.info else None
+        if version is None:
+            continue
+        better = None
+        for folder in folders:
+            other = loader.index.find(folder, node.name) if folder else None
+            if other is None or other == node.path:
+                continue
+            other_version = file_version(other)
+            best_so_far = better[1] if better else version
+            if other_version and _newer(other_version, best_so_far):
+                better = (other, other_version)
+        if better is not None:
+            yield ctx.finding("path-shadowing", WARNING, {
+                "dll": node.name, "path": ctx.display(node.path), "found": version,
+                "other": ctx.display(better[0]), "better": better[1]})
+
+
+def _newer(a: str, b: str) -> bool:
+    """Newer by release (major.minor): builds within one release are interchangeable."""
+    return version_tuple(a)[:2] > version_tuple(b)[:2]
+
+
+PROBE = Probe("dependencies", ENVIRONMENT, run)

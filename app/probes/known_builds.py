@@ -1,0 +1,50 @@
+"""Known-bad torch builds (resources/known_issues.json), and Python versions this torch was not made for."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from app.core.findings import BLOCKER, WARNING, Finding
+from app.core.graph import MISSING
+from app.core.resources import known_issues
+from app.core.versions import matches
+from app.probes.base import ENVIRONMENT, Probe, ProbeContext
+
+
+def run(ctx: ProbeContext) -> Iterator[Finding]:
+    torch = ctx.env.torch if ctx.env else None
+    if torch is None:
+        return
+    for build in known_issues()["builds"]:
+        if not matches(torch.release, build["torch"]):
+            continue
+        missing = {n.name.lower() for n, s in ctx.graph().statuses().items() if s == MISSING}
+        triggered = build["missing_dll"].lower() in missing
+        yield ctx.finding("torch-known-bad-build", BLOCKER if triggered else WARNING, {
+            "torch": torch.version, "fixed_in": build["fixed_in"], "summary": build["summary"], "issue": build["id"],
+            "links": build["links"]}, ["upgrade-torch"] + (["place-libomp140"] if triggered else []),
+            variant="blocker" if triggered else "warning")
+
+
+def python_support(ctx: ProbeContext) -> Iterator[Finding]:
+    env = ctx.env
+    if env is None:
+        return
+    if env.is_64bit is False:
+        yield ctx.finding("python-32bit", BLOCKER, {"python": ctx.python}, ["install-64bit-python"])
+    if env.torch is None or not env.python_version:
+        return
+    data = known_issues()
+    minor = ".".join(env.python_version.split(".")[:2])
+    window = data["python_wheels"].get(minor)
+    if window is None or not matches(env.torch.release, "<=" + data["python_wheels_latest_torch"]):
+        return  # a Python or torch newer than our table: no opinion
+    if not matches(env.torch.release, ",".join(window)):
+        supported = [m for m, w in data["python_wheels"].items() if matches(env.torch.release, ",".join(w))]
+        yield ctx.finding("python-version-unsupported", BLOCKER, {
+            "torch": env.torch.version, "python_version": env.python_version, "supported": supported},
+            ["reinstall-torch"])
+
+
+PROBE = Probe("known-builds", ENVIRONMENT, run)
+PYTHON_PROBE = Probe("python", ENVIRONMENT, python_support)

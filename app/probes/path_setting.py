@@ -1,0 +1,26 @@
+"""The PATH setting: folders that do not exist, and folders listed twice."""
+
+from __future__ import annotations
+
+import ntpath
+from typing import Iterator
+
+from app.core.findings import INFO, Finding
+from app.probes.base import MACHINE, Probe, ProbeContext
+
+
+def run(ctx: ProbeContext) -> Iterator[Finding]:
+    counts: dict[str, list[str]] = {}
+    for entry in ctx.machine.path_effective:
+        counts.setdefault(ntpath.normcase(ntpath.normpath(entry)).rstrip("\\"), []).append(entry)
+    for spellings in counts.values():
+        entry = spellings[0]
+        host = ctx.system.host_path(entry)
+        if host is None or not host.is_dir():
+            yield ctx.finding("path-dead-entry", INFO, {"entry": entry}, ["remove-path-entry"])
+        if len(spellings) > 1:
+            yield ctx.finding("path-duplicate-entry", INFO, {"entry": entry, "count": len(spellings)},
+                              ["remove-path-entry"])
+
+
+PROBE = Probe("path", MACHINE, run)

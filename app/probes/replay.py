@@ -1,0 +1,85 @@
+"""Replay torch's own loader, live: run the environment's python.exe on resources/replay_loader.py.
+
+The child repeats torch's `_load_dll_libraries` step by step, then imports torch, and prints one line of
+JSON after a marker. A Python that cannot even start, or prints no such line, is reported as such.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Iterator, Optional
+
+from app.core.error_text import classify_error
+from app.core.findings import BLOCKER, INFO, Finding
+from app.core.resources import resources_folder
+from app.probes.base import ENVIRONMENT, Probe, ProbeContext
+
+MARKER = "TDD-REPLAY-JSON:"
+TIMEOUT_S = 120
+# NTSTATUS exit codes of a process that could not start (shown as unsigned 32-bit numbers)
+START_FAILURES = {0xC0000135: "a DLL that Python itself needs was not found",
+                  0xC000007B: "a DLL that Python itself needs is built for another kind of Windows",
+                  0xC0000139: "a DLL that Python itself needs lacks a function",
+                  0xC0000142: "a DLL that Python itself needs failed to start"}
+
+
+def parse_replay(stdout: str) -> Optional[dict]:
+    """The JSON the child printed after the marker (the last one), or None."""
+    for line in reversed(stdout.splitlines()):
+        if line.startswith(MARKER):
+            try:
+                return json.loads(line[len(MARKER):])
+            except ValueError:
+                return None
+    return None
+
+
+def run(ctx: ProbeContext) -> Iterator[Finding]:
+    env = ctx.env
+    if env is None or env.torch is None:
+        return
+    script = ctx.system.windows_path(resources_folder() / "replay_loader.py")
+    child_env = dict(ctx.system.environment("process"))
+    child_env.update(PYTHONIOENCODING="utf-8", PYTHONDONTWRITEBYTECODE="1")
+    for name in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP"):  # the user's Python must run as it normally does
+        child_env.pop(name, None)
+    python = ctx.python or str(env.python)
+    try:
+        result = ctx.system.run([python, "-B", script], timeout=TIMEOUT_S, env=child_env)
+    except TimeoutError as exc:
+        yield ctx.finding("import-failed", BLOCKER, {"python": python, "message": str(exc)}, variant="no-python")
+        return
+    except OSError as exc:
+        yield ctx.finding("import-failed", BLOCKER, {"python": python, "message": exc.strerror or str(exc)},
+                          variant="no-python")
+        return
+    data = parse_replay(result.stdout)
+    if data is None:
+        code = result.returncode & 0xFFFFFFFF
+        message = START_FAILURES.get(code) or (result.stderr.strip().splitlines() or [f"exit code {code:#x}"])[-1]
+        yield ctx.finding("import-failed", BLOCKER, {"python": python, "message": message, "exit_code": code,
+                                                     "stderr": result.stderr[-2000:]}, variant="no-python")
+        return
+    imported = data.get("import") or {}
+    failures = [d for d in data.get("dlls") or [] if not d.get("loaded")]
+    if imported.get("ok"):
+        yield ctx.finding("import-ok", INFO, {"version": imported.get("version"), "replay": _summary(data)})
+        return
+    message = str(imported.get("message") or "")
+    cause = classify_error(message) if message else None
+    first = data.get("first_failure") or {}
+    yield ctx.finding("import-failed", BLOCKER, {
+        "dll": (cause.dll if cause and cause.dll else None) or first.get("name"),
+        "winerror": imported.get("winerror") or first.get("winerror"),
+        "message": message or imported.get("error_type"), "cause": cause.kind if cause else None,
+        "failed_dlls": [{"dll": d.get("name"), "winerror": d.get("retry_error") or d.get("error")} for d in failures],
+        "replay": _summary(data)})
+
+
+def _summary(data: dict) -> dict:
+    keep = ("python", "bits", "torch_dir", "dll_paths", "vc_check", "path_patched", "first_failure", "elapsed_s")
+    return {key: data.get(key) for key in keep}
+
+
+PROBE = Probe("replay", ENVIRONMENT, run, needs_live=True)
+

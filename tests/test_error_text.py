@@ -1,0 +1,509 @@
+"""Classifying pasted Windows DLL errors (English and Chinese) and the plain-words texts for each cause.
+
+The inputs are real: the seed error, messages quoted from public issue threads (URLs beside them),
+Windows' own message-box wording, and Wine's wording as measured with FormatMessageW under Wine 8.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from app.core.error_text import (
+    FIELDS,
+    KINDS,
+    LANGUAGES,
+    ErrorCause,
+    catalogue,
+    classify_error,
+)
+
+SEED_EN = (r'OSError: [WinError 126] The specified module could not be found. Error loading '
+           r'"C:\Users\alice\ComfyUI\venv\Lib\site-packages\torch\lib\fbgemm.dll" or one of its dependencies.')
+SEED_ZH = (r'OSError: [WinError 126] 找不到指定的模块。 Error loading '
+           r'"D:\ComfyUI_windows_portable\python_embeded\Lib\site-packages\torch\lib\fbgemm.dll" '
+           r'or one of its dependencies.')
+ENTRY_POINT_BOX_ZH = (r"无法定位程序输入点 omp_get_max_threads 于动态链接库 "
+                      r"D:\ComfyUI\python_embeded\Lib\site-packages\torch\lib\fbgemm.dll 上。")
+
+# https://github.com/shiyu-coder/Kronos/issues/166 (torch 2.9 with an old msvcp140.dll)
+TRACEBACK_1114_ZH = r"""Traceback (most recent call last):
+  File "D:\python_project\开源项目\Kronos\examples\prediction_example.py", line 6, in <module>
+    from model import Kronos, KronosTokenizer, KronosPredictor
+  File "D:\python_project\开源项目\Kronos\model\__init__.py", line 1, in <module>
+    from .kronos import KronosTokenizer, Kronos, KronosPredictor
+  File "D:\python_project\开源项目\Kronos\model\kronos.py", line 3, in <module>
+    import torch
+  File "D:\python_project\开源项目\Kronos\.venv\Lib\site-packages\torch\__init__.py", line 281, in <module>
+    _load_dll_libraries()
+  File "D:\python_project\开源项目\Kronos\.venv\Lib\site-packages\torch\__init__.py", line 264, in _load_dll_libraries
+    raise err
+OSError: [WinError 1114] 动态链接库(DLL)初始化例程失败。 Error loading "D:\python_project\开源项目\Kronos\.venv\Lib\site-packages\torch\lib\c10.dll" or one of its dependencies.
+"""  # noqa: E501
+
+# The same traceback on an English Windows, from a ComfyUI venv.
+TRACEBACK_1114_EN = r"""Traceback (most recent call last):
+  File "C:\Users\alice\ComfyUI\main.py", line 136, in <module>
+    import comfy.utils
+  File "C:\Users\alice\ComfyUI\comfy\utils.py", line 20, in <module>
+    import torch
+  File "C:\Users\alice\ComfyUI\venv\Lib\site-packages\torch\__init__.py", line 281, in <module>
+    _load_dll_libraries()
+  File "C:\Users\alice\ComfyUI\venv\Lib\site-packages\torch\__init__.py", line 264, in _load_dll_libraries
+    raise err
+OSError: [WinError 1114] A dynamic link library (DLL) initialization routine failed. Error loading "C:\Users\alice\ComfyUI\venv\Lib\site-packages\torch\lib\c10.dll" or one of its dependencies.
+"""  # noqa: E501
+
+# https://github.com/harry0703/MoneyPrinterTurbo/issues/90
+OMP_15 = ("OMP: Error #15: Initializing libiomp5md.dll, but found libiomp5md.dll already initialized.\n"
+          "OMP: Hint This means that multiple copies of the OpenMP runtime have been linked into the program. "
+          "That is dangerous, since it can degrade performance or cause incorrect results. The best thing to do "
+          "is to ensure that only a single OpenMP runtime is linked into the process, e.g. by avoiding static "
+          "linking of the OpenMP runtime in any library. As an unsafe, unsupported, undocumented workaround you "
+          "can set the environment variable KMP_DUPLICATE_LIB_OK=TRUE to allow the program to continue to "
+          "execute, but that may cause crashes or silently produce incorrect results. For more information, "
+          "please see http://www.intel.com/software/products/support/.")
+
+BANNED_EN_WORDS = ("module", "hresult", "ordinal", "procedure", "entry point")
+
+
+def texts_of(cause: ErrorCause) -> str:
+    return " ".join(cause.text("en").values()) + " " + " ".join(cause.text("zh_CN").values())
+
+
+# --- the seed error --------------------------------------------------------------------------------------
+
+
+def test_seed_error_is_a_missing_file_and_names_fbgemm():
+    cause = classify_error(SEED_EN)
+    assert cause.kind == "module-not-found"
+    assert cause.winerror == 126
+    assert cause.hresult is None
+    assert cause.dll == "fbgemm.dll"
+    assert cause.dll_path == r"C:\Users\alice\ComfyUI\venv\Lib\site-packages\torch\lib\fbgemm.dll"
+    assert cause.symbol is None
+    assert cause.language == "en"
+
+
+def test_seed_error_on_chinese_windows_is_the_same_cause_in_chinese():
+    cause = classify_error(SEED_ZH)
+    assert (cause.kind, cause.winerror, cause.dll, cause.language) == ("module-not-found", 126, "fbgemm.dll", "zh_CN")
+    assert cause.dll_path == r"D:\ComfyUI_windows_portable\python_embeded\Lib\site-packages\torch\lib\fbgemm.dll"
+
+
+def test_seed_error_explained_in_both_languages_names_the_dll_and_points_to_the_diagnosis():
+    cause = classify_error(SEED_EN)
+    en, zh = cause.text("en"), cause.text("zh_CN")
+    assert "fbgemm.dll" in en["title"] and "fbgemm.dll" in zh["title"]
+    assert "Torch DLL Doctor" in en["action"] and "Torch DLL Doctor" in zh["action"]
+    assert "diagnosis" in en["action"] and "诊断" in zh["action"]
+
+
+def test_error_from_a_job_runner_with_spaces_in_the_path():
+    # https://github.com/ostris/ai-toolkit/issues/91
+    cause = classify_error(r'Error running job: [WinError 126] 找不到指定的模块。 Error loading '
+                           r'"C:\Users\daizh\Documents\LORA Traning\ai-toolkit\venv\Lib\site-packages\torch\lib'
+                           r'\fbgemm.dll" or one of its dependencies.')
+    assert cause.kind == "module-not-found"
+    assert cause.dll == "fbgemm.dll"
+    assert cause.dll_path.startswith(r"C:\Users\daizh\Documents\LORA Traning")
+
+
+def test_doubled_full_stop_from_comfyui_portable_is_tolerated():
+    # https://github.com/Comfy-Org/ComfyUI/issues/3703
+    cause = classify_error(r'OSError: [WinError 126] The specified module could not be found.。 Error loading "K:\Comfy'
+                           r'UI_windows_portable\python_embeded\Lib\site-packages\torch\lib\fbgemm.dll" or one of its '
+                           r'dependencies.')
+    assert (cause.kind, cause.dll, cause.language) == ("module-not-found", "fbgemm.dll", "en")
+
+
+def test_other_windows_language_is_classified_by_the_number_and_wrapped_lines_are_joined():
+    # https://github.com/kohya-ss/sd-scripts/issues/1597 (German Windows, log wrapped by the console)
+    cause = classify_error('02:54:18-197331 ERROR    Could not load torch: [WinError 126] Das angegebene Modul wurde '
+                           'nicht gefunden. Error loading\n                         '
+                           r'"P:\AI\kohya_ss\venv\lib\site-packages\torch\lib\fbgemm.dll" or one of its dependencies.')
+    assert (cause.kind, cause.winerror, cause.dll, cause.language) == ("module-not-found", 126, "fbgemm.dll", None)
+
+
+def test_curly_quotes_around_the_path_are_understood():
+    cause = classify_error("OSError: [WinError 126] 找不到指定的模块。 Error loading “D:\\AI\\venv\\Lib\\site-packages"
+                           "\\torch\\lib\\fbgemm.dll” or one of its dependencies.")
+    assert cause.dll == "fbgemm.dll"
+    assert cause.dll_path == r"D:\AI\venv\Lib\site-packages\torch\lib\fbgemm.dll"
+
+
+def test_message_alone_without_a_number_is_enough():
+    assert classify_error("The specified module could not be found.").kind == "module-not-found"
+    assert classify_error("找不到指定的模块。").kind == "module-not-found"
+    cause = classify_error("The specified\r\n  MODULE could not\nbe found")
+    assert (cause.kind, cause.winerror, cause.language) == ("module-not-found", 126, "en")
+
+
+# --- message boxes ------------------------------------------------------------------------------------
+
+
+def test_chinese_entry_point_message_box_gives_function_and_dll_path():
+    cause = classify_error(ENTRY_POINT_BOX_ZH)
+    assert cause.kind == "procedure-not-found"
+    assert cause.winerror == 127
+    assert cause.symbol == "omp_get_max_threads"
+    assert cause.dll == "fbgemm.dll"
+    assert cause.dll_path == r"D:\ComfyUI\python_embeded\Lib\site-packages\torch\lib\fbgemm.dll"
+    assert cause.language == "zh_CN"
+    assert "omp_get_max_threads" in cause.text("zh_CN")["explanation"]
+    assert "omp_get_max_threads" in cause.text("en")["explanation"]
+
+
+def test_entry_point_message_naming_only_a_dll_file_has_no_path():
+    # The seed document's message box (KNOWLEDGE.md): ordinal 703 of libomp140.
+    cause = classify_error("无法定位程序输入点 omp_get_max_threads 于动态链接库 libomp140.x86_64.dll 上")
+    assert (cause.kind, cause.symbol, cause.dll, cause.dll_path) == (
+        "procedure-not-found", "omp_get_max_threads", "libomp140.x86_64.dll", None)
+
+
+def test_english_entry_point_message_box():
+    cause = classify_error("The procedure entry point omp_get_max_threads could not be located in the dynamic link "
+                           r"library C:\Users\alice\ComfyUI\venv\Lib\site-packages\torch\lib\fbgemm.dll.")
+    assert (cause.kind, cause.winerror, cause.language) == ("procedure-not-found", 127, "en")
+    assert cause.symbol == "omp_get_max_threads"
+    assert cause.dll == "fbgemm.dll"
+    assert cause.dll_path == r"C:\Users\alice\ComfyUI\venv\Lib\site-packages\torch\lib\fbgemm.dll"
+
+
+def test_entry_point_message_box_wrapped_over_lines_with_a_cpp_function_name():
+    cause = classify_error("The procedure entry point\n?dispatchKeySetToDispatchKey_@DispatchKeyExtractor@c10@@QEBA?AW4"
+                           "DispatchKey@2@VDispatchKeySet@2@00@Z could not be located in the dynamic link library\n"
+                           r"C:\Program Files\My App\torch_cpu.dll.")
+    assert cause.kind == "procedure-not-found"
+    assert cause.symbol.startswith("?dispatchKeySetToDispatchKey_@")
+    assert cause.dll == "torch_cpu.dll"
+    assert cause.dll_path == r"C:\Program Files\My App\torch_cpu.dll"
+
+
+def test_function_number_message_box_gives_the_number_as_the_function():
+    cause = classify_error("The ordinal 703 could not be located in the dynamic link library libomp140.x86_64.dll.")
+    assert (cause.kind, cause.symbol, cause.dll) == ("procedure-not-found", "#703", "libomp140.x86_64.dll")
+    cause = classify_error("无法定位序数703于动态链接库libomp140.x86_64.dll上。")
+    assert (cause.kind, cause.symbol, cause.dll, cause.language) == (
+        "procedure-not-found", "#703", "libomp140.x86_64.dll", "zh_CN")
+
+
+def test_code_execution_cannot_proceed_names_the_missing_dll():
+    cause = classify_error("The code execution cannot proceed because libomp140.x86_64.dll was not found. "
+                           "Reinstalling the program may fix this problem.")
+    assert (cause.kind, cause.winerror, cause.dll, cause.language) == (
+        "module-not-found", 126, "libomp140.x86_64.dll", "en")
+    cause = classify_error("由于找不到 VCRUNTIME140_1.dll，无法继续执行代码。重新安装程序可能会解决此问题。")
+    assert (cause.kind, cause.winerror, cause.dll, cause.language) == (
+        "module-not-found", 126, "VCRUNTIME140_1.dll", "zh_CN")
+
+
+def test_older_windows_missing_dll_message_box():
+    cause = classify_error("The program can't start because MSVCP140.dll is missing from your computer. "
+                           "Try reinstalling the program to fix this problem.")
+    assert (cause.kind, cause.dll) == ("module-not-found", "MSVCP140.dll")
+    cause = classify_error("无法启动此程序，因为计算机中丢失 MSVCP140.dll。尝试重新安装该程序以解决此问题。")
+    assert (cause.kind, cause.dll, cause.language) == ("module-not-found", "MSVCP140.dll", "zh_CN")
+
+
+def test_ctypes_could_not_find_module_is_a_missing_file():
+    cause = classify_error(r"FileNotFoundError: Could not find module 'C:\Users\alice\ComfyUI\venv\Lib\site-packages"
+                           r"\llama_cpp\lib\llama.dll' (or one of its dependencies). Try using the full path with "
+                           "constructor syntax.")
+    assert (cause.kind, cause.winerror, cause.dll, cause.language) == ("module-not-found", 126, "llama.dll", None)
+    assert cause.dll_path.endswith(r"\llama_cpp\lib\llama.dll")
+
+
+# --- the other causes -----------------------------------------------------------------------------------
+
+
+def test_multi_line_traceback_ending_in_1114_for_c10():
+    for traceback, language in ((TRACEBACK_1114_ZH, "zh_CN"), (TRACEBACK_1114_EN, "en")):
+        cause = classify_error(traceback)
+        assert cause.kind == "dll-init-failed"
+        assert cause.winerror == 1114
+        assert cause.dll == "c10.dll"
+        assert cause.dll_path.endswith(r"\site-packages\torch\lib\c10.dll")
+        assert cause.language == language
+        assert "c10.dll" in cause.text("en")["title"]
+        assert "Visual C++" in cause.text("en")["explanation"]
+
+
+def test_dll_initialization_message_with_full_width_parentheses():
+    cause = classify_error("动态链接库（DLL）初始化例程失败。")
+    assert (cause.kind, cause.winerror, cause.language) == ("dll-init-failed", 1114, "zh_CN")
+
+
+def test_openmp_error_15_is_an_openmp_conflict_on_libiomp5md():
+    cause = classify_error(OMP_15)
+    assert cause.kind == "openmp-conflict"
+    assert cause.dll == "libiomp5md.dll"
+    assert cause.winerror is None
+    assert cause.language is None  # the OpenMP runtime speaks English on every Windows
+    assert "KMP_DUPLICATE_LIB_OK" in cause.text("en")["action"]
+
+
+def test_openmp_error_15_inside_a_chinese_log():
+    # https://github.com/modelscope/ms-agent/issues/175
+    cause = classify_error("2023-12-09 17:18:49,734 - modelscope - INFO - Loading done!\n" + OMP_15)
+    assert (cause.kind, cause.dll) == ("openmp-conflict", "libiomp5md.dll")
+
+
+def test_winerror_182_is_an_openmp_conflict():
+    cause = classify_error(r'OSError: [WinError 182] The operating system cannot run %1. Error loading "C:\Users'
+                           r'\alice\miniconda3\envs\ai\Lib\site-packages\torch\lib\shm.dll" or one of its '
+                           r'dependencies.')
+    assert (cause.kind, cause.winerror, cause.dll, cause.language) == ("openmp-conflict", 182, "shm.dll", "en")
+    cause = classify_error("操作系统无法运行 %1。")
+    assert (cause.kind, cause.winerror, cause.language) == ("openmp-conflict", 182, "zh_CN")
+
+
+def test_winerror_127_traceback_names_the_dll_torch_was_loading():
+    # https://github.com/zeyad-mansour/lunar/issues/58
+    cause = classify_error(r'OSError: [WinError 127] The specified procedure could not be found. Error loading '
+                           r'"C:\Users\Admin\AppData\Local\Programs\Python\Python39\lib\site-packages\torch\lib'
+                           r'\c10_cuda.dll" or one of its dependencies.')
+    assert (cause.kind, cause.winerror, cause.dll, cause.symbol) == ("procedure-not-found", 127, "c10_cuda.dll", None)
+    assert cause.text("en")["explanation"]  # reads well without a function name
+
+
+@pytest.mark.parametrize("text, kind, code, language", [
+    ("OSError: [WinError 193] %1 is not a valid Win32 application", "bad-image", 193, "en"),
+    ("OSError: [WinError 193] %1 不是有效的 Win32 应用程序。", "bad-image", 193, "zh_CN"),
+    ("%1 is not a valid Win32 application.", "bad-image", 193, "en"),
+    ("PermissionError: [WinError 5] Access is denied", "access-denied", 5, "en"),
+    ("OSError: [WinError 5] 拒绝访问。", "access-denied", 5, "zh_CN"),
+    ("The specified procedure could not be found.", "procedure-not-found", 127, "en"),
+    ("找不到指定的程序。", "procedure-not-found", 127, "zh_CN"),
+    ("A dynamic link library (DLL) initialization routine failed.", "dll-init-failed", 1114, "en"),
+    ("The operating system cannot run %1.", "openmp-conflict", 182, "en"),
+])
+def test_windows_system_messages(text, kind, code, language):
+    cause = classify_error(text)
+    assert (cause.kind, cause.winerror, cause.language) == (kind, code, language)
+
+
+@pytest.mark.parametrize("text, kind, language", [
+    # FormatMessageW under Wine 8, English and zh_CN locales (measured in the Windows lab)
+    ("Module not found.", "module-not-found", "en"),
+    ("找不到模块。", "module-not-found", "zh_CN"),
+    ("Procedure not found.", "procedure-not-found", "en"),
+    ("找不到过程。", "procedure-not-found", "zh_CN"),
+    ("Bad EXE format for %1.", "bad-image", "en"),
+    ("%1 的 EXE 格式无效。", "bad-image", "zh_CN"),
+    ("Access denied.", "access-denied", "en"),
+    ("访问被拒绝。", "access-denied", "zh_CN"),
+    ("DLL initialization failed.", "dll-init-failed", "en"),
+    ("DLL 初始化失败。", "dll-init-failed", "zh_CN"),
+    ("Invalid ordinal for %1.", "openmp-conflict", "en"),
+    ("%1 的序数词无效。", "openmp-conflict", "zh_CN"),
+])
+def test_wine_wording_is_recognised(text, kind, language):
+    cause = classify_error(text)
+    assert (cause.kind, cause.language) == (kind, language)
+
+
+def test_wine_wording_at_the_end_of_a_line_without_full_stop():
+    assert classify_error("OSError: [WinError 126] Module not found\nnext line").kind == "module-not-found"
+    assert classify_error("拒绝访问").kind == "access-denied"
+    assert classify_error("Access denied").language == "en"
+
+
+def test_wine_seed_error_from_the_windows_lab():
+    cause = classify_error(r'OSError: [WinError 126] Module not found. Error loading "C:\lab\envs\seed\Lib'
+                           r'\site-packages\torch\lib\fbgemm.dll" or one of its dependencies.')
+    assert (cause.kind, cause.dll, cause.language) == ("module-not-found", "fbgemm.dll", "en")
+    # tests/test_winelab.py, zh_CN locale
+    cause = classify_error(r'OSError: [WinError 126] 找不到模块。 Error loading "C:\lab\envs\seed\Lib'
+                           r'\site-packages\torch\lib\fbgemm.dll" or one of its dependencies.')
+    assert (cause.kind, cause.dll, cause.language) == ("module-not-found", "fbgemm.dll", "zh_CN")
+
+
+# --- numbers and HRESULTs -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("code, kind", [(126, "module-not-found"), (127, "procedure-not-found"), (193, "bad-image"),
+                                        (5, "access-denied"), (182, "openmp-conflict"), (1114, "dll-init-failed")])
+def test_bare_numbers_and_every_spelling_of_the_code(code, kind):
+    hresult = 0x80070000 | code
+    spellings = [code, str(code), f"[WinError {code}]", f"WinError {code}", f"OSError: [WinError {code}]",
+                 f"error code {code}", f"Error {code}", f"LoadLibrary failed with error {code}:",
+                 hresult, hresult - (1 << 32), f"0x{hresult:08X}", f"0x{hresult:08x}",
+                 f"HRESULT: 0x{hresult:08X}", f"(Exception from HRESULT: 0x{hresult:08x})",
+                 f"error {hresult - (1 << 32)}", f"code {hresult}"]
+    for spelling in spellings:
+        cause = classify_error(spelling)
+        assert (cause.kind, cause.winerror) == (kind, code), spelling
+
+
+def test_hresult_is_normalised_to_upper_case_hex():
+    cause = classify_error("HRESULT: 0x8007007e")
+    assert (cause.kind, cause.winerror, cause.hresult) == ("module-not-found", 126, "0x8007007E")
+    assert classify_error(-2147024770).hresult == "0x8007007E"
+    assert classify_error(2147942526).hresult == "0x8007007E"
+    assert classify_error("failed: -2147024770").hresult == "0x8007007E"
+    assert classify_error(0x8007045A).hresult == "0x8007045A"
+    assert classify_error(126).hresult is None
+
+
+def test_explicit_winerror_wins_over_hresult_and_hresult_over_message_text():
+    cause = classify_error("[WinError 127] 找不到指定的程序。 (HRESULT 0x8007007E) "
+                           "The specified module could not be found.")
+    assert (cause.kind, cause.winerror) == ("procedure-not-found", 127)
+    cause = classify_error("The specified module could not be found. (Exception from HRESULT: 0x800700C1)")
+    assert (cause.kind, cause.winerror, cause.hresult) == ("bad-image", 193, "0x800700C1")
+    assert cause.language == "en"
+
+
+def test_winerror_wins_over_a_generic_error_number():
+    cause = classify_error("[WinError 1114] A dynamic link library (DLL) initialization routine failed. "
+                           "Process exited with error code 5")
+    assert (cause.kind, cause.winerror) == ("dll-init-failed", 1114)
+
+
+def test_dll_from_error_loading_wins_over_the_message_box():
+    cause = classify_error(SEED_ZH + "\n" + ENTRY_POINT_BOX_ZH.replace("fbgemm.dll", "torch_cpu.dll"))
+    assert (cause.kind, cause.dll) == ("module-not-found", "fbgemm.dll")
+    assert cause.symbol == "omp_get_max_threads"
+
+
+def test_the_final_exception_of_a_chained_traceback_decides():
+    text = (SEED_EN + "\n\nDuring handling of the above exception, another exception occurred:\n\n" + TRACEBACK_1114_EN)
+    cause = classify_error(text)
+    assert (cause.kind, cause.dll) == ("dll-init-failed", "c10.dll")
+
+
+# --- what is not one of ours ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", [
+    "", "   \n", "hello", "ModuleNotFoundError: No module named 'torch'",
+    "ImportError: DLL load failed while importing _C",
+    "  File \"C:\\x\\main.py\", line 126, in <module>", "OMP: Info #276: omp_set_nested routine deprecated",
+    "Listening on http://127.0.0.1:8188", "0x00007FF8A1B2C3D4", "build 1722345600",
+    "Module not found: Error: Can't resolve './App'", "Access denied for user 'root'@'localhost'",
+])
+def test_unrecognised_text_is_unknown(text):
+    cause = classify_error(text)
+    assert cause.kind == "unknown"
+    assert cause.winerror is None
+    assert all(cause.text(lang)["title"] for lang in LANGUAGES)
+
+
+def test_unknown_windows_error_keeps_its_number():
+    cause = classify_error("FileNotFoundError: [WinError 2] The system cannot find the file specified")
+    assert (cause.kind, cause.winerror) == ("unknown", 2)
+    assert (classify_error(2).kind, classify_error(2).winerror) == ("unknown", 2)
+
+
+@pytest.mark.parametrize("value", [-1, 0, 1 << 40, -(1 << 40), 0x80004005, True, None, 1.5, b"126"])
+def test_odd_values_are_unknown_and_never_raise(value):
+    assert classify_error(value).kind in KINDS
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_any_text_is_classified_without_raising(text):
+    cause = classify_error(text)
+    assert cause.kind in KINDS
+    for lang in LANGUAGES:
+        assert all(cause.text(lang)[field] for field in FIELDS)
+
+
+FRAGMENTS = [SEED_EN, SEED_ZH, ENTRY_POINT_BOX_ZH, OMP_15, "[WinError ", "126", "]", "0x8007", "007F", "Error loading",
+             '"', "“", "”", "。", "（", "）", "\n", " ", "于动态链接库", "上", "The procedure entry point ", "x.dll",
+             " could not be located in the dynamic link library ", "-2147024770", "由于找不到", "，无法继续执行代码"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=5)), max_size=12))
+def test_mixed_real_fragments_are_classified_without_raising(pieces):
+    cause = classify_error("".join(pieces))
+    assert cause.kind in KINDS
+    assert cause.dll is None or ("\\" not in cause.dll and cause.dll)
+    for lang in LANGUAGES:
+        assert "{" not in "".join(cause.text(lang).values()) or "{" in "".join(pieces)
+
+
+# --- the texts ------------------------------------------------------------------------------------------
+
+
+def test_catalogue_has_every_kind_and_nothing_else():
+    assert set(catalogue()) == set(KINDS)
+    for kind in KINDS:
+        assert set(catalogue()[kind]) == set(LANGUAGES)
+
+
+def test_every_kind_has_all_three_texts_in_both_languages():
+    for kind in KINDS:
+        for lang in LANGUAGES:
+            entry = catalogue()[kind][lang]
+            for field in FIELDS:
+                assert entry.get(field, "").strip(), (kind, lang, field)
+
+
+def test_catalogue_keys_and_placeholders_are_only_the_known_ones():
+    allowed_keys = {f + s for f in FIELDS for s in ("", "_no_symbol", "_no_dll", "_no_dll_no_symbol")}
+    for kind in KINDS:
+        for lang in LANGUAGES:
+            for key, template in catalogue()[kind][lang].items():
+                assert key in allowed_keys, (kind, lang, key)
+                names = {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
+                assert names <= {"dll", "symbol"}, (kind, lang, key, names)
+                if key.endswith("_no_dll_no_symbol"):
+                    assert not names, (kind, lang, key)
+                elif key.endswith("_no_dll"):
+                    assert "dll" not in names, (kind, lang, key)
+                elif key.endswith("_no_symbol"):
+                    assert "symbol" not in names, (kind, lang, key)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("dll, symbol", [("fbgemm.dll", "omp_get_max_threads"), ("fbgemm.dll", None),
+                                         (None, "omp_get_max_threads"), (None, None)])
+def test_texts_read_well_with_or_without_dll_and_function(kind, dll, symbol):
+    cause = ErrorCause(kind, dll=dll, symbol=symbol)
+    for lang in LANGUAGES:
+        text = cause.text(lang)
+        assert set(text) == set(FIELDS)
+        for field in FIELDS:
+            assert text[field].strip()
+            assert "{" not in text[field] and "}" not in text[field]
+            assert "None" not in text[field] and " -" not in text[field]
+        if dll is not None and kind not in ("openmp-conflict", "unknown"):
+            assert dll in text["title"]
+
+
+def test_english_texts_avoid_programmer_words():
+    for kind in KINDS:
+        for key, template in catalogue()[kind]["en"].items():
+            for word in BANNED_EN_WORDS:
+                assert word not in template.lower(), (kind, key, word)
+        filled = " ".join(ErrorCause(kind, dll="fbgemm.dll", symbol="#703").text("en").values()).lower()
+        assert not any(word in filled for word in BANNED_EN_WORDS)
+
+
+def test_chinese_texts_are_chinese_and_not_copies_of_english():
+    for kind in KINDS:
+        zh, en = catalogue()[kind]["zh_CN"], catalogue()[kind]["en"]
+        assert set(zh) == set(en), kind  # the same variants in both languages
+        for key, template in zh.items():
+            assert len(re.findall(r"[\u4e00-\u9fff]", template)) >= 4, (kind, key)
+            assert template != en[key]
+
+
+def test_every_action_points_to_the_diagnosis():
+    for kind in KINDS:
+        assert "Torch DLL Doctor" in catalogue()[kind]["en"]["action"]
+        assert "诊断" in catalogue()[kind]["zh_CN"]["action"]
+
+
+def test_other_languages_fall_back_to_english():
+    cause = classify_error(SEED_ZH)
+    assert cause.text("fr") == cause.text("en")
+    assert cause.text("") == cause.text("en")
+    assert cause.text("zh_CN") != cause.text("en")
