@@ -6,7 +6,10 @@ JSON after a marker. A Python that cannot even start, or prints no such line, is
 
 from __future__ import annotations
 
+import importlib.util
 import json
+from functools import cache
+from types import ModuleType
 from typing import Iterator, Optional
 
 from app.core.error_text import classify_error
@@ -14,7 +17,7 @@ from app.core.findings import BLOCKER, INFO, Finding
 from app.core.resources import resources_folder
 from app.probes.base import ENVIRONMENT, Probe, ProbeContext
 
-MARKER = "TDD-REPLAY-JSON:"
+SCRIPT = resources_folder() / "replay_loader.py"
 TIMEOUT_S = 120
 # NTSTATUS exit codes of a process that could not start (shown as unsigned 32-bit numbers)
 START_FAILURES = {0xC0000135: "a DLL that Python itself needs was not found",
@@ -23,12 +26,30 @@ START_FAILURES = {0xC0000135: "a DLL that Python itself needs was not found",
                   0xC0000142: "a DLL that Python itself needs failed to start"}
 
 
+@cache
+def replay_script() -> ModuleType:
+    """resources/replay_loader.py as a module, for its own output parser (one parser, beside the writer)."""
+    spec = importlib.util.spec_from_file_location("tdd_replay_loader", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def parse_replay(stdout: str) -> Optional[dict]:
-    """The JSON the child printed after the marker (the last one), or None."""
-    for line in reversed(stdout.splitlines()):
-        if line.startswith(MARKER):
+    """The report the child printed after its marker (the last one), or None."""
+    try:
+        return replay_script().parse_output(stdout)
+    except ValueError:
+        return None
+
+
+def last_step(stderr: str) -> Optional[dict]:
+    """The step the child announced last on stderr: names the culprit when the process died."""
+    marker = replay_script().STEP_MARKER
+    for line in reversed(stderr.splitlines()):
+        if marker in line:
             try:
-                return json.loads(line[len(MARKER):])
+                return json.loads(line.split(marker, 1)[1])
             except ValueError:
                 return None
     return None
@@ -38,14 +59,14 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
     env = ctx.env
     if env is None or env.torch is None:
         return
-    script = ctx.system.windows_path(resources_folder() / "replay_loader.py")
+    script = ctx.system.windows_path(SCRIPT)
     child_env = dict(ctx.system.environment("process"))
     child_env.update(PYTHONIOENCODING="utf-8", PYTHONDONTWRITEBYTECODE="1")
     for name in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP"):  # the user's Python must run as it normally does
         child_env.pop(name, None)
     python = ctx.python or str(env.python)
     try:
-        result = ctx.system.run([python, "-B", script], timeout=TIMEOUT_S, env=child_env)
+        result = ctx.system.run([python, "-B", script], timeout=TIMEOUT_S, env=child_env, cwd=env.exec_prefix)
     except TimeoutError as exc:
         yield ctx.finding("import-failed", BLOCKER, {"python": python, "message": str(exc)}, variant="no-python")
         return
@@ -58,7 +79,12 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
         code = result.returncode & 0xFFFFFFFF
         message = START_FAILURES.get(code) or (result.stderr.strip().splitlines() or [f"exit code {code:#x}"])[-1]
         yield ctx.finding("import-failed", BLOCKER, {"python": python, "message": message, "exit_code": code,
+                                                     "last_step": last_step(result.stderr),
                                                      "stderr": result.stderr[-2000:]}, variant="no-python")
+        return
+    if data.get("status") in ("torch_missing", "torch_not_a_package"):
+        yield ctx.finding("import-failed", BLOCKER, {"python": python, "torch": ctx.display(env.torch.folder),
+                                                     "status": data.get("status")}, variant="not-found")
         return
     imported = data.get("import") or {}
     failures = [d for d in data.get("dlls") or [] if not d.get("loaded")]
@@ -77,7 +103,8 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
 
 
 def _summary(data: dict) -> dict:
-    keep = ("python", "bits", "torch_dir", "dll_paths", "vc_check", "path_patched", "first_failure", "elapsed_s")
+    keep = ("status", "python_version", "bits", "exec_prefix", "torch_dir", "dll_paths", "vc_check", "path_patched",
+            "first_failure", "elapsed_s", "internal_error")
     return {key: data.get(key) for key in keep}
 
 

@@ -87,7 +87,8 @@ class System(ABC):
     can_run_programs: bool = True  # False where run() always raises NotAvailable
 
     @abstractmethod
-    def run(self, argv: list[str], timeout: float, env: Optional[dict[str, str]] = None) -> RunResult:
+    def run(self, argv: list[str], timeout: float, env: Optional[dict[str, str]] = None,
+            cwd: Optional[Path] = None) -> RunResult:
         """Run a program and wait for it. Raises NotAvailable where programs cannot run, TimeoutError."""
 
     # -- derived facts, the same for every System ----------------------------------------------------------

@@ -158,10 +158,11 @@ class LiveWindows(System):
             return buffer.value or None
         return None
 
-    def run(self, argv: list[str], timeout: float, env: Optional[dict[str, str]] = None) -> RunResult:
+    def run(self, argv: list[str], timeout: float, env: Optional[dict[str, str]] = None,
+            cwd: Optional[Path] = None) -> RunResult:
         try:
             done = subprocess.run(argv, capture_output=True, timeout=timeout, env=env, stdin=subprocess.DEVNULL,
-                                  creationflags=CREATE_NO_WINDOW)
+                                  cwd=cwd, creationflags=CREATE_NO_WINDOW)
         except subprocess.TimeoutExpired as exc:
             raise TimeoutError(f"{Path(argv[0]).name} did not finish within {timeout:.0f} s") from exc
         return RunResult(done.returncode, _decode(done.stdout), _decode(done.stderr))

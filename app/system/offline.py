@@ -137,7 +137,8 @@ class OfflineImage(System):
         language = self._env.get("ui_language")
         return str(language) if language else None
 
-    def run(self, argv: list[str], timeout: float, env: Optional[dict[str, str]] = None) -> RunResult:
+    def run(self, argv: list[str], timeout: float, env: Optional[dict[str, str]] = None,
+            cwd: Optional[Path] = None) -> RunResult:
         raise NotAvailable("programs cannot run inside an offline image")
 
 
