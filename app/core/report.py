@@ -210,14 +210,16 @@ def html_report(document: dict, trees: dict[str, str], lang: str) -> str:
             "</pre></details></div>")
     machine = document["machine"]
     parts.append(f"<h2>{e(words('report.machine', lang))}</h2><table>")
-    rows = [("report.machine.windows", f"{machine['windows_version']} ({machine['architecture']})"),
+    rows = [("report.machine.windows", f"{machine['windows_version'] or words('report.unknown', lang)} "
+                                       f"({machine['architecture'] or words('report.unknown', lang)})"),
             ("report.machine.vc_runtime", "; ".join(f"{v['arch']} {v['version']} ({v['view']})"
                                                     for v in machine["vc_runtimes"] if v["installed"])
              or words("report.none", lang)),
             ("report.machine.runtime_dlls", "; ".join(f"{d['path']} {d['version']}" for d in machine["runtime_dlls"])
              or words("report.none", lang)),
             ("report.machine.nvidia", machine["nvidia_driver"] or words("report.none", lang)),
-            ("report.machine.language", f"{machine['ui_language']} / {machine['code_page']}")]
+            ("report.machine.language", f"{machine['ui_language'] or words('report.unknown', lang)} / "
+                                        f"{machine['code_page'] or words('report.unknown', lang)}")]
     parts.extend(f"<tr><th>{e(words(key, lang))}</th><td>{e(str(value))}</td></tr>" for key, value in rows)
     parts.append("</table>")
     parts.append(f"<h2>{e(words('report.environments', lang))}</h2>")

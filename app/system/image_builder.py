@@ -27,7 +27,7 @@ class ImageBuilder:
                     "user": {"USERNAME": user, "USERPROFILE": rf"C:\Users\{user}",
                              "APPDATA": rf"C:\Users\{user}\AppData\Roaming",
                              "LOCALAPPDATA": rf"C:\Users\{user}\AppData\Local", "PATH": ""}}
-        (self.root / "Windows" / "System32").mkdir(parents=True, exist_ok=True)
+        (self.root / "Windows" / "System32" / "Wbem").mkdir(parents=True, exist_ok=True)  # the default PATH
         self.save()
 
     @property
