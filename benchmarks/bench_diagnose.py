@@ -28,24 +28,6 @@ with contextlib.redirect_stdout(io.StringIO()):
 print(time.perf_counter() - start, code)
 """
 
-CHILD_GRAPH = """
-import sys, time
-sys.path.insert(0, {repo!r})
-start = time.perf_counter()
-from pathlib import Path
-from app.core.context import loader_for
-from app.core.environment import inspect_environment
-from app.core.graph import DependencyGraph
-from app.system.offline import OfflineImage
-system = OfflineImage(Path({root!r}))
-env = inspect_environment(system, system.host_path({venv!r}))
-graph = DependencyGraph(loader_for(system, env))
-for dll in sorted(system.host_path({lib!r}).glob("*.dll")):
-    graph.add_root(dll)
-graph.expand_all()
-graph.statuses()
-print(time.perf_counter() - start, 0)
-"""
 
 
 def child(code: str) -> float:
@@ -54,6 +36,7 @@ def child(code: str) -> float:
 
 
 def main() -> None:
+    from benchmarks.bench_engine import CHILD_GRAPH
     from tests.conftest import TORCH_LIB, VENV, build_torch_image
 
     parser = argparse.ArgumentParser()

@@ -67,3 +67,25 @@ def lab():
         wine_unavailable(reason)
     yield wine_lab
     wine_lab.shutdown()
+
+
+def lab_env(lab, name: str, **kwargs):
+    """A torch install in the Windows lab (tests/winelab.py make_torch_env), or a skip when the lab cannot."""
+    from tests.winelab import WineLabUnavailable
+
+    try:
+        return lab.make_torch_env(name, **kwargs)
+    except WineLabUnavailable as exc:
+        wine_unavailable(str(exc))
+
+
+@pytest.fixture(scope="session")
+def seed_env(lab):
+    """torch 2.4.0 as pip installs it: no libomp140.x86_64.dll. Shared: tests must not change it."""
+    return lab_env(lab, "lab-seed-240", torch_version="2.4.0")
+
+
+@pytest.fixture(scope="session")
+def fixed_env(lab):
+    """torch 2.4.0 with libiomp5md.dll copied to libomp140.x86_64.dll. Shared: tests must not change it."""
+    return lab_env(lab, "lab-fixed-240", torch_version="2.4.0", libomp=True)

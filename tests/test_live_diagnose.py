@@ -6,8 +6,7 @@ import json
 
 import pytest
 
-from tests.conftest import wine_unavailable
-from tests.winelab import REPO_ROOT, WineLabUnavailable, to_windows_path
+from tests.winelab import REPO_ROOT, to_windows_path
 
 pytestmark = [pytest.mark.wine, pytest.mark.slow]
 
@@ -19,12 +18,8 @@ def run_app(lab, argv, **kwargs):
 
 
 @pytest.fixture(scope="module")
-def envs(lab):
-    try:
-        return (lab.make_torch_env("diagnose-seed-240", torch_version="2.4.0"),
-                lab.make_torch_env("diagnose-fixed-240", torch_version="2.4.0", libomp=True))
-    except WineLabUnavailable as exc:
-        wine_unavailable(str(exc))
+def envs(seed_env, fixed_env):
+    return seed_env, fixed_env
 
 
 def diagnose(lab, env):

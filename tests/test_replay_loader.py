@@ -15,8 +15,8 @@ import sys
 
 import pytest
 
-from tests.conftest import wine_unavailable
-from tests.winelab import REPO_ROOT, WineLab, WineLabUnavailable, to_windows_path
+from tests.conftest import lab_env
+from tests.winelab import REPO_ROOT, WineLab, to_windows_path
 
 SCRIPT = REPO_ROOT / "resources" / "replay_loader.py"
 MARKER = "TDD-REPLAY-JSON: "
@@ -62,23 +62,7 @@ def test_off_windows_it_still_prints_its_line_and_exits_0():
 # --------------------------------------------------------------------------- under Wine
 
 
-def _env(lab: WineLab, name: str, **kwargs):
-    try:
-        return lab.make_torch_env(name, **kwargs)
-    except WineLabUnavailable as exc:
-        wine_unavailable(str(exc))
 
-
-@pytest.fixture(scope="module")
-def seed_env(lab):
-    """torch 2.4.0 as pip installs it: no libomp140.x86_64.dll."""
-    return _env(lab, "replay-seed-240", torch_version="2.4.0")
-
-
-@pytest.fixture(scope="module")
-def fixed_env(lab):
-    """torch 2.4.0 with libiomp5md.dll copied to libomp140.x86_64.dll."""
-    return _env(lab, "replay-fixed-240", torch_version="2.4.0", libomp=True)
 
 
 def replay(lab: WineLab, torch_env=None, env=None):
@@ -193,7 +177,7 @@ def test_chinese_messages_and_a_cp936_pipe_keep_the_line_ascii(lab, seed_env):
 @pytest.mark.wine
 @pytest.mark.slow
 def test_other_errors_stop_torch_at_once_and_the_rest_is_still_replayed(lab):
-    env = _env(lab, "replay-bad-dll", torch_version="2.4.0", libomp=True)
+    env = lab_env(lab, "replay-bad-dll", torch_version="2.4.0", libomp=True)
     (env / "Lib" / "site-packages" / "torch" / "lib" / "bad_zz.dll").write_bytes(b"MZ not a PE file" + bytes(100))
     report, _ = replay(lab, env)
     first = report["first_failure"]

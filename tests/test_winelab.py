@@ -11,29 +11,12 @@ import subprocess
 
 import pytest
 
-from tests.conftest import wine_unavailable as _unavailable
-from tests.winelab import WineLab, WineLabUnavailable, from_windows_path, to_windows_path
+from tests.winelab import from_windows_path, to_windows_path
 
 pytestmark = [pytest.mark.wine, pytest.mark.slow]
 
 
-def _env(lab: WineLab, name: str, **kwargs):
-    try:
-        return lab.make_torch_env(name, **kwargs)
-    except WineLabUnavailable as exc:
-        _unavailable(str(exc))
 
-
-@pytest.fixture(scope="module")
-def seed_env(lab):
-    """torch 2.4.0 as pip installs it: no libomp140.x86_64.dll."""
-    return _env(lab, "test-seed-240", torch_version="2.4.0")
-
-
-@pytest.fixture(scope="module")
-def fixed_env(lab):
-    """torch 2.4.0 with libiomp5md.dll copied to libomp140.x86_64.dll."""
-    return _env(lab, "test-fixed-240", torch_version="2.4.0", libomp=True)
 
 
 def test_path_mapping():
