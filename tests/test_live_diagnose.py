@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from tests.conftest import lab_env
 from tests.winelab import REPO_ROOT, to_windows_path
 
 pytestmark = [pytest.mark.wine, pytest.mark.slow]
@@ -70,3 +71,14 @@ def test_live_deps_runs_on_the_wine_machine(lab, envs):
     result = run_app(lab, ["deps", lib])
     assert result.returncode == 1, result.stderr[-2000:]
     assert "libomp140.x86_64.dll  MISSING" in result.stdout
+
+
+def test_a_python_that_cannot_start_is_reported_not_fatal(lab):
+    broken = lab_env(lab, "diagnose-no-start", torch_version="2.4.0")
+    (broken / "python312.dll").unlink()  # a hard link: the shared base keeps its copy
+    code, document = diagnose(lab, broken)
+    (failed,) = [f for f in document["findings"] if f["code"] == "import-failed"]
+    assert code == 1 and failed["variant"] == "no-python"
+    assert failed["evidence"]["exit_code"] == 0xC0000135
+    assert failed["evidence"]["message"] == "a DLL that Python itself needs was not found"
+    assert any(f["code"] == "openmp-runtime-missing" for f in document["findings"])  # the static probes still ran

@@ -154,3 +154,28 @@ def test_torch_cpu_exports_beyond_pefiles_default_limit_are_all_read():
     libomp = next(d for d in fbgemm.imports if d.name.lower() == "libomp140.x86_64.dll")
     assert sorted(f.ordinal for f in libomp.functions) == [703, 706, 707]
     assert all(f.name is None for f in libomp.functions)
+
+
+def diagnose_json(image, capsys):
+    code = main(["diagnose", "--root", str(image.root), "--json", "-", "--quiet"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_diagnose_real_torch_240_top_blocker_is_libomp140_with_repairs(torch_image, capsys):
+    code, document = diagnose_json(torch_image(), capsys)
+    blockers = [f for f in document["findings"] if f["severity"] == "blocker"]
+    assert code == 1
+    assert [f["code"] for f in blockers[:3]] == ["openmp-runtime-missing", "torch-known-bad-build", "missing-dll"]
+    assert blockers[0]["evidence"]["needed_by"] == ["fbgemm.dll", "torch_cpu.dll"]
+    assert blockers[0]["repairs"] == ["place-libomp140", "upgrade-torch"]
+    assert blockers[2]["evidence"]["dll"] == "libomp140.x86_64.dll"
+    assert blockers[1]["evidence"]["fixed_in"] == "2.4.1" and "upgrade-torch" in blockers[1]["repairs"]
+    assert len(blockers) == 3
+    assert document["summary"]["warnings"] == 0
+
+
+@pytest.mark.parametrize("variant", [{"libomp": True}, {"torch": realfiles.TORCH_241}])
+def test_diagnose_real_torch_with_libomp140_or_241_has_no_blocker(torch_image, capsys, variant):
+    code, document = diagnose_json(torch_image(**variant), capsys)
+    assert code == 0 and document["summary"]["blockers"] == 0, [f["code"] for f in document["findings"]]
+    assert document["summary"]["warnings"] == (1 if "libomp" in variant else 0)  # 2.4.0: known-bad, worked around
