@@ -160,7 +160,7 @@ def run_diagnose(args: argparse.Namespace) -> int:
             diagnosis.machine, diagnosis.environments, diagnosis.findings, diagnosis.graphs, system.windows_path,
             lang=lang, source=source, source_root=root, redact_names=names, redacted=not args.no_redact,
             complete=diagnosis.complete, elapsed_s=diagnosis.elapsed_s)
-        trees = dependency_trees(diagnosis.graphs, system.windows_path)
+        trees = dependency_trees(diagnosis.graphs, system.windows_path, lang)
         if not args.no_redact:
             trees = redact(trees, names)
         if args.json:

@@ -90,8 +90,9 @@ def build_document(machine: MachineFacts, environments: list[PythonEnvironment],
     return redact(document, redact_names) if redacted else document
 
 
-def dependency_trees(graphs: dict[str, DependencyGraph], display: Callable[[Path], str]) -> dict[str, str]:
-    return {python: render_tree(graph, display) for python, graph in graphs.items()}
+def dependency_trees(graphs: dict[str, DependencyGraph], display: Callable[[Path], str],
+                     lang: str = "en") -> dict[str, str]:
+    return {python: render_tree(graph, display, lang) for python, graph in graphs.items()}
 
 
 def _severity_word(severity: str, lang: str) -> str:

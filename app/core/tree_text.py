@@ -1,4 +1,7 @@
-"""The dependency graph as an indented text tree, like Dependency Walker's, for `deps` and text reports."""
+"""The dependency graph as an indented text tree, like Dependency Walker's, for `deps` and text reports.
+
+Statuses stay the stable codes (`ok`, `MISSING`, ...); the rule that found each DLL is in the reader's words.
+"""
 
 from __future__ import annotations
 
@@ -6,26 +9,16 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from app.core.graph import OK, DependencyGraph, Edge, Node
+from app.core.words import words
 
-RULE_WORDS = {
-    None: "",
-    "root": "",
-    "api-set": "Windows API set",
-    "known-dll": "Windows (KnownDLLs)",
-    "dll-folder": "same folder",
-    "application-folder": "python.exe folder",
-    "added-folder": "torch's DLL folders",
-    "system32": "System32",
-    "windows-component": "part of Windows",
-    "legacy-application-folder": "python.exe folder (retry)",
-    "legacy-system32": "System32 (retry)",
-    "legacy-system": "Windows\\System (retry)",
-    "legacy-windows": "Windows folder (retry)",
-    "path-fallback": "PATH only (fragile)",
-}
+MAX_LISTED = 12
 
 
-def render_tree(graph: DependencyGraph, display_path: Callable[[Path], str] = str,
+def _listed(items: list[str]) -> str:
+    return ", ".join(items[:MAX_LISTED]) + (" ..." if len(items) > MAX_LISTED else "")
+
+
+def render_tree(graph: DependencyGraph, display_path: Callable[[Path], str] = str, lang: str = "en",
                 max_depth: int = 32) -> str:
     statuses = graph.statuses()
     lines: list[str] = []
@@ -35,13 +28,13 @@ def render_tree(graph: DependencyGraph, display_path: Callable[[Path], str] = st
         status = statuses[node]
         name = edge.name if edge is not None else display_path(node.path) if node.path else node.name
         parts = [name, status if status == OK else status.upper()]
-        rule = RULE_WORDS.get(node.resolution.rule if node.resolution else "root", "")
+        rule = node.resolution.rule if node.resolution else None
         if edge is not None and edge.kind == "delay":
-            parts.append("delay-load")
+            parts.append(words("tree.delay", lang))
         if node.resolution is not None and node.resolution.api_set_host:
             parts.append(f"-> {node.resolution.api_set_host}")
         if rule:
-            parts.append(f"({rule})")
+            parts.append(f"({words(f'tree.rule.{rule}', lang)})")
         return "  ".join(parts)
 
     def visit(node: Node, edge: Optional[Edge], depth: int) -> None:
@@ -49,22 +42,21 @@ def render_tree(graph: DependencyGraph, display_path: Callable[[Path], str] = st
         lines.append(indent + label(node, edge))
         detail = indent + "      "
         if node.reason:
-            lines.append(f"{detail}why: {node.reason}")
+            lines.append(detail + words("tree.why", lang, reason=node.reason))
         wanted = [str(m.function) for m in node.missing_exports if edge is None or m.importer == edge.source.name]
         if wanted:
-            lines.append(f"{detail}lacks: {', '.join(wanted[:12])}{' ...' if len(wanted) > 12 else ''}")
+            lines.append(detail + words("tree.lacks", lang, functions=_listed(wanted)))
         if node.path is None and node.resolution is not None and not node.resolution.found:
             if edge is not None and edge.functions:
-                wanted = [str(f) for f in edge.functions]
-                lines.append(f"{detail}{edge.source.name} needs: {', '.join(wanted[:12])}"
-                             f"{' ...' if len(wanted) > 12 else ''}")
+                lines.append(detail + words("tree.needs", lang, importer=edge.source.name,
+                                            functions=_listed([str(f) for f in edge.functions])))
             folders = [display_path(Path(folder)) for _, folder in node.resolution.tried]
-            lines.append(f"{detail}searched: {'; '.join(dict.fromkeys(folders))}")
+            lines.append(detail + words("tree.searched", lang, folders="; ".join(dict.fromkeys(folders))))
         if node.is_leaf or depth >= max_depth:
             return
         if node.id in shown:
             if graph.children(node):
-                lines.append(f"{detail}(its dependencies are listed above)")
+                lines.append(detail + words("tree.listed_above", lang))
             return
         shown.add(node.id)
         for child in graph.children(node):
