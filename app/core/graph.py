@@ -284,6 +284,7 @@ class DependencyGraph:
                 "api_set_host": resolution.api_set_host if resolution else None,
                 "reason": node.reason,
                 "file_version": node.info.file_version if node.info else None,
+                "dependent_load_flags": node.info.dependent_load_flags if node.info else None,
                 "root": node in self.roots,
             })
         edges = [{"from": e.source.id, "to": e.target.id, "kind": e.kind, "name": e.name,
