@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -119,11 +120,12 @@ def run_deps(args: argparse.Namespace) -> int:
 
 
 def run_diagnose(args: argparse.Namespace) -> int:
-    with tempfile.TemporaryDirectory(prefix="tdd-demo-") as scratch:
+    with contextlib.ExitStack() as stack:
         if args.demo:
             from app.core.demo import build_demo_image
 
-            system: System = OfflineImage(build_demo_image(Path(scratch) / "demo"))
+            scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="tdd-demo-")))
+            system: System = OfflineImage(build_demo_image(scratch / "demo"))
             source, root = "demo", None
         else:
             system = open_system(args.root)
@@ -177,7 +179,7 @@ def run_diagnose(args: argparse.Namespace) -> int:
 
 def run_explain(args: argparse.Namespace) -> int:
     text = " ".join(args.error)
-    cause = classify_error(int(text) if text.strip().isdigit() else text)
+    cause = classify_error(text)
     lang = pick_language(args.lang)
     words_of = cause.text(lang)
     print(words_of["title"])

@@ -376,3 +376,128 @@ def test_explain_pasted_chinese_error(capsys):
     assert main(["explain", "无法定位程序输入点 omp_get_max_threads 于动态链接库 fbgemm.dll 上。", "--lang", "en"]) == 0
     out = capsys.readouterr().out
     assert "omp_get_max_threads" in out
+
+
+# -- damaged input and edge cases ---------------------------------------------------------------------------------
+def test_nul_characters_in_image_data_do_not_end_the_diagnosis(machine, capsys):
+    machine.add_to_path("C:\\Tools\u0000x\\bin")
+    machine.set_value(r"HKCU\Software\Python\PythonCore\3.9\InstallPath", "", "REG_SZ", "C:\\Py\u000039")
+    code = main(["diagnose", "--root", str(machine.root), "--json", "-", "--quiet"])
+    assert code == 0, capsys.readouterr().err
+    assert json.loads(capsys.readouterr().out)["summary"]["blockers"] == 0
+
+
+def test_a_non_openmp_file_named_libomp140_keeps_the_known_bad_build_a_blocker(machine):
+    torch(machine, "2.4.0+cpu", imports=("c10.dll", "libomp140.x86_64.dll"))
+    machine.write(LIB + r"\libomp140.x86_64.dll", build_pe(dll_name="libomp140.x86_64.dll"))  # no functions
+    result = diagnose(machine)
+    assert finding(result, "torch-known-bad-build").severity == "blocker"
+    assert finding(result, "missing-export").evidence["dll"] == "libomp140.x86_64.dll"
+
+
+def test_newer_torch_also_searches_the_environments_bin_folder(machine):
+    machine.write(VENV + r"\bin\helper.dll", build_pe(dll_name="helper.dll", exports=[Export(1, "c10_function")]))
+    torch(machine, "2.9.0+cpu", imports=("c10.dll", "helper.dll"))
+    assert "missing-dll" in codes(diagnose(machine))
+    machine.write(SITE + r"\torch\__init__.py", "py_root_bin_path = os.path.join(sys.exec_prefix, 'bin')\n")
+    result = diagnose(machine)
+    assert "missing-dll" not in codes(result)
+    graph = next(iter(result.graphs.values()))
+    assert next(n for n in graph.nodes.values() if n.name == "helper.dll").resolution.rule == "added-folder"
+
+
+def test_32bit_python_gets_one_clear_blocker_not_one_per_dll(machine):
+    machine.write(VENV + r"\Scripts\python.exe", build_pe(dll=False, machine="x86"))
+    blockers = codes(diagnose(machine), "blocker")
+    assert "python-32bit" in blockers and "wrong-architecture" not in blockers
+
+
+def test_windows_own_arm64_dlls_are_not_wrong_architecture(machine):
+    machine.write(SYS32 + r"\kernel32.dll", build_pe(machine="arm64", dll_name="kernel32.dll",
+                                                     exports=[Export(1, "Sleep")]))
+    assert "wrong-architecture" not in codes(diagnose(machine))
+
+
+def test_a_newer_copy_on_path_does_not_shadow_windows_own(machine):
+    machine.write(r"C:\Tools\msvcp140.dll", build_pe(dll_name="msvcp140.dll", file_version=(14, 50, 1, 0),
+                                                     exports=[Export(1, "runtime_function")]))
+    machine.add_to_path(r"C:\Tools")
+    assert "path-shadowing" not in codes(diagnose(machine))
+
+
+def test_damaged_record_is_reported_without_failing_a_check(machine):
+    machine.write(SITE + r"\torch-2.4.1.dist-info\RECORD", "torch/lib/c10.dll,sha256=x,²\n" + "x" * 200_000 + "\n")
+    result = diagnose(machine)
+    assert "check-failed" not in codes(result)
+
+
+def test_the_record_of_the_installed_version_is_used(machine):
+    size = machine.host(LIB + r"\c10.dll").stat().st_size
+    machine.write(SITE + r"\torch-2.0.0.dist-info\RECORD", "torch/lib/old.dll,sha256=x,1\n")
+    machine.write(SITE + r"\torch-2.4.1.dist-info\RECORD", f"torch/lib/c10.dll,sha256=x,{size}\n")
+    assert "torch-files-missing" not in codes(diagnose(machine))
+
+
+def test_path_entries_on_drives_an_image_does_not_hold_are_not_called_dead(machine):
+    machine.add_to_path(r"D:\tools\bin")
+    assert "path-dead-entry" not in codes(diagnose(machine))
+
+
+@pytest.mark.parametrize("value, reported", [("TRUE", True), ("1", True), ("FALSE", False), ("0", False)])
+def test_kmp_duplicate_lib_ok_only_when_switched_on(machine, value, reported):
+    machine.set_variable("user", "KMP_DUPLICATE_LIB_OK", value)
+    assert ("unsafe-env-var" in codes(diagnose(machine))) is reported
+
+
+def test_missing_function_count_is_per_function_not_per_importer(machine):
+    shm = build_pe(dll_name="shm.dll", imports=[Import("c10.dll", ("gone", "c10_function"))])
+    machine.write(LIB + r"\shm.dll", shm)
+    torch(machine, "2.4.1+cpu")
+    machine.write(LIB + r"\torch_cpu.dll", build_pe(dll_name="torch_cpu.dll", imports=[Import("c10.dll", ("gone",))]))
+    assert finding(diagnose(machine), "missing-export").evidence["count"] == 1
+
+
+def test_a_damaged_dll_reached_only_by_delay_load_is_a_warning(machine):
+    machine.write(LIB + r"\optional.dll", b"MZ" + bytes(200))
+    machine.write(LIB + r"\torch_cpu.dll", build_pe(dll_name="torch_cpu.dll", imports=[
+        Import("c10.dll", ("c10_function",)), Import("optional.dll", ("f",), delay=True)]))
+    machine.host(LIB + r"\optional.dll").rename(machine.host(SITE + r"\optional.dll"))  # not a root ...
+    machine.write(VENV + r"\Library\bin\optional.dll", b"MZ" + bytes(200))  # ... but found in an added folder
+    damaged = finding(diagnose(machine), "dll-damaged")
+    assert damaged.severity == "warning"
+
+
+def test_redaction_keeps_names_with_spaces_and_common_account_names_readable():
+    from app.core.report import redact
+
+    assert redact(r"C:\Users\John Smith\ComfyUI", ["John Smith"]) == r"C:\Users\<user>\ComfyUI"
+    assert redact(r"the user C:\Users\User\x <user>", ["User"]) == r"the user C:\Users\<user>\x <user>"
+    assert redact({r"C:\Users\bob\p": "bob, bobby"}, ["bob"]) == {r"C:\Users\<user>\p": "<user>, bobby"}
+
+
+def test_explain_accepts_any_text(capsys):
+    assert main(["explain", "²"]) == 0
+    assert main(["explain", "126"]) == 0
+    assert "file" in capsys.readouterr().out
+
+
+def test_a_stuck_probe_does_not_keep_the_program_running(machine):
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(f"""
+        import sys, time
+        sys.path.insert(0, {str(__import__("pathlib").Path(__file__).resolve().parents[1])!r})
+        from app.probes.base import ENVIRONMENT, Probe
+        from app.probes.runner import run_diagnosis
+        from app.core.discovery import discover
+        from app.system.offline import OfflineImage
+        system = OfflineImage({str(machine.root)!r})
+        stuck = Probe("gpu", ENVIRONMENT, lambda ctx: time.sleep(30) or [])
+        result = run_diagnosis(system, list(discover(system)), probes=(stuck,), budget_s=0.5)
+        print(result.complete)
+    """)
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "False" and time.monotonic() - started < 10, done.stderr

@@ -100,8 +100,9 @@ def test_forwarded_export_is_followed_to_its_target(image):
     dll(image, LIB + r"\a.dll", [Import("shim.dll", ("f",))])
     dll(image, LIB + r"\b.dll", [Import("shim.dll", ("g",))])
     graph = graph_of(image, LIB + r"\a.dll", LIB + r"\b.dll")
-    assert graph.status(node(graph, "a.dll")) == CHILDREN_ERROR  # shared shim lacks g (via b) ...
-    assert [str(m.function) for m in node(graph, "shim.dll").missing_exports] == ["g"]  # ... but f resolves
+    assert [str(m.function) for m in node(graph, "shim.dll").missing_exports] == ["g"]  # real.dll has no g
+    assert graph.status(node(graph, "a.dll")) == OK  # its f forwards to real.f, which exists
+    assert graph.status(node(graph, "b.dll")) == CHILDREN_ERROR
 
 
 def test_forwarder_loop_is_corrupt_not_a_hang(image):
@@ -348,3 +349,13 @@ def test_a_4_gib_sparse_dll_reads_the_same_bytes_as_a_4_mib_one(tmp_path):
         assert info.size == size and len(info.exports.names) == 3000
         counts.append(CountingFile.bytes_read)
     assert counts[0] == counts[1] < 1 << 20
+
+
+def test_a_missing_export_breaks_only_the_importer_that_needs_it(image):
+    dll(image, LIB + r"\base.dll", exports=exports("common"))
+    dll(image, LIB + r"\needs_more.dll", [Import("base.dll", ("common", "extra"))], exports=exports("n"))
+    dll(image, LIB + r"\needs_common.dll", [Import("base.dll", ("common",))], exports=exports("c"))
+    graph = graph_of(image, LIB + r"\needs_more.dll", LIB + r"\needs_common.dll")
+    assert graph.status(node(graph, "base.dll")) == MISSING_EXPORT
+    assert graph.status(node(graph, "needs_more.dll")) == CHILDREN_ERROR
+    assert graph.status(node(graph, "needs_common.dll")) == OK

@@ -80,5 +80,5 @@ def test_a_python_that_cannot_start_is_reported_not_fatal(lab):
     (failed,) = [f for f in document["findings"] if f["code"] == "import-failed"]
     assert code == 1 and failed["variant"] == "no-python"
     assert failed["evidence"]["exit_code"] == 0xC0000135
-    assert failed["evidence"]["message"] == "a DLL that Python itself needs was not found"
+    assert failed["evidence"]["message"]["en"] == "a DLL that Python itself needs was not found"
     assert any(f["code"] == "openmp-runtime-missing" for f in document["findings"])  # the static probes still ran

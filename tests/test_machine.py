@@ -12,6 +12,7 @@ from app.core.discovery import discover
 from app.core.integrity import check_torch_files
 from app.core.machine import nvidia_version, read_machine
 from app.core.pe_writer import build_pe
+from app.core.words import pick_language
 from app.system.image_builder import ImageBuilder
 from app.system.offline import OfflineImage
 from tests import realfiles
@@ -108,7 +109,8 @@ def test_windows_facts_paths_and_variables(image):
     facts = read_machine(OfflineImage(image.root))
     assert facts.windows_version == "10.0.22631" and facts.windows_build == 22631 and facts.architecture == "AMD64"
     assert facts.long_paths_enabled is False
-    assert facts.code_page == 936 and facts.ui_language == "zh-CN" and facts.prefers_chinese
+    assert facts.code_page == 936 and facts.ui_language == "zh-CN"
+    assert pick_language(None, facts.ui_language, facts.code_page) == "zh_CN"
     assert facts.known_dlls == frozenset({"kernel32.dll"})
     assert facts.system32.name == "System32" and facts.syswow64 is None
     assert facts.variables == {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True", "KMP_DUPLICATE_LIB_OK": "TRUE"}

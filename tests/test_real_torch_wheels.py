@@ -108,7 +108,7 @@ def test_deps_cli_text_tree_for_torch_241_exits_0(torch_image, capsys):
     out = capsys.readouterr().out
     assert code == 0
     assert out.splitlines()[0].endswith("fbgemm.dll  ok")
-    assert "libiomp5md.dll  ok  (same folder)" in out
+    assert "libiomp5md.dll  ok  (folder of the DLL being loaded)" in out
     assert "MISSING" not in out
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ntpath
+from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 
@@ -12,6 +13,7 @@ from app.core.loader import DirectoryIndex, LoaderModel, SearchContext, torch_dl
 from app.core.pe import PEError, read_section
 from app.core.resources import default_known_dlls
 from app.system.base import System
+from app.system.folders import children
 
 
 def torch_search_folders(system: System, env: PythonEnvironment) -> list[Path]:
@@ -26,7 +28,7 @@ def torch_search_folders(system: System, env: PythonEnvironment) -> list[Path]:
         nvtx = system.variable("NVTOOLSEXT_PATH") or ntpath.join(program_files, "NVIDIA Corporation", "NvToolsExt")
         _append_existing(system, folders, ntpath.join(nvtx, "bin", "x64"))
     cuda = env.torch.cuda
-    if cuda and not any(any(f.name.lower().startswith("cudart64") for f in _files(folder)) for folder in folders):
+    if cuda and not any(any(f.name.lower().startswith("cudart64") for f in children(folder)) for folder in folders):
         default = ntpath.join(program_files, "NVIDIA GPU Computing Toolkit", "CUDA", f"v{cuda}")
         base = system.variable("CUDA_PATH_V" + cuda.replace(".", "_")) or default
         _append_existing(system, folders, ntpath.join(base, "bin"))
@@ -55,21 +57,24 @@ def loader_for(system: System, env: Optional[PythonEnvironment] = None) -> Loade
 def _schema(system32: Optional[Path]) -> Optional[ApiSetSchema]:
     if system32 is None:
         return None
-    dll = next((f for f in _files(system32) if f.name.lower() == "apisetschema.dll"), None)
+    dll = next((f for f in children(system32) if f.name.lower() == "apisetschema.dll"), None)
     if dll is None:
         return None
     try:
-        data = read_section(dll, ".apiset")
+        stat = dll.stat()
+    except OSError:
+        return None
+    return _parsed_schema(str(dll), stat.st_size, stat.st_mtime_ns)
+
+
+@lru_cache(maxsize=8)
+def _parsed_schema(path: str, size: int, mtime_ns: int) -> Optional[ApiSetSchema]:
+    """Parsed once per file version: every environment of a machine shares it."""
+    try:
+        data = read_section(path, ".apiset")
         return ApiSetSchema.parse(data) if data else None
     except (OSError, PEError, ValueError, UnicodeDecodeError):
         return None  # a damaged schema: fall back to the documented rules
-
-
-def _files(folder: Path) -> list[Path]:
-    try:
-        return list(folder.iterdir())
-    except OSError:
-        return []
 
 
 def _append_existing(system: System, folders: list[Path], windows_path: str) -> None:

@@ -26,7 +26,7 @@ from app.system.base import NotAvailable, System
 from app.system.folders import child, children, descend
 
 PEP514_ROOTS = (r"HKCU\Software\Python", r"HKLM\Software\Python", r"HKLM\Software\WOW6432Node\Python")
-CONDA_NAMES = ("anaconda3", "miniconda3", "miniforge3", "mambaforge", "Anaconda3", "Miniconda3")
+CONDA_NAMES = ("anaconda3", "miniconda3", "miniforge3", "mambaforge")
 STORE_PACKAGE = re.compile(r"^PythonSoftwareFoundation\.Python\.3\.(\d+)_\w+$", re.I)
 
 

@@ -38,8 +38,8 @@ class PECache:
         """The file's PEInfo, or a plain-words reason why it cannot be read."""
         try:
             stat = os.stat(path)
-        except OSError as exc:
-            return f"the file cannot be read ({exc.strerror or exc})"
+        except (OSError, ValueError) as exc:
+            return f"the file cannot be read ({getattr(exc, 'strerror', None) or exc})"
         key = (str(path), stat.st_size, stat.st_mtime_ns)
         found = self._entries.get(key)
         if found is None:
@@ -179,12 +179,12 @@ class DependencyGraph:
             return
         if self.machine is None:
             self.machine = info.machine
+        if node.is_leaf:
+            return  # Windows' own DLLs: on ARM64 Windows they are ARM64(X) files that serve x64 programs too
         if info.machine != self.machine:
             node.problem = WRONG_ARCHITECTURE
             node.reason = (f"the file is built for {info.machine_name}, "
                            f"the program loading it is {MACHINE_NAMES.get(self.machine, hex(self.machine))}")
-            return
-        if node.is_leaf:
             return
         for imported in info.imports:
             resolution = self.loader.resolve(imported.name, node.load_folder, node.name)
@@ -251,8 +251,12 @@ class DependencyGraph:
             broken = [node for node, status in result.items() if status in BLOCKING]
             while broken:
                 node = broken.pop()
+                # a missing export breaks only the importers that need it, not every user of the DLL
+                needing = {m.importer for m in node.missing_exports} if result[node] == MISSING_EXPORT else None
                 for edge in node.incoming:
                     parent = edge.source
+                    if needing is not None and parent.name not in needing:
+                        continue
                     if edge.kind == "import" and result[parent] == OK:
                         result[parent] = CHILDREN_ERROR
                         broken.append(parent)

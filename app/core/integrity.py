@@ -42,11 +42,16 @@ class IntegrityReport:
 
 
 def find_record(env: PythonEnvironment) -> Optional[Path]:
-    """The RECORD of the installed torch (site-packages\\torch-<version>.dist-info\\RECORD)."""
-    for folder in children(env.site_packages):
-        name = folder.name.lower()
-        if name.startswith("torch-") and name.endswith(".dist-info"):
-            return descend(folder, "RECORD")
+    """The RECORD of the installed torch (site-packages\\torch-<version>.dist-info\\RECORD); when an older
+    dist-info was left behind, the one named for torch's own version."""
+    infos = [f for f in children(env.site_packages)
+             if f.name.lower().startswith("torch-") and f.name.lower().endswith(".dist-info")]
+    release = env.torch.release if env.torch else None
+    infos.sort(key=lambda f: f.name[len("torch-"):-len(".dist-info")].split("+")[0] != release)
+    for folder in infos:
+        record = descend(folder, "RECORD")
+        if record is not None:
+            return record
     return None
 
 
@@ -57,7 +62,8 @@ def read_record(path: Path, prefix: str = "torch/lib/") -> list[RecordEntry]:
         if len(row) < 3 or not row[0].replace("\\", "/").lower().startswith(prefix):
             continue
         digest = row[1].split("=", 1)[1] if row[1].startswith("sha256=") else None
-        entries.append(RecordEntry(row[0].replace("\\", "/"), digest, int(row[2]) if row[2].isdigit() else None))
+        size = int(row[2]) if row[2].isascii() and row[2].isdigit() else None
+        entries.append(RecordEntry(row[0].replace("\\", "/"), digest, size))
     return entries
 
 
@@ -71,8 +77,8 @@ def check_torch_files(env: PythonEnvironment, *, hashes: bool = False, cancel: O
         return report
     try:
         entries = read_record(record)
-    except OSError as exc:
-        report.problem = f"torch's install record could not be read ({exc.strerror or exc})"
+    except (OSError, csv.Error, ValueError) as exc:
+        report.problem = f"torch's install record could not be read ({getattr(exc, 'strerror', None) or exc})"
         return report
     present = []
     for entry in entries:

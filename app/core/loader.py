@@ -27,7 +27,6 @@ ADDED_FOLDER = "added-folder"  # os.add_dll_directory
 SYSTEM32 = "system32"
 WINDOWS_COMPONENT = "windows-component"  # part of every Windows, though absent from this image
 PATH_FALLBACK = "path-fallback"  # the LoadLibraryW retry: legacy search order, PATH included
-LEGACY_RULES = ("legacy-application-folder", "legacy-system32", "legacy-system", "legacy-windows", PATH_FALLBACK)
 
 
 class DirectoryIndex:
@@ -42,7 +41,7 @@ class DirectoryIndex:
         if found is None:
             try:
                 names = os.listdir(folder)
-            except OSError:
+            except (OSError, ValueError):  # ValueError: a NUL character in a damaged image's path
                 names = []
             found = self._listings[key] = {name.lower(): name for name in names}
         return found
@@ -98,13 +97,23 @@ class Resolution:
 
 def torch_dll_folders(torch_folder: Path, exec_prefix: Path, base_exec_prefix: Path,
                       userbase: Optional[Path], exists=os.path.isdir) -> list[Path]:
-    """The folders torch adds with os.add_dll_directory, in its order, keeping those that exist."""
+    """The folders torch adds with os.add_dll_directory, in its order, keeping those that exist. Newer torch
+    also adds `<exec_prefix>\\bin` (its __init__.py then names `py_root_bin_path`)."""
     candidates = [torch_folder / "lib", exec_prefix / "Library" / "bin"]
     if exec_prefix != base_exec_prefix:
         candidates.append(base_exec_prefix / "Library" / "bin")
     if userbase is not None:
         candidates.append(userbase / "Library" / "bin")
+    if _loader_adds_root_bin(torch_folder):
+        candidates.append(exec_prefix / "bin")
     return [folder for folder in candidates if exists(folder)]
+
+
+def _loader_adds_root_bin(torch_folder: Path) -> bool:
+    try:
+        return "py_root_bin_path" in (torch_folder / "__init__.py").read_text(encoding="utf-8", errors="replace")
+    except (OSError, ValueError):
+        return False
 
 
 class LoaderModel:

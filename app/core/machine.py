@@ -14,12 +14,14 @@ from typing import Optional
 
 from app.core.pe import PEError, read_pe
 from app.core.resources import default_known_dlls
+from app.core.versions import version_tuple
 from app.system.base import System
 from app.system.folders import child, children, descend
 
 VC_RUNTIMES_KEY = r"HKLM\SOFTWARE\Microsoft\VisualStudio\14.0\VC\Runtimes"
 VC_RUNTIMES_KEY_32 = r"HKLM\SOFTWARE\WOW6432Node\Microsoft\VisualStudio\14.0\VC\Runtimes"
-RUNTIME_DLLS = ("vcruntime140.dll", "vcruntime140_1.dll", "msvcp140.dll", "vcomp140.dll")
+CORE_VC_DLLS = ("vcruntime140.dll", "vcruntime140_1.dll", "msvcp140.dll")  # what torch itself loads first
+RUNTIME_DLLS = (*CORE_VC_DLLS, "vcomp140.dll")
 LONG_PATHS_KEY = r"HKLM\SYSTEM\CurrentControlSet\Control\FileSystem"
 DISPLAY_CLASS_KEY = r"HKLM\SYSTEM\CurrentControlSet\Control\Class\{4d36e968-e325-11ce-bfc1-08002be10318}"
 VS_INSTANCES = r"C:\ProgramData\Microsoft\VisualStudio\Packages\_Instances"
@@ -76,14 +78,10 @@ class MachineFacts:
         parts = (self.windows_version or "").split(".")
         return int(parts[2]) if len(parts) > 2 and parts[2].isdigit() else None
 
-    @property
-    def prefers_chinese(self) -> bool:
-        return (self.ui_language or "").lower().startswith("zh") or self.code_page == 936
-
     def vc_runtime(self, arch: str) -> Optional[VcRuntimeEntry]:
         """The newest installed runtime registered for `arch` in either view."""
         found = [e for e in self.vc_runtimes if e.arch == arch and e.installed]
-        return max(found, key=lambda e: _version_tuple(e.version), default=None)
+        return max(found, key=lambda e: version_tuple(e.version), default=None)
 
 
 def read_machine(system: System) -> MachineFacts:
@@ -212,7 +210,3 @@ def _nvidia_driver(system: System, system32: Optional[Path]) -> tuple[Optional[s
 def _split_path(system: System, variables: dict[str, str]) -> list[str]:
     raw = next((v for k, v in variables.items() if k.lower() == "path"), "")
     return [system.expand(e.strip().strip('"')) for e in raw.split(";") if e.strip()]
-
-
-def _version_tuple(version: Optional[str]) -> tuple[int, ...]:
-    return tuple(int(x) for x in re.findall(r"\d+", version or ""))

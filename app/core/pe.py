@@ -367,7 +367,7 @@ class _Image:
         names: dict[str, int] = {}
         if n_names:
             name_rvas = struct.unpack(f"<{n_names}I", self.read(names_rva, 4 * n_names, "the export name table"))
-            indexes = struct.unpack(f"<{n_names}H", self.read(ordinals_rva, 2 * n_names, "the export ordinals"))
+            indexes = struct.unpack(f"<{n_names}H", self.read(ordinals_rva, 2 * n_names, "the export index table"))
             read_name = self._bulk_names(name_rvas)
             for name_at, index in zip(name_rvas, indexes):
                 if index >= n_functions:

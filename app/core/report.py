@@ -21,21 +21,25 @@ from app.core.tree_text import render_tree
 from app.core.words import words
 
 SCHEMA = "torch-dll-doctor.diagnosis/1"
-_USER_IN_PATH = re.compile(r"(?i)([\\/]Users[\\/])(?!<user>)([^\\/\"'\s]+)")
+# the profile folder's name runs to the next separator: names may hold spaces ("John Smith")
+_USER_IN_PATH = re.compile(r"(?i)([\\/]Users[\\/])(?!<user>)([^\\/\"'\n\r\t,;]+)")
+# account names that are ordinary words: replacing them everywhere would garble the text
+_COMMON_NAMES = {"user", "users", "admin", "administrator", "owner", "guest", "pc", "default", "public"}
 
 
 def redact(value: Any, names: Iterable[str] = ()) -> Any:
-    """Replace user names in paths (…\\Users\\alice\\… -> …\\Users\\<user>\\…) and the given names, everywhere."""
+    """Replace the user's name: the profile folder in every path (…\\Users\\alice\\… -> …\\Users\\<user>\\…),
+    and the given account names where they stand as whole words. Keys are redacted as paths only."""
+    names = [n for n in names if len(n) >= 3 and n.lower() not in _COMMON_NAMES]
     if isinstance(value, str):
         text = _USER_IN_PATH.sub(r"\1<user>", value)
         for name in names:
-            if len(name) >= 3:
-                text = re.sub(rf"(?i)(?<![\w]){re.escape(name)}(?![\w])", "<user>", text)
+            text = re.sub(rf"(?i)(?<![\w<]){re.escape(name)}(?![\w>])", "<user>", text)
         return text
     if isinstance(value, list):
         return [redact(v, names) for v in value]
     if isinstance(value, dict):
-        return {redact(k, names): redact(v, names) for k, v in value.items()}
+        return {redact(k): redact(v, names) for k, v in value.items()}
     return value
 
 
@@ -213,10 +217,12 @@ def html_report(document: dict, trees: dict[str, str], lang: str) -> str:
     parts.append(f"<h2>{e(words('report.machine', lang))}</h2><table>")
     rows = [("report.machine.windows", f"{machine['windows_version'] or words('report.unknown', lang)} "
                                        f"({machine['architecture'] or words('report.unknown', lang)})"),
-            ("report.machine.vc_runtime", "; ".join(f"{v['arch']} {v['version']} ({v['view']})"
+            ("report.machine.vc_runtime", "; ".join(f"{v['arch']} {v['version'] or words('report.unknown', lang)} "
+                                                    f"({v['view']})"
                                                     for v in machine["vc_runtimes"] if v["installed"])
              or words("report.none", lang)),
-            ("report.machine.runtime_dlls", "; ".join(f"{d['path']} {d['version']}" for d in machine["runtime_dlls"])
+            ("report.machine.runtime_dlls", "; ".join(f"{d['path']} {d['version'] or words('report.unknown', lang)}"
+                                                      for d in machine["runtime_dlls"])
              or words("report.none", lang)),
             ("report.machine.nvidia", machine["nvidia_driver"] or words("report.none", lang)),
             ("report.machine.language", f"{machine['ui_language'] or words('report.unknown', lang)} / "

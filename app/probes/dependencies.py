@@ -15,13 +15,11 @@ from app.core.graph import (
     DependencyGraph,
     Node,
 )
-from app.core.machine import file_version
+from app.core.machine import LIBOMP140
 from app.core.pe import MACHINE_NAMES
 from app.core.resources import known_issues
 from app.core.versions import version_tuple
 from app.probes.base import ENVIRONMENT, Probe, ProbeContext
-
-OPENMP_LIB = "libomp140.x86_64.dll"
 
 
 def repairs_for(dll: str) -> list[str]:
@@ -29,7 +27,7 @@ def repairs_for(dll: str) -> list[str]:
     name = dll.lower()
     if name in known_issues()["vc_runtime_dlls"]:
         return ["install-vc-runtime"]
-    if name == OPENMP_LIB:
+    if name == LIBOMP140:
         return ["place-libomp140", "upgrade-torch"]
     return ["reinstall-torch"]
 
@@ -48,12 +46,16 @@ def first_failing_root(graph: DependencyGraph) -> Optional[str]:
 
 
 def run(ctx: ProbeContext) -> Iterator[Finding]:
+    if ctx.env is not None and ctx.env.is_64bit is False:
+        return  # every torch DLL is 64-bit: python-32bit says it once, not once per DLL
     graph = ctx.graph()
     statuses = graph.statuses()
     stops_at = first_failing_root(graph)
     for node in graph.walk():
         status = statuses[node]
         base = {"dll": node.name, "needed_by": importers(node)}
+        # reached only through delay-load imports: it fails when a feature needs it, not at start-up
+        severity = WARNING if node.incoming and all(e.kind == "delay" for e in node.incoming) else BLOCKER
         if status == MISSING:
             searched = list(dict.fromkeys(ctx.display(Path(folder)) for _, folder in node.resolution.tried))
             needs = [{"dll": e.source.name, "functions": [str(f) for f in e.functions]} for e in node.incoming]
@@ -62,17 +64,18 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
         elif status == MISSING_DELAY:
             yield ctx.finding("missing-delay-dll", WARNING, base)
         elif node.problem == WRONG_ARCHITECTURE:
-            yield ctx.finding("wrong-architecture", BLOCKER, {
+            yield ctx.finding("wrong-architecture", severity, {
                 **base, "path": ctx.display(node.path), "machine": node.info.machine_name,
                 "expected": MACHINE_NAMES.get(graph.machine or 0, "x64")}, ["reinstall-torch"])
         elif node.problem == CORRUPT:
-            yield ctx.finding("dll-damaged", BLOCKER, {**base, "path": ctx.display(node.path), "reason": node.reason},
+            yield ctx.finding("dll-damaged", severity, {**base, "path": ctx.display(node.path), "reason": node.reason},
                               ["reinstall-torch"])
         elif status == MISSING_EXPORT:
             missing = [{"importer": m.importer, "function": str(m.function)} for m in node.missing_exports]
-            yield ctx.finding("missing-export", BLOCKER, {
+            yield ctx.finding("missing-export", severity, {
                 **base, "needed_by": sorted({m.importer for m in node.missing_exports}), "path": ctx.display(node.path),
-                "version": node.info.file_version if node.info else None, "count": len(missing), "missing": missing},
+                "version": node.info.file_version if node.info else None,
+                "count": len({m.function for m in node.missing_exports}), "missing": missing},
                 repairs_for(node.name))
         if node.resolution is not None and node.resolution.fragile and status != MISSING:
             yield ctx.finding("path-fragile", WARNING, {**base, "path": ctx.display(node.path.parent)},
@@ -89,8 +92,8 @@ def shadowing(ctx: ProbeContext, graph: DependencyGraph) -> Iterator[Finding]:
     for node in graph.walk():
         if node.path is None or node.name.lower() not in watched:
             continue
-        if context.app_folder is not None and node.path.parent == context.app_folder:
-            continue  # python.exe's own vcruntime140: Python loads it first by design, and keeps it current
+        if node.path.parent in (context.app_folder, context.system32):
+            continue  # python.exe's own vcruntime140 (loaded first by design), or Windows' own copy: not shadowing
         version = node.info.file_version if node.info else None
         if version is None:
             continue
@@ -99,7 +102,8 @@ def shadowing(ctx: ProbeContext, graph: DependencyGraph) -> Iterator[Finding]:
             other = loader.index.find(folder, node.name) if folder else None
             if other is None or other == node.path:
                 continue
-            other_version = file_version(other)
+            found = ctx.cache.get(other)
+            other_version = None if isinstance(found, str) else found.file_version
             best_so_far = better[1] if better else version
             if other_version and _newer(other_version, best_so_far):
                 better = (other, other_version)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import csv
 from typing import Iterator
 
 from app.core.findings import INFO, WARNING, Finding
@@ -22,7 +23,7 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
     longest = len(torch_path) + 40
     record = find_record(env)
     if record is not None:
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError, ValueError, csv.Error):
             longest = max([len(site) + 1 + len(e.path) for e in read_record(record, prefix="torch/")] or [longest])
     if ctx.machine.long_paths_enabled is not True and longest >= MAX_PATH - MARGIN:
         yield ctx.finding("long-paths-disabled", WARNING, {"path": torch_path, "length": longest,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from app.core.findings import BLOCKER, WARNING, Finding
-from app.core.graph import MISSING
+from app.core.graph import OK
 from app.core.resources import known_issues
 from app.core.versions import matches
 from app.probes.base import ENVIRONMENT, Probe, ProbeContext
@@ -18,8 +18,9 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
     for build in known_issues()["builds"]:
         if not matches(torch.release, build["torch"]):
             continue
-        missing = {n.name.lower() for n, s in ctx.graph().statuses().items() if s == MISSING}
-        triggered = build["missing_dll"].lower() in missing
+        statuses = ctx.graph().statuses()
+        present = [s for n, s in statuses.items() if n.name.lower() == build["missing_dll"].lower()]
+        triggered = not present or any(s != OK for s in present)  # worked around only if it is there and loads
         yield ctx.finding("torch-known-bad-build", BLOCKER if triggered else WARNING, {
             "torch": torch.version, "fixed_in": build["fixed_in"], "summary": build["summary"], "issue": build["id"],
             "links": build["links"]}, ["upgrade-torch"] + (["place-libomp140"] if triggered else []),

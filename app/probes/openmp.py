@@ -6,11 +6,12 @@ from typing import Iterator
 
 from app.core.findings import BLOCKER, WARNING, Finding
 from app.core.graph import MISSING
+from app.core.machine import LIBOMP140
 from app.core.resources import known_issues
 from app.probes.base import ENVIRONMENT, MACHINE, Probe, ProbeContext
 from app.system.folders import child, children
 
-LIBOMP140 = "libomp140.x86_64.dll"
+TRUE_WORDS = {"1", "true", ".true.", "on", "yes", "y", "t", "enable", "enabled"}
 
 
 def run(ctx: ProbeContext) -> Iterator[Finding]:
@@ -23,8 +24,8 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
                 names = [str(f) for f in edge.functions]
                 needs.append({"dll": edge.source.name, "functions": names})
             sources = [ctx.display(p) for vs in ctx.machine.visual_studio for p in vs.libomp140]
-            lib = ctx.torch_dlls()[0].parent if ctx.torch_dlls() else None
-            intel = child(lib, "libiomp5md.dll") if lib else None
+            dlls = ctx.torch_dlls()
+            intel = child(dlls[0].parent, "libiomp5md.dll") if dlls else None
             yield ctx.finding("openmp-runtime-missing", BLOCKER, {
                 "dll": LIBOMP140, "needed_by": sorted({n["dll"] for n in needs}), "needs": needs,
                 "visual_studio_copies": sources, "intel_runtime": ctx.display(intel) if intel else None},
@@ -56,7 +57,7 @@ def conflicts(ctx: ProbeContext) -> Iterator[Finding]:
 
 def unsafe_switch(ctx: ProbeContext) -> Iterator[Finding]:
     for name, value in ctx.machine.variables.items():
-        if name.upper() == "KMP_DUPLICATE_LIB_OK":
+        if name.upper() == "KMP_DUPLICATE_LIB_OK" and value.strip().lower() in TRUE_WORDS:
             yield ctx.finding("unsafe-env-var", WARNING, {"variable": name, "value": value}, ["unset-env-var"])
 
 

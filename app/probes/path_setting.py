@@ -16,7 +16,7 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
     for spellings in counts.values():
         entry = spellings[0]
         host = ctx.system.host_path(entry)
-        if host is None or not host.is_dir():
+        if host is not None and not host.is_dir():  # None: a drive this image does not hold
             yield ctx.finding("path-dead-entry", INFO, {"entry": entry}, ["remove-path-entry"])
         if len(spellings) > 1:
             yield ctx.finding("path-duplicate-entry", INFO, {"entry": entry, "count": len(spellings)},

@@ -20,10 +20,13 @@ from app.probes.base import ENVIRONMENT, Probe, ProbeContext
 SCRIPT = resources_folder() / "replay_loader.py"
 TIMEOUT_S = 120
 # NTSTATUS exit codes of a process that could not start (shown as unsigned 32-bit numbers)
-START_FAILURES = {0xC0000135: "a DLL that Python itself needs was not found",
-                  0xC000007B: "a DLL that Python itself needs is built for another kind of Windows",
-                  0xC0000139: "a DLL that Python itself needs lacks a function",
-                  0xC0000142: "a DLL that Python itself needs failed to start"}
+START_FAILURES = {
+    0xC0000135: {"en": "a DLL that Python itself needs was not found", "zh_CN": "找不到 Python 自身需要的 DLL"},
+    0xC000007B: {"en": "a DLL that Python itself needs is built for another kind of Windows",
+                 "zh_CN": "Python 自身需要的 DLL 是为另一种 Windows 构建的"},
+    0xC0000139: {"en": "a DLL that Python itself needs lacks a function", "zh_CN": "Python 自身需要的 DLL 缺少函数"},
+    0xC0000142: {"en": "a DLL that Python itself needs failed to start", "zh_CN": "Python 自身需要的 DLL 无法初始化"},
+}
 
 
 @cache

@@ -6,8 +6,9 @@ diagnosis. Probes that need to run programs are skipped on offline images, with 
 
 from __future__ import annotations
 
+import queue
+import threading
 import time
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional
 
@@ -72,38 +73,37 @@ def run_diagnosis(system: System, environments: Iterable[PythonEnvironment], *, 
             else:
                 jobs.append((probe, ctx))
     total = len(jobs)
+    outcomes = _run_jobs(jobs, workers, cancel)
+    waiting = set(range(total))
     done = 0
-    pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="probe")
-    try:
-        pending: dict[Future, tuple[Probe, ProbeContext]] = {}
-        for probe, ctx in jobs:
+    while waiting:
+        check(cancel)
+        remaining = budget_s - (time.monotonic() - started)
+        if remaining <= 0:
+            break
+        try:
+            index, state, payload = outcomes.get(timeout=min(remaining, 0.5))
+        except queue.Empty:
+            continue
+        probe, ctx = jobs[index]
+        if state == STARTED:
             on_event(ProbeEvent(probe, ctx.python, STARTED, done, total))
-            pending[pool.submit(_collect, probe, ctx)] = (probe, ctx)
-        while pending:
-            check(cancel)
-            remaining = budget_s - (time.monotonic() - started)
-            if remaining <= 0:
-                break
-            finished, _ = wait(pending, timeout=min(remaining, 0.5), return_when=FIRST_COMPLETED)
-            for future in finished:
-                probe, ctx = pending.pop(future)
-                done += 1
-                error = future.exception()
-                if isinstance(error, Cancelled):
-                    raise error
-                if error is None:
-                    diagnosis.findings.extend(future.result())
-                else:
-                    diagnosis.findings.append(_failed(probe, ctx, f"{error.__class__.__name__}: {error}"))
-                on_event(ProbeEvent(probe, ctx.python, DONE if error is None else FAILED, done, total))
-        for future, (probe, ctx) in pending.items():  # out of time
-            future.cancel()
-            diagnosis.complete = False
+            continue
+        waiting.discard(index)
+        done += 1
+        if isinstance(payload, Cancelled):
+            raise payload
+        if state == DONE:
+            diagnosis.findings.extend(payload)
+        else:
+            diagnosis.findings.append(_failed(probe, ctx, f"{payload.__class__.__name__}: {payload}"))
+        on_event(ProbeEvent(probe, ctx.python, state, done, total))
+    if waiting:  # out of time: the stragglers are told to stop and abandoned (daemon threads, never joined)
+        cancel.cancel()
+        diagnosis.complete = False
+        for index in sorted(waiting):
+            probe, ctx = jobs[index]
             diagnosis.findings.append(_failed(probe, ctx, f"did not finish within {budget_s:.0f} s"))
-        if pending:
-            cancel.cancel()  # tell the stragglers to stop; they are abandoned, never waited for
-    finally:
-        pool.shutdown(wait=False, cancel_futures=True)
     for ctx in contexts.values():
         if ctx._graph is not None:
             diagnosis.graphs[ctx.python or ""] = ctx._graph
@@ -112,8 +112,30 @@ def run_diagnosis(system: System, environments: Iterable[PythonEnvironment], *, 
     return diagnosis
 
 
-def _collect(probe: Probe, ctx: ProbeContext) -> list[Finding]:
-    return list(probe.run(ctx))
+def _run_jobs(jobs: list[tuple[Probe, ProbeContext]], workers: int, cancel: CancelToken) -> queue.Queue:
+    """Start daemon worker threads (a stuck probe must not keep the program alive); they report
+    (index, STARTED, None), then (index, DONE, findings) or (index, FAILED, exception), on the returned queue."""
+    todo: queue.Queue = queue.Queue()
+    outcomes: queue.Queue = queue.Queue()
+    for index in range(len(jobs)):
+        todo.put(index)
+
+    def work() -> None:
+        while not cancel.cancelled:
+            try:
+                index = todo.get_nowait()
+            except queue.Empty:
+                return
+            probe, ctx = jobs[index]
+            outcomes.put((index, STARTED, None))
+            try:
+                outcomes.put((index, DONE, list(probe.run(ctx))))
+            except BaseException as exc:  # noqa: BLE001 - a failing probe becomes a finding, never a crash
+                outcomes.put((index, FAILED, exc))
+
+    for number in range(max(1, min(workers, len(jobs)))):
+        threading.Thread(target=work, name=f"probe-{number}", daemon=True).start()
+    return outcomes
 
 
 def _failed(probe: Probe, ctx: ProbeContext, error: str) -> Finding:

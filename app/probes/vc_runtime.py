@@ -5,19 +5,17 @@ from __future__ import annotations
 from typing import Iterator
 
 from app.core.findings import BLOCKER, WARNING, Finding
-from app.core.machine import file_version
+from app.core.machine import CORE_VC_DLLS, file_version
 from app.core.resources import known_issues
 from app.core.versions import matches, version_tuple
 from app.probes.base import ENVIRONMENT, Probe, ProbeContext
-
-CORE_DLLS = ("vcruntime140.dll", "vcruntime140_1.dll", "msvcp140.dll")
 
 
 def run(ctx: ProbeContext) -> Iterator[Finding]:
     loader = ctx.loader()
     dlls = ctx.torch_dlls()
     load_folder = dlls[0].parent if dlls else None
-    resolved = {name: loader.resolve(name, load_folder) for name in CORE_DLLS}
+    resolved = {name: loader.resolve(name, load_folder) for name in CORE_VC_DLLS}
     absent = [name for name, found in resolved.items() if found.path is None]
     registry = [{"arch": e.arch, "view": e.view, "installed": e.installed, "version": e.version}
                 for e in ctx.machine.vc_runtimes]
@@ -27,7 +25,7 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
                           ["install-vc-runtime"], variant="absent")
     elif ctx.machine.vc_runtime("x64") is None and "msvcp140.dll" not in in_system32:
         folders = sorted({ctx.display(found.path.parent) for found in resolved.values()})
-        yield ctx.finding("vc-runtime-missing", WARNING, {"dlls": list(CORE_DLLS), "path": folders,
+        yield ctx.finding("vc-runtime-missing", WARNING, {"dlls": list(CORE_VC_DLLS), "path": folders,
                                                          "registry": registry},
                           ["install-vc-runtime"], variant="unregistered")
     msvcp = resolved["msvcp140.dll"]

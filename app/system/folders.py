@@ -10,7 +10,7 @@ def children(folder: Optional[Path]) -> list[Path]:
     """The folder's entries, sorted; [] when it is missing or unreadable."""
     try:
         return sorted(folder.iterdir()) if folder else []
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL character in a damaged image's path
         return []
 
 

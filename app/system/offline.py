@@ -27,6 +27,7 @@ class OfflineImage(System):
         if not self.root.is_dir():
             raise FileNotFoundError(f"the image folder does not exist: {root}")
         self.problems: list[str] = []
+        self._listings: dict[str, dict[str, str]] = {}
         self._registry: dict[str, dict[str, RegistryValue]] = {}
         self._subkeys: dict[str, set[str]] = {}
         self._load_registry()
@@ -71,19 +72,29 @@ class OfflineImage(System):
     # -- System -------------------------------------------------------------------------------------------
     def host_path(self, windows_path: str) -> Optional[Path]:
         drive, rest = ntpath.splitdrive(windows_path)
-        if drive.upper() != "C:":
+        if drive.upper() != "C:" or "\0" in windows_path:
             return None
         current = self.root
         for part in [p for p in rest.replace("/", "\\").split("\\") if p and p != "."]:
             if part == "..":
                 current = current.parent if current != self.root else current
                 continue
-            try:
-                match = next((n for n in os.listdir(current) if n.lower() == part.lower()), None)
-            except OSError:
-                match = None
-            current = current / (match or part)
+            current = current / self._names(current).get(part.lower(), part)
         return current
+
+    def _names(self, folder: Path) -> dict[str, str]:
+        """A folder's names by lower case, listed once (an image does not change while it is read)."""
+        key = str(folder)
+        names = self._listings.get(key)
+        if names is None:
+            try:
+                names = {n.lower(): n for n in os.listdir(folder)}
+            except (OSError, ValueError):
+                names = {}
+            if len(self._listings) > 4096:
+                self._listings.clear()
+            self._listings[key] = names
+        return names
 
     def windows_path(self, host: Path) -> str:
         try:
