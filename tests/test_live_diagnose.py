@@ -82,3 +82,14 @@ def test_a_python_that_cannot_start_is_reported_not_fatal(lab):
     assert failed["evidence"]["exit_code"] == 0xC0000135
     assert failed["evidence"]["message"]["en"] == "a DLL that Python itself needs was not found"
     assert any(f["code"] == "openmp-runtime-missing" for f in document["findings"])  # the static probes still ran
+
+
+def test_live_diagnose_speaks_chinese_on_a_chinese_windows(lab, seed_env):
+    result = run_app(lab, ["diagnose", "--env", to_windows_path(seed_env), "--json", "-", "--quiet"],
+                     env={"LC_ALL": "zh_CN.UTF-8"})
+    document = json.loads(result.stdout)
+    assert document["language"] == "zh_CN" and document["machine"]["code_page"] == 936
+    titles = {f["code"]: f["title"] for f in document["findings"]}
+    assert titles["openmp-runtime-missing"] == "缺少 OpenMP 运行库 libomp140.x86_64.dll"
+    (failed,) = [f for f in document["findings"] if f["code"] == "import-failed"]
+    assert failed["evidence"]["winerror"] == 126 and "找不到" in failed["evidence"]["message"]
