@@ -29,7 +29,11 @@ DEPS_SCHEMA = "torch-dll-doctor.deps/1"
 
 
 class UsageError(Exception):
-    """A problem with what the user typed; shown as one line, exit code 2."""
+    """A problem with what the user typed: one line on stderr, in their language (ui_text.json `key`), exit 2."""
+
+    def __init__(self, key: str, **values: object) -> None:
+        super().__init__(key)
+        self.key, self.values = key, values
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -42,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     deps.add_argument("--root", metavar="DIR", help="analyse a copied Windows drive (an offline image) at DIR")
     deps.add_argument("--env", metavar="PATH", help="the Python environment (folder or python.exe) that loads it")
     deps.add_argument("--json", metavar="FILE", help="write JSON to FILE, or to standard output with -")
+    deps.add_argument("--lang", choices=("en", "zh_CN"), help="language of the words (default: the computer's)")
 
     diagnose = commands.add_parser("diagnose", help="find every PyTorch install and explain why it does not load")
     where = diagnose.add_mutually_exclusive_group()
@@ -64,13 +69,13 @@ def build_parser() -> argparse.ArgumentParser:
 def open_system(root: Optional[str]) -> System:
     if root:
         if not Path(root).is_dir():
-            raise UsageError(f"the image folder does not exist: {root}")
+            raise UsageError("error.no_image", path=root)
         return OfflineImage(Path(root))
     if os.name == "nt":
         from app.system.live import LiveWindows
 
         return LiveWindows()
-    raise UsageError("this is not Windows: give --root DIR (a copied Windows drive), or try: diagnose --demo")
+    raise UsageError("error.not_windows")
 
 
 def _host(system: System, text: str) -> Path:
@@ -81,7 +86,7 @@ def _host(system: System, text: str) -> Path:
         if inside is not None and inside.exists():
             return inside
     if not path.exists():
-        raise UsageError(f"no such file or folder: {text}")
+        raise UsageError("error.no_such_path", path=text)
     return path
 
 
@@ -101,13 +106,13 @@ def run_deps(args: argparse.Namespace) -> int:
     if args.env:
         env = inspect_environment(system, _host(system, args.env))
         if env is None:
-            raise UsageError(f"no python.exe found in {args.env}")
+            raise UsageError("error.no_python", path=args.env)
     else:
         env = _environment_around(system, target)
     graph = DependencyGraph(loader_for(system, env))
     dlls = sorted(p for p in target.iterdir() if p.suffix.lower() in (".dll", ".pyd")) if target.is_dir() else [target]
     if not dlls:
-        raise UsageError(f"no DLL files in {args.path}")
+        raise UsageError("error.no_dlls", path=args.path)
     for dll in dlls:
         graph.add_root(dll)
     graph.expand_all()
@@ -115,7 +120,7 @@ def run_deps(args: argparse.Namespace) -> int:
         document = {"schema": DEPS_SCHEMA, **graph.to_dict(system.windows_path)}
         _write(args.json, json.dumps(document, indent=2, ensure_ascii=False))
     else:
-        _write("-", render_tree(graph, system.windows_path))
+        _write("-", render_tree(graph, system.windows_path, pick_language(args.lang)))
     return 1 if any(graph.status(root) in BLOCKING for root in graph.roots) else 0
 
 
@@ -142,7 +147,7 @@ def run_diagnose(args: argparse.Namespace) -> int:
             for location in args.env:
                 env = inspect_environment(system, _host(system, location))
                 if env is None:
-                    raise UsageError(f"no python.exe found in {location}")
+                    raise UsageError("error.no_python", path=location)
                 envs.append(env)
         else:
             say(words("cli.searching", lang))
@@ -200,6 +205,7 @@ def _write(destination: str, text: str) -> None:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    lang = pick_language(getattr(args, "lang", None))
     if sys.stdout and hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(encoding="utf-8", errors="replace")
     try:
@@ -212,11 +218,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         parser.print_help()
         return 2
     except UsageError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(words(exc.key, lang, **exc.values), file=sys.stderr)
         return 2
     except Cancelled:
-        print("stopped: cancelled", file=sys.stderr)
+        print(words("error.cancelled", lang), file=sys.stderr)
         return 2
     except Exception as exc:  # noqa: BLE001 - the contract: one line, exit 2, never a traceback
-        print(f"internal error: {exc.__class__.__name__}: {exc}", file=sys.stderr)
+        print(words("error.internal", lang, error=f"{exc.__class__.__name__}: {exc}"), file=sys.stderr)
         return 2
