@@ -12,16 +12,16 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from app import __version__
-from app.core.cancel import Cancelled
-from app.core.context import loader_for
-from app.core.discovery import discover
-from app.core.environment import PythonEnvironment, inspect_environment
-from app.core.error_text import classify_error
-from app.core.graph import BLOCKING, DependencyGraph
-from app.core.report import build_document, dependency_trees, html_report, redact, text_report
-from app.core.tree_text import render_tree
-from app.core.words import pick_language, words
+from app.engine.cancel import Cancelled
+from app.engine.graph import BLOCKING, DependencyGraph
+from app.i18n import pick_language, words
+from app.inventory.discovery import discover
+from app.inventory.environment import PythonEnvironment, inspect_environment
+from app.inventory.search_context import loader_for
+from app.probes.error_text import classify_error
 from app.probes.runner import ProbeEvent, run_diagnosis
+from app.report.document import build_document, dependency_trees, html_report, redact, text_report
+from app.report.tree_text import render_tree
 from app.system.base import System
 from app.system.offline import OfflineImage
 
@@ -127,7 +127,7 @@ def run_deps(args: argparse.Namespace) -> int:
 def run_diagnose(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:
         if args.demo:
-            from app.core.demo import build_demo_image
+            from app.demo.computer import build_demo_image
 
             scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="tdd-demo-")))
             system: System = OfflineImage(build_demo_image(scratch / "demo"))

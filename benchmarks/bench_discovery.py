@@ -24,7 +24,7 @@ import sys, time, os
 sys.path.insert(0, {repo!r})
 from pathlib import Path
 start = time.perf_counter()
-from app.core.discovery import DiscoveryReport, discover
+from app.inventory.discovery import DiscoveryReport, discover
 from app.system.offline import OfflineImage
 report = DiscoveryReport()
 first = None
@@ -45,8 +45,8 @@ PLACES = [r"C:\Users\alice\Desktop", r"C:\Users\alice\Documents", r"C:\Users\ali
 
 
 def build(root: Path, n_envs: int, n_files: int) -> None:
-    from app.core.pe_writer import build_pe
-    from app.system.image_builder import ImageBuilder
+    from app.demo.image_builder import ImageBuilder
+    from app.demo.pe_writer import build_pe
 
     image = ImageBuilder(root)
     exe = build_pe(dll=False)

@@ -27,9 +27,9 @@ CHILD_GRAPH = """
 import sys, time, resource
 sys.path.insert(0, {repo!r})
 from pathlib import Path
-from app.core.context import loader_for
-from app.core.environment import inspect_environment
-from app.core.graph import DependencyGraph
+from app.inventory.search_context import loader_for
+from app.inventory.environment import inspect_environment
+from app.engine.graph import DependencyGraph
 from app.system.offline import OfflineImage
 start = time.perf_counter()
 system = OfflineImage(Path({root!r}))
@@ -61,7 +61,7 @@ print(elapsed, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
 CHILD_SPARSE = """
 import sys, time
 sys.path.insert(0, {repo!r})
-from app.core.pe import read_pe
+from app.engine.pe import read_pe
 times = []
 for _ in range({repeat}):
     start = time.perf_counter()
@@ -98,7 +98,7 @@ def bench_graph(repeat: int) -> dict:
 
 
 def bench_sparse(repeat: int) -> dict:
-    from app.core.pe_writer import Export, Import, write_pe
+    from app.demo.pe_writer import Export, Import, write_pe
 
     exports = [Export(ordinal=i, name=f"function_{i:05d}") for i in range(1, 5001)]
     imports = [Import("kernel32.dll", tuple(f"Win32Function{i}" for i in range(300)))]

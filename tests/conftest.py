@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from app.system.image_builder import ImageBuilder
+from app.demo.image_builder import ImageBuilder
 from tests import realfiles
 
 PYTHON_HOME = r"C:\Users\alice\AppData\Local\Programs\Python\Python312"

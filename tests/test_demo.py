@@ -8,7 +8,7 @@ import socket
 
 import pytest
 
-from app.core.demo import (
+from app.demo.computer import (
     DEMO_PYTHON_HOME,
     DEMO_RESOURCE,
     DEMO_SITE,
@@ -17,9 +17,9 @@ from app.core.demo import (
     build_demo_image,
     load_demo_data,
 )
-from app.core.environment import inspect_environment
-from app.core.integrity import check_torch_files
-from app.core.pe import read_pe
+from app.engine.pe import read_pe
+from app.inventory.environment import inspect_environment
+from app.inventory.integrity import check_torch_files
 from app.main import main
 from app.system.offline import OfflineImage
 from tests import realfiles
@@ -93,7 +93,7 @@ def test_demo_files_read_back_as_recorded(demo):
     system = OfflineImage(demo)
     for entry in load_demo_data()["files"]:
         info = read_pe(system.host_path(entry["path"]))
-        assert (info.machine_name, list(info.linker_version), info.is_dll) == (
+        assert (info.cpu_name, list(info.linker_version), info.is_dll) == (
             entry["machine"], entry["linker_version"], entry["dll"]), entry["path"]
         assert (info.file_version, info.product_version, info.dependent_load_flags) == (
             entry["file_version"], entry["product_version"], entry["dependent_load_flags"]), entry["path"]

@@ -8,15 +8,15 @@ import time
 
 import pytest
 
-from app.core.cancel import Cancelled, CancelToken
-from app.core.demo import DEMO_TORCH_LIB, build_demo_image
-from app.core.discovery import discover
-from app.core.findings import catalogue
-from app.core.pe_writer import Export, Import, build_pe
+from app.demo.computer import DEMO_TORCH_LIB, build_demo_image
+from app.demo.image_builder import ImageBuilder
+from app.demo.pe_writer import Export, Import, build_pe
+from app.engine.cancel import Cancelled, CancelToken
+from app.inventory.discovery import discover
 from app.main import main
 from app.probes.base import ENVIRONMENT, Probe
+from app.probes.finding import catalogue
 from app.probes.runner import run_diagnosis
-from app.system.image_builder import ImageBuilder
 from app.system.offline import OfflineImage
 
 HOME = r"C:\Users\alice"
@@ -468,7 +468,7 @@ def test_a_damaged_dll_reached_only_by_delay_load_is_a_warning(machine):
 
 
 def test_redaction_keeps_names_with_spaces_and_common_account_names_readable():
-    from app.core.report import redact
+    from app.report.document import redact
 
     assert redact(r"C:\Users\John Smith\ComfyUI", ["John Smith"]) == r"C:\Users\<user>\ComfyUI"
     assert redact(r"the user C:\Users\User\x <user>", ["User"]) == r"the user C:\Users\<user>\x <user>"
@@ -491,7 +491,7 @@ def test_a_stuck_probe_does_not_keep_the_program_running(machine):
         sys.path.insert(0, {str(__import__("pathlib").Path(__file__).resolve().parents[1])!r})
         from app.probes.base import ENVIRONMENT, Probe
         from app.probes.runner import run_diagnosis
-        from app.core.discovery import discover
+        from app.inventory.discovery import discover
         from app.system.offline import OfflineImage
         system = OfflineImage({str(machine.root)!r})
         stuck = Probe("gpu", ENVIRONMENT, lambda ctx: time.sleep(30) or [])

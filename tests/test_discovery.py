@@ -6,10 +6,10 @@ import ntpath
 
 import pytest
 
-from app.core.cancel import Cancelled, CancelToken
-from app.core.discovery import DiscoveryReport, discover
-from app.core.pe_writer import build_pe
-from app.system.image_builder import ImageBuilder
+from app.demo.image_builder import ImageBuilder
+from app.demo.pe_writer import build_pe
+from app.engine.cancel import Cancelled, CancelToken
+from app.inventory.discovery import DiscoveryReport, discover
 from app.system.offline import OfflineImage
 
 HOME = r"C:\Users\alice"
@@ -140,7 +140,7 @@ def test_32bit_python_is_detected(machine):
     image, _ = machine
     found, _ = run(image)
     x86 = next(e for e in found if e.exec_prefix.name == "Python38-32")
-    assert x86.python_machine == 0x14C and x86.is_64bit is False
+    assert x86.python_cpu_type == 0x14C and x86.is_64bit is False
     assert all(e.is_64bit for e in found if e is not x86)
 
 

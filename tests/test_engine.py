@@ -8,10 +8,10 @@ import struct
 
 import pytest
 
-from app.core.apiset import ApiSetSchema
-from app.core.context import loader_for
-from app.core.environment import inspect_environment
-from app.core.graph import (
+from app.demo.image_builder import ImageBuilder
+from app.demo.pe_writer import Export, Import, build_pe
+from app.engine.apiset import ApiSetSchema
+from app.engine.graph import (
     CHILDREN_ERROR,
     CORRUPT,
     MISSING,
@@ -22,9 +22,9 @@ from app.core.graph import (
     DependencyGraph,
     PECache,
 )
-from app.core.pe import ImportedFunction, PEError, read_pe, read_pe_stream
-from app.core.pe_writer import Export, Import, build_pe
-from app.system.image_builder import ImageBuilder
+from app.engine.pe import ImportedFunction, PEError, read_pe, read_pe_stream
+from app.inventory.environment import inspect_environment
+from app.inventory.search_context import loader_for
 from app.system.offline import OfflineImage
 
 LIB = r"C:\Users\alice\venv\Lib\site-packages\torch\lib"
@@ -319,7 +319,7 @@ def test_reader_reads_version_linker_and_dependent_load_flags(tmp_path):
     info = read_pe(path)
     assert (info.file_version, info.product_version) == ("5.0.2024.320", "5.0.0.0")
     assert info.linker_version == (14, 29) and info.dependent_load_flags == 0x800
-    assert info.is_pe32_plus and info.is_dll and info.machine_name == "x64"
+    assert info.is_pe32_plus and info.is_dll and info.cpu_name == "x64"
     x86 = tmp_path / "x86.dll"
     x86.write_bytes(build_pe(machine="x86", dependent_load_flags=0x2000, imports=[Import("k.dll", ("f", 5))]))
     info = read_pe(x86)
@@ -337,7 +337,7 @@ class CountingFile(io.FileIO):
 
 
 def test_a_4_gib_sparse_dll_reads_the_same_bytes_as_a_4_mib_one(tmp_path):
-    from app.core.pe_writer import write_pe
+    from app.demo.pe_writer import write_pe
 
     counts = []
     for size in (4 << 20, 4 << 30):

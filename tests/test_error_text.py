@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.core.error_text import (
+from app.i18n import LANGUAGES
+from app.probes.error_text import (
     FIELDS,
     KINDS,
-    LANGUAGES,
     ErrorCause,
     catalogue,
     classify_error,

@@ -17,8 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.core.pe import PEError, read_pe_stream
-from app.core.pe_writer import Export, Import, build_pe
+from app.demo.pe_writer import Export, Import, build_pe
+from app.engine.pe import PEError, read_pe_stream
 from tests import realfiles
 from tests.conftest import real
 

@@ -18,10 +18,10 @@ SCRIPT = r"""
 import json, sys
 sys.path.insert(0, {repo!r})
 from app.system.live import LiveWindows
-from app.core.machine import read_machine
-from app.core.discovery import DiscoveryReport, discover
+from app.inventory.machine import read_machine_facts
+from app.inventory.discovery import DiscoveryReport, discover
 system = LiveWindows()
-facts = read_machine(system)
+facts = read_machine_facts(system)
 report = DiscoveryReport()
 envs = list(discover(system, drives=["C:"], budget_s=120, report=report))
 print(json.dumps({{
@@ -31,7 +31,7 @@ print(json.dumps({{
     "vc_runtimes": [[e.arch, e.view, e.installed, e.version] for e in facts.vc_runtimes],
     "runtime_dlls": [[d.folder, d.name] for d in facts.runtime_dlls],
     "variables": facts.variables, "path_effective": facts.path_effective, "problems": facts.problems,
-    "envs": [{{"python": str(e.python), "kind": e.kind, "version": e.python_version, "machine": e.python_machine,
+    "envs": [{{"python": str(e.python), "kind": e.kind, "version": e.python_version, "machine": e.python_cpu_type,
               "torch": e.torch.version if e.torch else None, "build": e.torch.build if e.torch else None,
               "torch_folder": str(e.torch.folder) if e.torch else None, "found_by": e.found_by, "app": e.app,
               "app_folder": str(e.app_folder)}} for e in envs],

@@ -8,12 +8,12 @@ import json
 
 import pytest
 
-from app.core.discovery import discover
-from app.core.integrity import check_torch_files
-from app.core.machine import nvidia_version, read_machine
-from app.core.pe_writer import build_pe
-from app.core.words import pick_language
-from app.system.image_builder import ImageBuilder
+from app.demo.image_builder import ImageBuilder
+from app.demo.pe_writer import build_pe
+from app.i18n import pick_language
+from app.inventory.discovery import discover
+from app.inventory.integrity import check_torch_files
+from app.inventory.machine import nvidia_version, read_machine_facts
 from app.system.offline import OfflineImage
 from tests import realfiles
 from tests.conftest import SITE, real
@@ -31,7 +31,7 @@ def image(tmp_path):
 def test_vc_runtime_registry_values_are_read_in_both_views(image):
     image.vc_runtime("x64", "14.44.35211")
     image.vc_runtime("x86", "14.40.33810")
-    facts = read_machine(OfflineImage(image.root))
+    facts = read_machine_facts(OfflineImage(image.root))
     assert {(e.arch, e.view, e.installed, e.version) for e in facts.vc_runtimes} == {
         ("x64", "64-bit", True, "14.44.35211.0"), ("x64", "32-bit", True, "14.44.35211.0"),
         ("x86", "64-bit", True, "14.40.33810.0"), ("x86", "32-bit", True, "14.40.33810.0")}
@@ -40,7 +40,7 @@ def test_vc_runtime_registry_values_are_read_in_both_views(image):
 
 
 def test_machine_without_vc_runtime_has_none(image):
-    facts = read_machine(OfflineImage(image.root))
+    facts = read_machine_facts(OfflineImage(image.root))
     assert facts.vc_runtimes == [] and facts.vc_runtime("x64") is None and facts.runtime_dlls == []
 
 
@@ -49,7 +49,7 @@ def test_version_string_with_garbage_is_reported_not_fatal(image):
     image.set_value(key, "Installed", "REG_DWORD", 1)
     image.set_value(key, "Version", "REG_SZ", "v14.4x.garbage")
     image.set_value(key + "2", "Installed", "REG_SZ", "yes")  # a wrong type in another key
-    facts = read_machine(OfflineImage(image.root))
+    facts = read_machine_facts(OfflineImage(image.root))
     (entry,) = facts.vc_runtimes
     assert entry.installed and entry.version is None
     assert any("unreadable Version" in p for p in facts.problems)
@@ -58,14 +58,14 @@ def test_version_string_with_garbage_is_reported_not_fatal(image):
 def test_runtime_dll_file_versions_come_from_system32_and_syswow64(image):
     image.write(r"C:\Windows\System32\msvcp140.dll", build_pe(file_version=(14, 44, 35211, 0)))
     image.write(r"C:\Windows\SysWOW64\MSVCP140.dll", build_pe(machine="x86", file_version=(14, 38, 33130, 0)))
-    facts = read_machine(OfflineImage(image.root))
+    facts = read_machine_facts(OfflineImage(image.root))
     assert {(d.folder, d.name, d.version) for d in facts.runtime_dlls} == {
         ("System32", "msvcp140.dll", "14.44.35211.0"), ("SysWOW64", "msvcp140.dll", "14.38.33130.0")}
 
 
 def test_real_msvc_runtime_dll_versions(image):
     image.copy_files(real(realfiles.msvc_runtime_dlls), r"C:\Windows\System32", link=True)
-    facts = read_machine(OfflineImage(image.root))
+    facts = read_machine_facts(OfflineImage(image.root))
     versions = {d.name: d.version for d in facts.runtime_dlls}
     assert set(versions) == {"vcruntime140.dll", "vcruntime140_1.dll", "msvcp140.dll", "vcomp140.dll"}
     assert all(v.startswith("14.51.") for v in versions.values())
@@ -78,7 +78,7 @@ def test_visual_studio_libomp140_is_found_as_a_local_source(image):
                 json.dumps({"installationPath": VS}))
     image.write(r"C:\ProgramData\Microsoft\VisualStudio\Packages\_Instances\def\state.json",
                 json.dumps({"installationPath": other}))
-    facts = read_machine(OfflineImage(image.root))
+    facts = read_machine_facts(OfflineImage(image.root))
     (vs,) = facts.visual_studio
     assert vs.name == "2022 BuildTools" and [p.name for p in vs.libomp140] == ["libomp140.x86_64.dll"]
 
@@ -86,13 +86,13 @@ def test_visual_studio_libomp140_is_found_as_a_local_source(image):
 def test_nvidia_driver_from_registry_then_from_nvcuda(image):
     assert nvidia_version("31.0.15.5222") == "552.22" and nvidia_version("32.0.15.6094") == "560.94"
     image.write(r"C:\Windows\System32\nvcuda.dll", build_pe(file_version=(32, 0, 15, 6094)))
-    facts = read_machine(OfflineImage(image.root))
+    facts = read_machine_facts(OfflineImage(image.root))
     assert (facts.nvidia_driver, facts.nvidia_driver_source) == ("560.94", "nvcuda.dll")
     image.set_value(DISPLAY + r"\0000", "ProviderName", "REG_SZ", "Intel Corporation")
     image.set_value(DISPLAY + r"\0000", "DriverVersion", "REG_SZ", "31.0.101.5333")
     image.set_value(DISPLAY + r"\0001", "ProviderName", "REG_SZ", "NVIDIA")
     image.set_value(DISPLAY + r"\0001", "DriverVersion", "REG_SZ", "31.0.15.5222")
-    facts = read_machine(OfflineImage(image.root))
+    facts = read_machine_facts(OfflineImage(image.root))
     assert (facts.nvidia_driver, facts.nvidia_driver_source) == ("552.22", "registry")
 
 
@@ -106,7 +106,7 @@ def test_windows_facts_paths_and_variables(image):
     image.set_variable("system", "KMP_DUPLICATE_LIB_OK", "TRUE")
     image.set_variable("user", "UNRELATED", "x")
     image.add_to_path(r"%USERPROFILE%\bin")
-    facts = read_machine(OfflineImage(image.root))
+    facts = read_machine_facts(OfflineImage(image.root))
     assert facts.windows_version == "10.0.22631" and facts.windows_build == 22631 and facts.architecture == "AMD64"
     assert facts.long_paths_enabled is False
     assert facts.code_page == 936 and facts.ui_language == "zh-CN"

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.core.pe_writer import MACHINES, Export, Import, build_pe, write_pe
+from app.demo.pe_writer import MACHINES, Export, Import, build_pe, write_pe
 
 ORDINAL_FLAG = {0x10B: 0x80000000, 0x20B: 0x8000000000000000}
 LOAD_CONFIG_FLAGS_OFFSET = {"x86": 0x36, "x64": 0x4E, "arm64": 0x4E}

@@ -7,10 +7,10 @@ import json
 import pefile
 import pytest
 
-from app.core.context import loader_for
-from app.core.environment import inspect_environment
-from app.core.graph import MISSING, OK, DependencyGraph
-from app.core.pe import read_pe
+from app.engine.graph import MISSING, OK, DependencyGraph
+from app.engine.pe import read_pe
+from app.inventory.environment import inspect_environment
+from app.inventory.search_context import loader_for
 from app.main import main
 from app.system.offline import OfflineImage
 from tests import realfiles
@@ -142,7 +142,7 @@ def test_reader_matches_pefile_with_its_limits_lifted(requirement, pefile_limits
             their_names = {s.name.decode("latin-1"): s.ordinal for s in export.symbols if s.name} if export else {}
             assert (info.exports.names if info.exports else {}) == their_names, dll.name
             assert not pe.get_warnings(), (dll.name, pe.get_warnings()[:2])
-            assert info.machine == pe.FILE_HEADER.Machine == 0x8664
+            assert info.cpu_type == pe.FILE_HEADER.Machine == 0x8664
         finally:
             pe.close()
 

@@ -6,7 +6,7 @@ Builds the real-wheel image of the tests (`tests.conftest.build_torch_image`: to
 CPython, Microsoft's VC++ runtime DLLs), reads every DLL and EXE in it with the app's PE reader and
 writes `resources/demo/torch-2.4.0.json.gz`: for each file its Windows path in the image, machine,
 linker version, versions, DependentLoadFlags, its whole import table (normal and delay, names and
-ordinals) and the part of its exports that some file of the demo imports. `app.core.demo` turns that
+ordinals) and the part of its exports that some file of the demo imports. `app.demo.computer` turns that
 back into small PE files. The output is deterministic (sorted keys, gzip mtime 0), so a stale resource
 shows up as a failing test (tests/test_demo.py).
 """
@@ -23,11 +23,11 @@ from typing import Optional
 if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.core.demo import DEMO_FORMAT, DEMO_RESOURCE, DEMO_VENV
-from app.core.environment import inspect_environment
-from app.core.machine import LIBOMP140
-from app.core.pe import PEInfo, read_pe
-from app.system.image_builder import VC_RUNTIMES_KEY
+from app.demo.computer import DEMO_FORMAT, DEMO_RESOURCE, DEMO_VENV
+from app.demo.image_builder import VC_RUNTIMES_KEY
+from app.engine.pe import PEInfo, read_pe
+from app.inventory.environment import inspect_environment
+from app.inventory.machine import LIBOMP140
 from app.system.offline import OfflineImage
 from tests import realfiles
 
@@ -95,7 +95,7 @@ def record_image(root: Path) -> dict:
         files.append({
             "path": path,
             "dll": info.is_dll,
-            "machine": info.machine_name,
+            "machine": info.cpu_name,
             "linker_version": list(info.linker_version),
             "file_version": info.file_version,
             "product_version": info.product_version,

@@ -7,14 +7,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Optional
 
-from app.core.cancel import CancelToken
-from app.core.context import loader_for
-from app.core.environment import PythonEnvironment
-from app.core.findings import Finding
-from app.core.graph import DependencyGraph, PECache
-from app.core.loader import LoaderModel
-from app.core.machine import MachineFacts
-from app.core.words import LANGUAGES, words
+from app.engine.cancel import CancelToken
+from app.engine.graph import DependencyGraph, PECache
+from app.engine.loader import LoaderModel
+from app.i18n import LANGUAGES, words
+from app.inventory.environment import PythonEnvironment
+from app.inventory.machine import MachineFacts
+from app.inventory.search_context import loader_for
+from app.probes.finding import Finding
 from app.system.base import System
 from app.system.folders import children
 

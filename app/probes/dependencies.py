@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterator, Optional
 
-from app.core.findings import BLOCKER, WARNING, Finding
-from app.core.graph import (
+from app.engine.graph import (
     CORRUPT,
     MISSING,
     MISSING_DELAY,
@@ -15,11 +14,12 @@ from app.core.graph import (
     DependencyGraph,
     Node,
 )
-from app.core.machine import LIBOMP140
-from app.core.pe import MACHINE_NAMES
-from app.core.resources import known_issues
-from app.core.versions import version_tuple
+from app.engine.pe import CPU_NAMES
+from app.engine.versions import version_tuple
+from app.inventory.machine import LIBOMP140
 from app.probes.base import ENVIRONMENT, Probe, ProbeContext
+from app.probes.finding import BLOCKER, WARNING, Finding
+from app.resources import known_issues
 
 
 def repairs_for(dll: str) -> list[str]:
@@ -65,8 +65,8 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
             yield ctx.finding("missing-delay-dll", WARNING, base)
         elif node.problem == WRONG_ARCHITECTURE:
             yield ctx.finding("wrong-architecture", severity, {
-                **base, "path": ctx.display(node.path), "machine": node.info.machine_name,
-                "expected": MACHINE_NAMES.get(graph.machine or 0, "x64")}, ["reinstall-torch"])
+                **base, "path": ctx.display(node.path), "machine": node.info.cpu_name,
+                "expected": CPU_NAMES.get(graph.cpu_type or 0, "x64")}, ["reinstall-torch"])
         elif node.problem == CORRUPT:
             yield ctx.finding("dll-damaged", severity, {**base, "path": ctx.display(node.path), "reason": node.reason},
                               ["reinstall-torch"])

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from app.core.findings import BLOCKER, WARNING, Finding
-from app.core.resources import known_issues
-from app.core.versions import version_tuple
+from app.engine.versions import version_tuple
 from app.probes.base import ENVIRONMENT, Probe, ProbeContext
+from app.probes.finding import BLOCKER, WARNING, Finding
+from app.resources import known_issues
 
 
 def run(ctx: ProbeContext) -> Iterator[Finding]:

@@ -6,9 +6,9 @@ import contextlib
 import csv
 from typing import Iterator
 
-from app.core.findings import INFO, WARNING, Finding
-from app.core.integrity import find_record, read_record
+from app.inventory.integrity import find_record, read_record
 from app.probes.base import ENVIRONMENT, Probe, ProbeContext
+from app.probes.finding import INFO, WARNING, Finding
 
 MAX_PATH = 260
 MARGIN = 30  # an update writes temporary names longer than the installed ones

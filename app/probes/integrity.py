@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from app.core.findings import BLOCKER, WARNING, Finding
-from app.core.integrity import check_torch_files
+from app.inventory.integrity import check_torch_files
 from app.probes.base import ENVIRONMENT, Probe, ProbeContext
+from app.probes.finding import BLOCKER, WARNING, Finding
 
 
 def run(ctx: ProbeContext) -> Iterator[Finding]:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from app.core.findings import BLOCKER, WARNING, Finding
-from app.core.graph import MISSING
-from app.core.machine import LIBOMP140
-from app.core.resources import known_issues
+from app.engine.graph import MISSING
+from app.inventory.machine import LIBOMP140
 from app.probes.base import ENVIRONMENT, MACHINE, Probe, ProbeContext
+from app.probes.finding import BLOCKER, WARNING, Finding
+from app.resources import known_issues
 from app.system.folders import child, children
 
 TRUE_WORDS = {"1", "true", ".true.", "on", "yes", "y", "t", "enable", "enabled"}

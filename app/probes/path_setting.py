@@ -5,8 +5,8 @@ from __future__ import annotations
 import ntpath
 from typing import Iterator
 
-from app.core.findings import INFO, Finding
 from app.probes.base import MACHINE, Probe, ProbeContext
+from app.probes.finding import INFO, Finding
 
 
 def run(ctx: ProbeContext) -> Iterator[Finding]:

@@ -12,10 +12,10 @@ from functools import cache
 from types import ModuleType
 from typing import Iterator, Optional
 
-from app.core.error_text import classify_error
-from app.core.findings import BLOCKER, INFO, Finding
-from app.core.resources import resources_folder
 from app.probes.base import ENVIRONMENT, Probe, ProbeContext
+from app.probes.error_text import classify_error
+from app.probes.finding import BLOCKER, INFO, Finding
+from app.resources import resources_folder
 
 SCRIPT = resources_folder() / "replay_loader.py"
 TIMEOUT_S = 120

@@ -12,13 +12,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional
 
-from app.core.cancel import Cancelled, CancelToken, check
-from app.core.environment import PythonEnvironment
-from app.core.findings import INFO, Finding
-from app.core.graph import DependencyGraph, PECache
-from app.core.machine import MachineFacts, read_machine
+from app.engine.cancel import Cancelled, CancelToken, check
+from app.engine.graph import DependencyGraph, PECache
+from app.inventory.environment import PythonEnvironment
+from app.inventory.machine import MachineFacts, read_machine_facts
 from app.probes import ALL_PROBES
 from app.probes.base import MACHINE, Probe, ProbeContext
+from app.probes.finding import INFO, Finding
 from app.system.base import System
 
 STARTED, DONE, FAILED = "started", "done", "failed"
@@ -56,7 +56,7 @@ def run_diagnosis(system: System, environments: Iterable[PythonEnvironment], *, 
     """Diagnose the machine and each environment. `live`: whether programs can run (default: ask the system)."""
     started = time.monotonic()
     cancel = cancel or CancelToken()
-    machine = machine or read_machine(system)
+    machine = machine or read_machine_facts(system)
     envs = list(environments)
     diagnosis = Diagnosis(machine, envs)
     cache = PECache()

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from typing import Iterator, Optional
 
-from app.core.findings import INFO, WARNING, Finding
-from app.core.resources import known_issues
 from app.probes.base import MACHINE, Probe, ProbeContext
+from app.probes.finding import INFO, WARNING, Finding
+from app.resources import known_issues
 
 ALLOC_CONF = "PYTORCH_CUDA_ALLOC_CONF"
 _BOOL = {"true", "false"}

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from app.core.findings import BLOCKER, WARNING, Finding
-from app.core.machine import CORE_VC_DLLS, file_version
-from app.core.resources import known_issues
-from app.core.versions import matches, version_tuple
+from app.engine.versions import matches, version_tuple
+from app.inventory.machine import CORE_VC_DLLS, file_version
 from app.probes.base import ENVIRONMENT, Probe, ProbeContext
+from app.probes.finding import BLOCKER, WARNING, Finding
+from app.resources import known_issues
 
 
 def run(ctx: ProbeContext) -> Iterator[Finding]:

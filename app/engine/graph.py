@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator, Optional, Union
 
-from app.core.cancel import CancelToken, Progress, check, no_progress
-from app.core.loader import LoaderModel, Resolution
-from app.core.pe import MACHINE_NAMES, ImportedFunction, PEError, PEInfo, read_pe
+from app.engine.cancel import CancelToken, Progress, check, no_progress
+from app.engine.loader import LoaderModel, Resolution
+from app.engine.pe import CPU_NAMES, ImportedFunction, PEError, PEInfo, read_pe
 
 OK = "ok"
 MISSING = "missing"
@@ -108,7 +108,7 @@ class DependencyGraph:
         self.loader = loader
         self.cache = cache or PECache()
         self.cancel = cancel
-        self.machine = loader.context.machine
+        self.cpu_type = loader.context.cpu_type
         self.nodes: dict[str, Node] = {}
         self.roots: list[Node] = []
         self._statuses: Optional[dict[Node, str]] = None
@@ -177,14 +177,14 @@ class DependencyGraph:
         info = self._info(node)
         if info is None:
             return
-        if self.machine is None:
-            self.machine = info.machine
+        if self.cpu_type is None:
+            self.cpu_type = info.cpu_type
         if node.is_leaf:
             return  # Windows' own DLLs: on ARM64 Windows they are ARM64(X) files that serve x64 programs too
-        if info.machine != self.machine:
+        if info.cpu_type != self.cpu_type:
             node.problem = WRONG_ARCHITECTURE
-            node.reason = (f"the file is built for {info.machine_name}, "
-                           f"the program loading it is {MACHINE_NAMES.get(self.machine, hex(self.machine))}")
+            node.reason = (f"the file is built for {info.cpu_name}, "
+                           f"the program loading it is {CPU_NAMES.get(self.cpu_type, hex(self.cpu_type))}")
             return
         for imported in info.imports:
             resolution = self.loader.resolve(imported.name, node.load_folder, node.name)
@@ -278,7 +278,7 @@ class DependencyGraph:
                 "name": node.name,
                 "path": display_path(node.path) if node.path else None,
                 "status": statuses[node],
-                "machine": node.info.machine_name if node.info else None,
+                "machine": node.info.cpu_name if node.info else None,
                 "missing_exports": [
                     {"importer": m.importer, "name": m.function.name, "ordinal": m.function.ordinal}
                     for m in node.missing_exports],

@@ -1,4 +1,6 @@
-"""User-facing words outside the findings catalogue (report headings, CLI lines), in en and zh_CN."""
+"""The languages the app speaks (en, zh_CN), how one is chosen, and the words outside the two catalogues of
+findings (`resources/findings.json`) and pasted errors (`resources/error_causes.json`): report headings,
+CLI lines, tree rules (`resources/ui_text.json`)."""
 
 from __future__ import annotations
 
@@ -7,9 +9,15 @@ import os
 from functools import cache
 from typing import Optional
 
-from app.core.resources import resources_folder
+from app.resources import resources_folder
 
 LANGUAGES = ("en", "zh_CN")
+FALLBACK = "en"
+
+
+def supported(lang: Optional[str]) -> str:
+    """`lang` when the app speaks it, else English."""
+    return lang if lang in LANGUAGES else FALLBACK
 
 
 @cache
@@ -19,14 +27,14 @@ def _texts() -> dict[str, dict[str, str]]:
 
 def words(key: str, lang: str = "en", **values: object) -> str:
     entry = _texts()[key]
-    text = entry.get(lang) or entry["en"]
+    text = entry.get(supported(lang)) or entry[FALLBACK]
     return text.format(**values) if values else text
 
 
 def pick_language(explicit: Optional[str], ui_language: Optional[str] = None, code_page: Optional[int] = None) -> str:
     """--lang wins; then the machine's display language (zh-* or code page 936); then LANG; else English."""
     if explicit:
-        return explicit if explicit in LANGUAGES else "en"
+        return supported(explicit)
     if (ui_language or "").lower().startswith("zh") or code_page == 936:
         return "zh_CN"
     if os.environ.get("LANG", "").lower().startswith("zh") or os.environ.get("LC_ALL", "").lower().startswith("zh"):

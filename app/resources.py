@@ -10,7 +10,7 @@ from pathlib import Path
 
 def resources_folder() -> Path:
     bundle = getattr(sys, "_MEIPASS", None)  # PyInstaller's unpacked bundle
-    return Path(bundle) / "resources" if bundle else Path(__file__).resolve().parents[2] / "resources"
+    return Path(bundle) / "resources" if bundle else Path(__file__).resolve().parents[1] / "resources"
 
 
 @cache

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from app.core.pe import PEError, read_machine, read_pe
+from app.engine.pe import PEError, read_cpu_type, read_pe
 from app.system.base import System
 from app.system.folders import child, children, descend
 
@@ -43,7 +43,7 @@ class PythonEnvironment:
     base_exec_prefix: Path  # sys.base_exec_prefix
     app_folder: Path  # folder of the process image: a venv's launcher starts the base python.exe
     python_version: Optional[str]
-    python_machine: Optional[int]
+    python_cpu_type: Optional[int]
     site_packages: Optional[Path]
     torch: Optional[TorchInstall]
     userbase: Optional[Path] = None  # None: the usual %APPDATA%\Python
@@ -52,7 +52,7 @@ class PythonEnvironment:
 
     @property
     def is_64bit(self) -> Optional[bool]:
-        return None if self.python_machine is None else self.python_machine in (0x8664, 0xAA64)
+        return None if self.python_cpu_type is None else self.python_cpu_type in (0x8664, 0xAA64)
 
     @property
     def is_venv(self) -> bool:
@@ -99,7 +99,7 @@ def describe(system: System, python: Path, kind: str, prefix: Path, base_prefix:
     return PythonEnvironment(
         python=python, kind=kind, exec_prefix=prefix, base_exec_prefix=base_prefix, app_folder=app_folder,
         python_version=version or _python_version(app_folder),
-        python_machine=_machine(python), site_packages=site,
+        python_cpu_type=_machine(python), site_packages=site,
         torch=read_torch(torch_folder) if torch_folder is not None else None, userbase=userbase,
     )
 
@@ -135,7 +135,7 @@ def _python_version(app_folder: Path) -> Optional[str]:
 
 def _machine(python: Path) -> Optional[int]:
     try:
-        return read_machine(python)
+        return read_cpu_type(python)
     except (OSError, PEError):
         return None
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Optional
 
-from app.core.apiset import ApiSetResolver
-from app.core.resources import windows_dlls
+from app.engine.apiset import ApiSetResolver
+from app.resources import windows_dlls
 
 # Rules, in the words the reports use. The value is the stable id shown in JSON.
 API_SET = "api-set"
@@ -26,7 +26,14 @@ APP_FOLDER = "application-folder"  # where the running python.exe lives
 ADDED_FOLDER = "added-folder"  # os.add_dll_directory
 SYSTEM32 = "system32"
 WINDOWS_COMPONENT = "windows-component"  # part of every Windows, though absent from this image
-PATH_FALLBACK = "path-fallback"  # the LoadLibraryW retry: legacy search order, PATH included
+# torch's LoadLibraryW retry: the legacy search order, PATH last
+LEGACY_APP_FOLDER = "legacy-application-folder"
+LEGACY_SYSTEM32 = "legacy-system32"
+LEGACY_SYSTEM = "legacy-system"
+LEGACY_WINDOWS = "legacy-windows"
+PATH_FALLBACK = "path-fallback"  # found only on PATH by the retry: loads by luck
+SYSTEM_RULES = frozenset({API_SET, KNOWN_DLL, SYSTEM32, WINDOWS_COMPONENT, LEGACY_SYSTEM32, LEGACY_SYSTEM,
+                          LEGACY_WINDOWS})
 
 
 class DirectoryIndex:
@@ -62,7 +69,7 @@ class SearchContext:
     path_entries: tuple[Path, ...] = ()  # the PATH the retry sees, torch's prepended folders first
     known_dlls: frozenset[str] = field(default_factory=frozenset)  # lower-case names
     api_sets: ApiSetResolver = field(default_factory=ApiSetResolver)
-    machine: Optional[int] = None  # the process's machine type (python.exe); None: take the root DLL's
+    cpu_type: Optional[int] = None  # the process's CPU type (python.exe); None: take the root DLL's
 
     @property
     def system_folders(self) -> tuple[Path, ...]:
@@ -91,8 +98,7 @@ class Resolution:
 
     @property
     def is_system(self) -> bool:
-        return self.rule in (API_SET, KNOWN_DLL, SYSTEM32, WINDOWS_COMPONENT, "legacy-system32",
-                             "legacy-system", "legacy-windows")
+        return self.rule in SYSTEM_RULES
 
 
 def torch_dll_folders(torch_folder: Path, exec_prefix: Path, base_exec_prefix: Path,
@@ -153,9 +159,9 @@ class LoaderModel:
         first.append((SYSTEM32, ctx.system32))
         hit = self._search(name, first, tried)
         if hit is None:
-            legacy = [("legacy-application-folder", ctx.app_folder), ("legacy-system32", ctx.system32)]
+            legacy = [(LEGACY_APP_FOLDER, ctx.app_folder), (LEGACY_SYSTEM32, ctx.system32)]
             if ctx.windows_folder:
-                legacy += [("legacy-system", ctx.windows_folder / "System"), ("legacy-windows", ctx.windows_folder)]
+                legacy += [(LEGACY_SYSTEM, ctx.windows_folder / "System"), (LEGACY_WINDOWS, ctx.windows_folder)]
             legacy += [(PATH_FALLBACK, folder) for folder in ctx.path_entries]
             hit = self._search(name, legacy, tried)
         if hit is not None:

@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Optional, Union
 
-from app.core.resources import resources_folder
+from app.i18n import supported
+from app.resources import resources_folder
 
 MODULE_NOT_FOUND = "module-not-found"
 PROCEDURE_NOT_FOUND = "procedure-not-found"
@@ -49,7 +50,6 @@ CODE_KINDS = {
 }
 KIND_CODES = {kind: code for code, kind in CODE_KINDS.items()}
 KINDS = (*CODE_KINDS.values(), UNKNOWN)
-LANGUAGES = ("en", "zh_CN")
 FIELDS = ("title", "explanation", "action")
 #: Tried in this order for each field; the first that exists and whose placeholders are all known is used.
 _VARIANT_SUFFIXES = ("", "_no_symbol", "_no_dll", "_no_dll_no_symbol")
@@ -70,7 +70,7 @@ class ErrorCause:
     def text(self, lang: str) -> dict[str, str]:
         """{"title", "explanation", "action"} in `lang` ("en" or "zh_CN"; anything else gives "en"),
         with {dll} and {symbol} filled in."""
-        lang = lang if lang in LANGUAGES else "en"
+        lang = supported(lang)
         texts = catalogue().get(self.kind) or catalogue()[UNKNOWN]
         entry = texts[lang]
         values = {"dll": self.dll, "symbol": self.symbol}

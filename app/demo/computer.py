@@ -1,6 +1,6 @@
 """The demo machine: a Windows 11 drive with a ComfyUI-style venv and torch 2.4.0, built at run time.
 
-Its DLLs and EXEs are small PE files (app.core.pe_writer) that carry the real import tables of torch
+Its DLLs and EXEs are small PE files (app.demo.pe_writer) that carry the real import tables of torch
 2.4.0, python.org's CPython 3.12.9 and Microsoft's VC++ runtime, and the part of their real exports
 that the demo's files import, as recorded in `resources/demo/` by `tools/record_demo.py`. As on a real
 torch 2.4.0 install, `libomp140.x86_64.dll` is missing. Building it reads only that resource.
@@ -15,9 +15,9 @@ import json
 import ntpath
 from pathlib import Path
 
-from app.core.pe_writer import Export, Import, build_pe
-from app.core.resources import resources_folder
-from app.system.image_builder import ImageBuilder
+from app.demo.image_builder import ImageBuilder
+from app.demo.pe_writer import Export, Import, build_pe
+from app.resources import resources_folder
 
 DEMO_FORMAT = 1
 DEMO_RESOURCE = resources_folder() / "demo" / "torch-2.4.0.json.gz"

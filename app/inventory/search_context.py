@@ -1,4 +1,4 @@
-"""Build the loader's SearchContext from a machine (System) and, when known, a Python environment."""
+"""Build the loader's SearchContext from a computer (System) and, when known, a Python environment."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 
-from app.core.apiset import ApiSetResolver, ApiSetSchema
-from app.core.environment import PythonEnvironment
-from app.core.loader import DirectoryIndex, LoaderModel, SearchContext, torch_dll_folders
-from app.core.pe import PEError, read_section
-from app.core.resources import default_known_dlls
+from app.engine.apiset import ApiSetResolver, ApiSetSchema
+from app.engine.loader import DirectoryIndex, LoaderModel, SearchContext, torch_dll_folders
+from app.engine.pe import PEError, read_section
+from app.inventory.environment import PythonEnvironment
+from app.resources import default_known_dlls
 from app.system.base import System
 from app.system.folders import children
 
@@ -46,7 +46,7 @@ def search_context(system: System, env: Optional[PythonEnvironment] = None) -> S
         path_entries=added + tuple(path_entries),  # torch prepends its folders to PATH before the retry
         known_dlls=system.known_dlls() or default_known_dlls(),
         api_sets=ApiSetResolver(_schema(system.system32), system.windows_major),
-        machine=env.python_machine if env else None,
+        cpu_type=env.python_cpu_type if env else None,
     )
 
 

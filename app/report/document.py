@@ -11,14 +11,14 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
 from app import __version__
-from app.core.environment import PythonEnvironment
-from app.core.findings import Finding
-from app.core.graph import DependencyGraph
-from app.core.machine import MachineFacts
-from app.core.pe import MACHINE_NAMES
-from app.core.resources import resources_folder
-from app.core.tree_text import render_tree
-from app.core.words import words
+from app.engine.graph import DependencyGraph
+from app.engine.pe import CPU_NAMES
+from app.i18n import words
+from app.inventory.environment import PythonEnvironment
+from app.inventory.machine import MachineFacts
+from app.probes.finding import Finding
+from app.report.tree_text import render_tree
+from app.resources import resources_folder
 
 SCHEMA = "torch-dll-doctor.diagnosis/1"
 # the profile folder's name runs to the next separator: names may hold spaces ("John Smith")
@@ -77,7 +77,7 @@ def build_document(machine: MachineFacts, environments: list[PythonEnvironment],
         },
         "environments": [{
             "python": shown(env.python), "python_version": env.python_version,
-            "python_arch": MACHINE_NAMES.get(env.python_machine or 0) if env.python_machine else None,
+            "python_arch": CPU_NAMES.get(env.python_cpu_type or 0) if env.python_cpu_type else None,
             "kind": env.kind, "prefix": shown(env.exec_prefix), "app": env.app, "found_by": env.found_by,
             "torch": {"version": env.torch.version, "build": env.torch.build, "path": shown(env.torch.folder)}
             if env.torch else None,

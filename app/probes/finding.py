@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Optional
 
-from app.core.resources import resources_folder
+from app.i18n import supported
+from app.resources import resources_folder
 
 BLOCKER, WARNING, INFO = "blocker", "warning", "info"
 SEVERITY_ORDER = {BLOCKER: 0, WARNING: 1, INFO: 2}
@@ -22,7 +23,6 @@ SEVERITY_ORDER = {BLOCKER: 0, WARNING: 1, INFO: 2}
 CODE_PRIORITY = ("import-failed", "python-32bit", "vc-runtime-missing", "vc-runtime-too-old", "openmp-runtime-missing",
                  "torch-known-bad-build", "torch-files-missing", "gpu-driver-too-old", "missing-dll",
                  "wrong-architecture", "missing-export", "dll-damaged")
-LANGUAGES = ("en", "zh_CN")
 LIST_SEPARATOR = {"en": ", ", "zh_CN": "、"}
 
 
@@ -57,7 +57,7 @@ def catalogue() -> dict[str, dict[str, dict[str, str]]]:
 
 
 def finding_text(code: str, variant: Optional[str], evidence: dict[str, Any], lang: str) -> FindingText:
-    lang = lang if lang in LANGUAGES else "en"
+    lang = supported(lang)
     entries = catalogue()
     entry = entries.get(f"{code}@{variant}") if variant else None
     entry = entry or entries.get(code) or entries["unknown"]

@@ -19,9 +19,9 @@ from functools import cache
 from pathlib import Path
 from typing import Iterable, Iterator, Optional
 
-from app.core.cancel import CancelToken, Progress, check, no_progress
-from app.core.environment import PythonEnvironment, describe, inspect_environment
-from app.core.resources import resources_folder
+from app.engine.cancel import CancelToken, Progress, check, no_progress
+from app.inventory.environment import PythonEnvironment, describe, inspect_environment
+from app.resources import resources_folder
 from app.system.base import NotAvailable, System
 from app.system.folders import child, children, descend
 

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from app.core.pe import PEError, read_pe
-from app.core.resources import default_known_dlls
-from app.core.versions import version_tuple
+from app.engine.pe import PEError, read_pe
+from app.engine.versions import version_tuple
+from app.resources import default_known_dlls
 from app.system.base import System
 from app.system.folders import child, children, descend
 
@@ -84,7 +84,7 @@ class MachineFacts:
         return max(found, key=lambda e: version_tuple(e.version), default=None)
 
 
-def read_machine(system: System) -> MachineFacts:
+def read_machine_facts(system: System) -> MachineFacts:
     facts = MachineFacts(
         windows_version=system.windows_version, architecture=system.architecture, system32=system.system32,
         syswow64=system.syswow64, known_dlls=system.known_dlls() or default_known_dlls(),

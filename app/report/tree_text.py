@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable, Optional
 
-from app.core.graph import OK, DependencyGraph, Edge, Node
-from app.core.words import words
+from app.engine.graph import OK, DependencyGraph, Edge, Node
+from app.i18n import words
 
 MAX_LISTED = 12
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from app.core.cancel import CancelToken, Progress, check, no_progress
-from app.core.environment import PythonEnvironment
+from app.engine.cancel import CancelToken, Progress, check, no_progress
+from app.inventory.environment import PythonEnvironment
 from app.system.folders import children, descend
 
 CHUNK = 1 << 20

@@ -13,7 +13,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import BinaryIO, Optional, Union
 
-MACHINE_NAMES = {0x14C: "x86", 0x8664: "x64", 0xAA64: "arm64", 0x1C4: "arm", 0x200: "ia64", 0xA641: "arm64ec"}
+CPU_NAMES = {0x14C: "x86", 0x8664: "x64", 0xAA64: "arm64", 0x1C4: "arm", 0x200: "ia64", 0xA641: "arm64ec"}
 
 # Bounds on what a sane image holds; beyond them the file is reported corrupt instead of read.
 MAX_SECTIONS = 96  # the Windows loader's own limit
@@ -78,7 +78,7 @@ class ExportTable:
 class PEInfo:
     path: str
     size: int
-    machine: int
+    cpu_type: int  # the header's Machine field (0x8664 x64, 0x14C x86, 0xAA64 arm64)
     is_pe32_plus: bool
     is_dll: bool
     linker_version: tuple[int, int]
@@ -90,15 +90,15 @@ class PEInfo:
     warnings: tuple[str, ...] = field(default=())
 
     @property
-    def machine_name(self) -> str:
-        return MACHINE_NAMES.get(self.machine, f"0x{self.machine:04x}")
+    def cpu_name(self) -> str:
+        return CPU_NAMES.get(self.cpu_type, f"0x{self.cpu_type:04x}")
 
 
-def read_machine(path: PathLike) -> int:
-    """Only the machine type: 2 bytes at e_lfanew + 4, for a quick architecture check (e.g. python.exe)."""
+def read_cpu_type(path: PathLike) -> int:
+    """Only the CPU type (the header's Machine field, 2 bytes at e_lfanew + 4): a quick check of python.exe."""
     with open(path, "rb") as f:
         source = _Source(f)
-        return _read_headers(source).machine
+        return _read_headers(source).cpu_type
 
 
 def read_section(path: PathLike, name: str, limit: int = 16 << 20) -> Optional[bytes]:
@@ -135,7 +135,7 @@ def read_pe_stream(f: BinaryIO, path: str = "<stream>", *, with_exports: bool = 
     return PEInfo(
         path=path,
         size=source.size,
-        machine=headers.machine,
+        cpu_type=headers.cpu_type,
         is_pe32_plus=headers.is_pe32_plus,
         is_dll=bool(headers.characteristics & 0x2000),
         linker_version=headers.linker_version,
@@ -198,7 +198,7 @@ class _Source:
 
 @dataclass(frozen=True)
 class _Headers:
-    machine: int
+    cpu_type: int
     characteristics: int
     is_pe32_plus: bool
     linker_version: tuple[int, int]
