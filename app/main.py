@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from app import __version__
-from app.engine.cancel import Cancelled
+from app.cancel import Cancelled
 from app.engine.graph import BLOCKING, DependencyGraph
 from app.i18n import pick_language, words
 from app.inventory.discovery import discover
@@ -179,7 +179,8 @@ def run_diagnose(args: argparse.Namespace) -> int:
             say(words("cli.report_written", lang, path=args.report))
         if args.json != "-":
             sys.stdout.write(text_report(document, trees, lang))
-        return 1 if diagnosis.blockers else 0
+        # a diagnosis that could not run every check never says "all clear"
+        return 1 if diagnosis.blockers or not diagnosis.complete else 0
 
 
 def run_explain(args: argparse.Namespace) -> int:

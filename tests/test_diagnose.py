@@ -8,10 +8,10 @@ import time
 
 import pytest
 
+from app.cancel import Cancelled, CancelToken
 from app.demo.computer import DEMO_TORCH_LIB, build_demo_image
 from app.demo.image_builder import ImageBuilder
 from app.demo.pe_writer import Export, Import, build_pe
-from app.engine.cancel import Cancelled, CancelToken
 from app.inventory.discovery import discover
 from app.main import main
 from app.probes.base import ENVIRONMENT, Probe
@@ -258,10 +258,14 @@ def test_a_probe_that_fails_becomes_an_info_finding_and_the_rest_go_on(machine):
 
     from app.probes import ALL_PROBES
 
-    result = diagnose(machine, probes=(*ALL_PROBES, Probe("dependencies", ENVIRONMENT, broken)))
+    events = []
+    probes = (*(p for p in ALL_PROBES if p.id != "dependencies"), Probe("dependencies", ENVIRONMENT, broken))
+    result = diagnose(machine, probes=probes, on_event=events.append)
     failed = finding(result, "check-failed")
     assert failed.severity == "info" and "boom" in failed.evidence["error"]
-    assert "check-skipped" in codes(result)
+    assert not result.complete  # never "all clear" when a check did not run
+    assert sorted(e.probe.id for e in events if e.state == "done") == sorted(
+        p.id for p in ALL_PROBES if p.id not in ("replay", "dependencies"))  # the others all finished
 
 
 def test_time_budget_ends_a_slow_probe(machine):
@@ -321,7 +325,7 @@ def test_no_finding_says_module_hresult_or_ordinal():
 def test_diagnose_demo_names_libomp140_first_and_exits_1(capsys):
     code = main(["diagnose", "--demo", "--json", "-", "--quiet"])
     document = json.loads(capsys.readouterr().out)
-    assert code == 1 and document["schema"] == "torch-dll-doctor.diagnosis/1"
+    assert code == 1 and document["schema"] == "torch-dll-doctor.diagnosis/2"
     blockers = [f for f in document["findings"] if f["severity"] == "blocker"]
     assert blockers[0]["code"] == "openmp-runtime-missing"
     assert blockers[0]["evidence"]["needed_by"] == ["fbgemm.dll", "torch_cpu.dll"]
@@ -330,7 +334,15 @@ def test_diagnose_demo_names_libomp140_first_and_exits_1(capsys):
     assert missing["evidence"]["dll"] == "libomp140.x86_64.dll"
     assert missing["evidence"]["torch_stops_at"] == "fbgemm.dll"
     assert {f["code"] for f in blockers} == {"openmp-runtime-missing", "missing-dll", "torch-known-bad-build"}
-    (env,) = document["environments"]
+    # one missing file is one problem: its other findings are its evidence, its repairs listed once
+    (problem,) = [p for p in document["problems"] if p["severity"] == "blocker"]
+    assert document["summary"]["blockers"] == 1
+    assert problem["code"] == "openmp-runtime-missing" and problem["repairs"] == ["place-libomp140", "upgrade-torch"]
+    assert "2.4.0" in problem["title"] and "libomp140.x86_64.dll" in problem["title"]
+    members = [document["findings"][i] for i in problem["findings"]]
+    assert [f["code"] for f in members] == ["openmp-runtime-missing", "missing-dll", "torch-known-bad-build"]
+    assert all(f["problem"] == 0 for f in members)
+    (env,) = [e for e in document["environments"] if e["torch"]]  # beside the venv's base Python, without torch
     assert env["torch"] == {"version": "2.4.0+cpu", "build": "CPU", "path": env["torch"]["path"]}
     assert env["python_version"] == "3.12.9" and env["python_arch"] == "x64" and env["kind"] == "venv"
     assert document["source"]["kind"] == "demo"
@@ -354,7 +366,8 @@ def test_text_and_html_reports_in_chinese(tmp_path, capsys):
     text_file, html_file = tmp_path / "report.txt", tmp_path / "report.html"
     main(["diagnose", "--demo", "--lang", "zh_CN", "--report", str(html_file), "--quiet"])
     text = capsys.readouterr().out
-    assert "DLL 依赖关系" in text and "缺少 OpenMP 运行库 libomp140.x86_64.dll" in text
+    assert "DLL 依赖关系" in text and "缺少 libomp140.x86_64.dll：PyTorch 2.4.0+cpu 的安装包漏掉了它" in text
+    assert "1 个导致 PyTorch 无法运行的问题" in text and "同一原因的其他表现" in text
     assert "libomp140.x86_64.dll  MISSING" in text  # the tree
     page = html_file.read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>") and 'lang="zh-CN"' in page

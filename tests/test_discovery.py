@@ -6,9 +6,9 @@ import ntpath
 
 import pytest
 
+from app.cancel import Cancelled, CancelToken
 from app.demo.image_builder import ImageBuilder
 from app.demo.pe_writer import build_pe
-from app.engine.cancel import Cancelled, CancelToken
 from app.inventory.discovery import DiscoveryReport, discover
 from app.system.offline import OfflineImage
 

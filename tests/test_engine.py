@@ -18,13 +18,18 @@ from app.engine.graph import (
     MISSING_DELAY,
     MISSING_EXPORT,
     OK,
+    UNREADABLE,
     WRONG_ARCHITECTURE,
     DependencyGraph,
     PECache,
+    Unreadable,
 )
 from app.engine.pe import ImportedFunction, PEError, read_pe, read_pe_stream
+from app.inventory.discovery import discover
 from app.inventory.environment import inspect_environment
 from app.inventory.search_context import loader_for
+from app.probes.runner import run_diagnosis
+from app.report.tree_text import render_tree
 from app.system.offline import OfflineImage
 
 LIB = r"C:\Users\alice\venv\Lib\site-packages\torch\lib"
@@ -105,13 +110,18 @@ def test_forwarded_export_is_followed_to_its_target(image):
     assert graph.status(node(graph, "b.dll")) == CHILDREN_ERROR
 
 
-def test_forwarder_loop_is_corrupt_not_a_hang(image):
-    dll(image, LIB + r"\x.dll", exports=[Export(1, "f", forwarder="y.f")])
+def test_forwarder_loop_is_a_missing_export_of_the_importer_that_asks_not_a_hang(image):
+    dll(image, LIB + r"\x.dll", exports=[Export(1, "f", forwarder="y.f"), Export(2, "g")])
     dll(image, LIB + r"\y.dll", exports=[Export(1, "f", forwarder="x.f")])
     dll(image, LIB + r"\top.dll", [Import("x.dll", ("f",))])
-    graph = graph_of(image, LIB + r"\top.dll")
-    assert graph.status(node(graph, "x.dll")) == CORRUPT
-    assert "loop" in node(graph, "x.dll").reason
+    dll(image, LIB + r"\other.dll", [Import("x.dll", ("g",))])
+    graph = graph_of(image, LIB + r"\top.dll", LIB + r"\other.dll")
+    x = node(graph, "x.dll")
+    assert graph.status(x) == MISSING_EXPORT and x.problem is None
+    (missing,) = x.missing_exports
+    assert (missing.importer, str(missing.function)) == ("top.dll", "f") and "loop" in missing.reason
+    assert graph.status(node(graph, "top.dll")) == CHILDREN_ERROR
+    assert graph.status(node(graph, "other.dll")) == OK  # g does not loop: x.dll loads fine for it
 
 
 def test_missing_delay_load_dll_is_a_warning_not_a_children_error(image):
@@ -359,3 +369,94 @@ def test_a_missing_export_breaks_only_the_importer_that_needs_it(image):
     assert graph.status(node(graph, "base.dll")) == MISSING_EXPORT
     assert graph.status(node(graph, "needs_more.dll")) == CHILDREN_ERROR
     assert graph.status(node(graph, "needs_common.dll")) == OK
+
+
+def test_a_dll_with_a_missing_export_and_a_missing_dependency_breaks_every_importer(image):
+    dll(image, LIB + r"\base.dll", [Import("gone.dll", ("x",))], exports=exports("common"))
+    dll(image, LIB + r"\needs_more.dll", [Import("base.dll", ("common", "extra"))], exports=exports("n"))
+    dll(image, LIB + r"\needs_common.dll", [Import("base.dll", ("common",))], exports=exports("c"))
+    graph = graph_of(image, LIB + r"\needs_more.dll", LIB + r"\needs_common.dll")
+    assert graph.status(node(graph, "needs_common.dll")) == CHILDREN_ERROR  # base.dll cannot load at all
+    assert graph.status(node(graph, "needs_more.dll")) == CHILDREN_ERROR
+    base = node(graph, "base.dll")
+    assert graph.status(base) == MISSING_EXPORT and graph.children_error(base)  # its own problem, and more
+    assert graph.to_dict()["nodes"][base.id]["children_error"]
+
+
+# chmod 000 stops only other users, and these tests run as root: as root, use other real conditions
+def _unreadable_file(path):
+    """A file that stat calls a regular file but that cannot be read."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if os.geteuid() != 0:
+        path.write_bytes(build_pe(exports=exports("f")))
+        path.chmod(0)
+    else:  # Linux's view of this process's memory: opening works, seeking or reading fails (EINVAL)
+        path.symlink_to("/proc/self/mem")
+
+
+def _unlistable_folder(path):
+    """A folder entry that is there but cannot be listed."""
+    if os.geteuid() != 0:
+        path.mkdir(parents=True)
+        path.chmod(0)
+    else:  # a link to itself fails with "too many levels of symbolic links", as a looping junction does
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.symlink_to(path.name)
+
+
+def test_a_dll_that_cannot_be_read_is_unreadable_not_corrupt(image):
+    _unreadable_file(image.host(LIB + r"\locked.dll"))
+    image.mkdir(LIB + r"\folder.dll")  # a root torch would load that is a folder: opening it fails
+    dll(image, LIB + r"\good.dll", exports=exports("f"))
+    dll(image, LIB + r"\top.dll", [Import("locked.dll", ("f",)), Import("good.dll", ("f",))])
+    graph = graph_of(image, LIB + r"\top.dll", LIB + r"\folder.dll")
+    locked = node(graph, "locked.dll")
+    assert graph.status(locked) == UNREADABLE and "cannot be read" in locked.reason
+    assert isinstance(PECache().get(locked.path), Unreadable)
+    assert graph.status(node(graph, "folder.dll")) == UNREADABLE
+    assert graph.status(node(graph, "good.dll")) == OK
+    assert graph.status(node(graph, "top.dll")) == CHILDREN_ERROR
+    found = next(f for f in diagnose(image).findings
+                 if f.code == "dll-unreadable" and f.evidence["dll"] == "locked.dll")
+    assert found.severity == "blocker" and found.repairs == [] and found.evidence["needed_by"] == ["top.dll"]
+    assert found.evidence["path"] == LIB + r"\locked.dll" and "cannot be read" in found.evidence["reason"]
+
+
+def test_a_dll_searched_in_a_folder_that_cannot_be_listed_is_unreadable_not_missing(image):
+    _unlistable_folder(image.host(r"C:\Locked"))
+    image.add_to_path(r"C:\Gone")  # a folder that does not exist holds nothing: no doubt there
+    image.add_to_path(r"C:\Locked")
+    dll(image, LIB + r"\top.dll", [Import("helper.dll", ("h",))])
+    graph = graph_of(image, LIB + r"\top.dll")
+    helper = node(graph, "helper.dll")
+    locked = str(image.host(r"C:\Locked"))
+    assert graph.status(helper) == UNREADABLE and helper.reason.startswith(f"the folder {locked} could not be read")
+    assert [folder for folder, _ in helper.resolution.unreadable] == [locked]
+    assert ("path-fallback", locked) in helper.resolution.tried
+    assert graph.status(node(graph, "top.dll")) == CHILDREN_ERROR
+    found = next(f for f in diagnose(image).findings if f.code == "dll-unreadable")
+    assert found.variant == "folder" and found.evidence["path"] == r"C:\Locked"
+    assert found.evidence["reason"].startswith(r"the folder C:\Locked could not be read (")
+    assert "C:\\Locked" in found.text("en").explanation and found.text("zh_CN").title
+
+
+def test_the_retry_searches_the_current_folder_after_windows_and_before_path(image):
+    venv = r"C:\Users\alice\venv"  # the environment's folder: the live replay's current folder
+    dll(image, venv + r"\here.dll", exports=exports("h"))
+    dll(image, r"C:\Tools\bin\here.dll", exports=exports("h"))
+    image.add_to_path(r"C:\Tools\bin")
+    dll(image, LIB + r"\top.dll", [Import("here.dll", ("h",))])
+    graph = graph_of(image, LIB + r"\top.dll")
+    here = node(graph, "here.dll")
+    assert here.resolution.rule == "legacy-current-folder" and here.path == image.host(venv + r"\here.dll")
+    assert graph.status(node(graph, "top.dll")) == OK
+    rules = [rule for rule, _ in here.resolution.tried]
+    assert rules.index("legacy-system32") < rules.index("legacy-windows") < rules.index("legacy-current-folder")
+    first_attempt = here.resolution.tried[:rules.index("legacy-application-folder")]
+    assert str(image.host(venv)) not in [folder for _, folder in first_attempt]  # 0x1100 skips the current folder
+    assert "here.dll  ok  (current folder (retry))" in render_tree(graph)
+
+
+def diagnose(builder):
+    system = OfflineImage(builder.root)
+    return run_diagnosis(system, list(discover(system)))

@@ -165,13 +165,16 @@ def test_diagnose_real_torch_240_top_blocker_is_libomp140_with_repairs(torch_ima
     code, document = diagnose_json(torch_image(), capsys)
     blockers = [f for f in document["findings"] if f["severity"] == "blocker"]
     assert code == 1
-    assert [f["code"] for f in blockers[:3]] == ["openmp-runtime-missing", "torch-known-bad-build", "missing-dll"]
+    assert [f["code"] for f in blockers] == ["openmp-runtime-missing", "missing-dll", "torch-known-bad-build"]
     assert blockers[0]["evidence"]["needed_by"] == ["fbgemm.dll", "torch_cpu.dll"]
     assert blockers[0]["repairs"] == ["place-libomp140", "upgrade-torch"]
-    assert blockers[2]["evidence"]["dll"] == "libomp140.x86_64.dll"
-    assert blockers[1]["evidence"]["fixed_in"] == "2.4.1" and "upgrade-torch" in blockers[1]["repairs"]
-    assert len(blockers) == 3
-    assert document["summary"]["warnings"] == 0
+    assert blockers[1]["evidence"]["dll"] == "libomp140.x86_64.dll"
+    assert blockers[2]["evidence"]["fixed_in"] == "2.4.1" and "upgrade-torch" in blockers[2]["repairs"]
+    # the three findings are one cause: one problem, its repairs once
+    problem, skipped = document["problems"]  # the other: the live replay was skipped (offline image)
+    assert problem["findings"] == [0, 1, 2] and problem["repairs"] == ["place-libomp140", "upgrade-torch"]
+    assert skipped["code"] == "check-skipped"
+    assert document["summary"] == {"blockers": 1, "warnings": 0, "infos": 1, "findings": 4}
 
 
 @pytest.mark.parametrize("variant", [{"libomp": True}, {"torch": realfiles.TORCH_241}])

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator, Optional, Union
 
-from app.engine.cancel import CancelToken, Progress, check, no_progress
+from app.cancel import CancelToken, Progress, check, no_progress
 from app.engine.loader import LoaderModel, Resolution
 from app.engine.pe import CPU_NAMES, ImportedFunction, PEError, PEInfo, read_pe
 
@@ -22,9 +22,14 @@ MISSING_DELAY = "missing-delay"
 WRONG_ARCHITECTURE = "wrong-architecture"
 MISSING_EXPORT = "missing-export"
 CORRUPT = "corrupt"
+UNREADABLE = "unreadable"  # the file (or a folder it may be in) is there but could not be read
 CHILDREN_ERROR = "children-error"
-BLOCKING = frozenset({MISSING, WRONG_ARCHITECTURE, MISSING_EXPORT, CORRUPT, CHILDREN_ERROR})
+BLOCKING = frozenset({MISSING, WRONG_ARCHITECTURE, MISSING_EXPORT, CORRUPT, UNREADABLE, CHILDREN_ERROR})
 MAX_FORWARDER_DEPTH = 16
+
+
+class Unreadable(str):
+    """Why a file could not be opened or read (an OSError): a locked or blocked file, not a damaged one."""
 
 
 class PECache:
@@ -35,11 +40,11 @@ class PECache:
         self._entries: dict[tuple[str, int, int], Union[PEInfo, str]] = {}
 
     def get(self, path: Path) -> Union[PEInfo, str]:
-        """The file's PEInfo, or a plain-words reason why it cannot be read."""
+        """The file's PEInfo, or a plain-words reason: `Unreadable` when it could not be read, else damaged."""
         try:
             stat = os.stat(path)
         except (OSError, ValueError) as exc:
-            return f"the file cannot be read ({getattr(exc, 'strerror', None) or exc})"
+            return Unreadable(f"the file cannot be read ({getattr(exc, 'strerror', None) or exc})")
         key = (str(path), stat.st_size, stat.st_mtime_ns)
         found = self._entries.get(key)
         if found is None:
@@ -47,8 +52,8 @@ class PECache:
                 found = read_pe(path)
             except PEError as exc:
                 found = str(exc)
-            except OSError as exc:
-                return f"the file cannot be read ({exc.strerror or exc})"
+            except OSError as exc:  # not cached: a lock or a scan is often over by the next look
+                return Unreadable(f"the file cannot be read ({exc.strerror or exc})")
             if len(self._entries) >= self.max_entries:
                 self._entries.clear()
             self._entries[key] = found
@@ -59,6 +64,7 @@ class PECache:
 class MissingExport:
     importer: str
     function: ImportedFunction
+    reason: Optional[str] = None  # when the DLL names it but it cannot be used (a forwarder loop)
 
 
 @dataclass(eq=False)
@@ -83,10 +89,19 @@ class Node:
     @property
     def own_status(self) -> str:
         if self.path is None and self.resolution is not None and not self.resolution.found:
+            if self.resolution.unreadable:  # it may be in a folder that could not be read: not surely missing
+                return UNREADABLE
             return MISSING if any(e.kind == "import" for e in self.incoming) else MISSING_DELAY
         if self.problem:
             return self.problem
         return MISSING_EXPORT if self.missing_exports else OK
+
+    def shown_reason(self, display_path: Callable[[Path], str] = str) -> Optional[str]:
+        """The reason, with a folder that could not be read named as the reader knows it."""
+        if self.path is None and self.own_status == UNREADABLE:
+            folder, why = self.resolution.unreadable[0]
+            return f"the folder {display_path(Path(folder))} could not be read ({why})"
+        return self.reason
 
 
 @dataclass(eq=False)
@@ -112,6 +127,7 @@ class DependencyGraph:
         self.nodes: dict[str, Node] = {}
         self.roots: list[Node] = []
         self._statuses: Optional[dict[Node, str]] = None
+        self._failed: set[Node] = set()  # nodes with a load-time dependency that cannot load for them
 
     # -- building ---------------------------------------------------------------------------------------
     def add_root(self, path: Path) -> Node:
@@ -158,6 +174,7 @@ class DependencyGraph:
         node = self.nodes.get(key)
         if node is None:
             node = self.nodes[key] = Node(len(self.nodes), resolution.name, None, resolution, load_folder)
+            node.reason = node.shown_reason()
             self._statuses = None
         return node
 
@@ -165,7 +182,7 @@ class DependencyGraph:
         if node.info is None and node.path is not None and node.problem is None:
             found = self.cache.get(node.path)
             if isinstance(found, str):
-                node.problem, node.reason = CORRUPT, found
+                node.problem, node.reason = UNREADABLE if isinstance(found, Unreadable) else CORRUPT, found
                 self._statuses = None
             else:
                 node.info = found
@@ -206,10 +223,9 @@ class DependencyGraph:
             try:
                 if not self._exports(target, info, function, set()):
                     target.missing_exports.append(MissingExport(edge.source.name, function))
-            except _ForwarderLoop as loop:
-                target.problem = CORRUPT
-                target.reason = f"the export {function} forwards in a loop ({loop})"
-                return
+            except _ForwarderLoop as loop:  # only this export is unusable: the DLL still loads for the others
+                target.missing_exports.append(
+                    MissingExport(edge.source.name, function, f"it forwards in a loop ({loop})"))
 
     def _exports(self, node: Node, info: PEInfo, function: ImportedFunction, visiting: set) -> bool:
         exports = info.exports
@@ -245,23 +261,39 @@ class DependencyGraph:
         return self.statuses()[node]
 
     def statuses(self) -> dict[Node, str]:
-        """Every node's status; `children-error` spreads up load-time (not delay) edges, cycle-safe."""
+        """Every node's status: its own problem first, else `children-error` when something it needs at load
+        time (not delay) cannot load for it. Cycle-safe."""
         if self._statuses is None:
-            result = {node: node.own_status for node in self.nodes.values()}
-            broken = [node for node, status in result.items() if status in BLOCKING]
-            while broken:
-                node = broken.pop()
-                # a missing export breaks only the importers that need it, not every user of the DLL
-                needing = {m.importer for m in node.missing_exports} if result[node] == MISSING_EXPORT else None
-                for edge in node.incoming:
-                    parent = edge.source
-                    if needing is not None and parent.name not in needing:
-                        continue
-                    if edge.kind == "import" and result[parent] == OK:
-                        result[parent] = CHILDREN_ERROR
-                        broken.append(parent)
-            self._statuses = result
+            failed = self._failed = self._children_failed()
+            self._statuses = {node: CHILDREN_ERROR if node.own_status == OK and node in failed else node.own_status
+                              for node in self.nodes.values()}
         return self._statuses
+
+    def children_error(self, node: Node) -> bool:
+        """Something the node needs at load time cannot load for it; true beside its own problem too."""
+        self.statuses()
+        return node in self._failed
+
+    def _children_failed(self) -> set[Node]:
+        # any problem but a missing export stops the DLL loading at all, for every importer
+        queue = [n for n in self.nodes.values() if n.own_status in BLOCKING and n.own_status != MISSING_EXPORT]
+        failed: set[Node] = set()
+
+        def fail(parent: Node) -> None:
+            if parent not in failed:
+                failed.add(parent)
+                queue.append(parent)  # it cannot load now, so its own importers fail too
+
+        for node in self.nodes.values():  # a missing export alone breaks only the importers that need it
+            needing = {m.importer for m in node.missing_exports}
+            for edge in node.incoming:
+                if edge.kind == "import" and edge.source.name in needing:
+                    fail(edge.source)
+        while queue:
+            for edge in queue.pop().incoming:
+                if edge.kind == "import":
+                    fail(edge.source)
+        return failed
 
     def walk(self) -> Iterator[Node]:
         return iter(sorted(self.nodes.values(), key=lambda n: n.id))
@@ -280,13 +312,15 @@ class DependencyGraph:
                 "status": statuses[node],
                 "machine": node.info.cpu_name if node.info else None,
                 "missing_exports": [
-                    {"importer": m.importer, "name": m.function.name, "ordinal": m.function.ordinal}
+                    {"importer": m.importer, "name": m.function.name, "ordinal": m.function.ordinal,
+                     **({"reason": m.reason} if m.reason else {})}
                     for m in node.missing_exports],
+                "children_error": node in self._failed,  # also beside its own problem, e.g. missing-export
                 "rule": "root" if resolution is None else resolution.rule,
                 "searched": [] if resolution is None or resolution.path is not None and resolution.rule
                 else [display_path(Path(folder)) for _, folder in resolution.tried],
                 "api_set_host": resolution.api_set_host if resolution else None,
-                "reason": node.reason,
+                "reason": node.shown_reason(display_path),
                 "file_version": node.info.file_version if node.info else None,
                 "dependent_load_flags": node.info.dependent_load_flags if node.info else None,
                 "root": node in self.roots,

@@ -31,6 +31,7 @@ LEGACY_APP_FOLDER = "legacy-application-folder"
 LEGACY_SYSTEM32 = "legacy-system32"
 LEGACY_SYSTEM = "legacy-system"
 LEGACY_WINDOWS = "legacy-windows"
+LEGACY_CURRENT_FOLDER = "legacy-current-folder"  # SafeDllSearchMode: after the Windows folders, before PATH
 PATH_FALLBACK = "path-fallback"  # found only on PATH by the retry: loads by luck
 SYSTEM_RULES = frozenset({API_SET, KNOWN_DLL, SYSTEM32, WINDOWS_COMPONENT, LEGACY_SYSTEM32, LEGACY_SYSTEM,
                           LEGACY_WINDOWS})
@@ -41,6 +42,7 @@ class DirectoryIndex:
 
     def __init__(self) -> None:
         self._listings: dict[str, dict[str, str]] = {}
+        self._errors: dict[str, str] = {}
 
     def listing(self, folder: Path) -> dict[str, str]:
         key = str(folder)
@@ -48,10 +50,18 @@ class DirectoryIndex:
         if found is None:
             try:
                 names = os.listdir(folder)
-            except (OSError, ValueError):  # ValueError: a NUL character in a damaged image's path
+            except (FileNotFoundError, NotADirectoryError, ValueError):  # ValueError: a NUL in a damaged path
+                names = []  # no such folder: nothing can be found there
+            except OSError as exc:  # the folder is there but cannot be listed: its DLLs are unknown, not absent
                 names = []
+                self._errors[key] = exc.strerror or str(exc)
             found = self._listings[key] = {name.lower(): name for name in names}
         return found
+
+    def error(self, folder: Path) -> Optional[str]:
+        """Why the folder could not be listed; None when it was listed or does not exist."""
+        self.listing(folder)
+        return self._errors.get(str(folder))
 
     def find(self, folder: Path, name: str) -> Optional[Path]:
         actual = self.listing(folder).get(name.lower())
@@ -67,6 +77,7 @@ class SearchContext:
     system32: Optional[Path] = None
     windows_folder: Optional[Path] = None
     path_entries: tuple[Path, ...] = ()  # the PATH the retry sees, torch's prepended folders first
+    current_folder: Optional[Path] = None  # the process's current folder, which only the legacy retry searches
     known_dlls: frozenset[str] = field(default_factory=frozenset)  # lower-case names
     api_sets: ApiSetResolver = field(default_factory=ApiSetResolver)
     cpu_type: Optional[int] = None  # the process's CPU type (python.exe); None: take the root DLL's
@@ -86,6 +97,7 @@ class Resolution:
     rule: Optional[str]  # which rule found it; None when not found
     tried: tuple[tuple[str, str], ...] = ()  # (rule, folder) in search order, across both attempts
     api_set_host: Optional[str] = None
+    unreadable: tuple[tuple[str, str], ...] = ()  # (folder, why) of tried folders that could not be listed
 
     @property
     def found(self) -> bool:
@@ -147,7 +159,7 @@ class LoaderModel:
             if target.host and host_path is None and not ctx.api_sets.contracts_are_builtin:
                 # Windows 7 / 8.1: the UCRT is an update or comes with the VC++ runtime; search for it.
                 hosted = self._resolve(target.host, load_folder, importer)
-                return Resolution(target.host, hosted.path, hosted.rule, hosted.tried, target.host)
+                return Resolution(target.host, hosted.path, hosted.rule, hosted.tried, target.host, hosted.unreadable)
             return Resolution(name, host_path, API_SET, (), target.host)
         if name.lower() in ctx.known_dlls and ctx.system32:
             known = self.index.find(ctx.system32, name)
@@ -162,13 +174,16 @@ class LoaderModel:
             legacy = [(LEGACY_APP_FOLDER, ctx.app_folder), (LEGACY_SYSTEM32, ctx.system32)]
             if ctx.windows_folder:
                 legacy += [(LEGACY_SYSTEM, ctx.windows_folder / "System"), (LEGACY_WINDOWS, ctx.windows_folder)]
+            legacy.append((LEGACY_CURRENT_FOLDER, ctx.current_folder))
             legacy += [(PATH_FALLBACK, folder) for folder in ctx.path_entries]
             hit = self._search(name, legacy, tried)
+        unreadable = tuple(dict.fromkeys((folder, why) for _, folder in tried
+                                         if (why := self.index.error(Path(folder))) is not None))
         if hit is not None:
-            return Resolution(name, hit[1], hit[0], tuple(tried))
+            return Resolution(name, hit[1], hit[0], tuple(tried), unreadable=unreadable)
         if name.lower() in self._components and ctx.api_sets.contracts_are_builtin:
-            return Resolution(name, None, WINDOWS_COMPONENT, tuple(tried))
-        return Resolution(name, None, None, tuple(tried))
+            return Resolution(name, None, WINDOWS_COMPONENT, tuple(tried), unreadable=unreadable)
+        return Resolution(name, None, None, tuple(tried), unreadable=unreadable)
 
     def _search(self, name: str, places: Iterable[tuple[str, Optional[Path]]],
                 tried: list[tuple[str, str]]) -> Optional[tuple[str, Path]]:

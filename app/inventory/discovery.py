@@ -1,9 +1,12 @@
 """Find every Python environment on a machine, streaming each one as soon as it is found.
 
 Sources, in order: folders the user chose, PEP 514 registry entries, the `py` launcher, conda, the
-Microsoft Store Python, Pythons on PATH, then a bounded walk of the usual places on every fixed drive
-for AI apps (ComfyUI portable, web UIs, Fooocus, kohya_ss, ...). Nothing is imported or run except the
-`py` launcher's list on a live machine. A time budget and a depth bound keep it finite.
+Microsoft Store Python, Pythons on PATH, per-user python.org installs, then a bounded walk of the usual
+places on every fixed drive and in every user profile for AI apps (ComfyUI portable, web UIs, Fooocus,
+kohya_ss, ...). The profiles are the System's `user_profiles()`: the current user's on a live machine,
+every profile in an offline image (whose environment.json often has no %USERPROFILE%). Nothing is
+imported or run except the `py` launcher's list on a live machine. A time budget and a depth bound keep
+it finite.
 """
 
 from __future__ import annotations
@@ -19,10 +22,10 @@ from functools import cache
 from pathlib import Path
 from typing import Iterable, Iterator, Optional
 
-from app.engine.cancel import CancelToken, Progress, check, no_progress
+from app.cancel import CancelToken, Progress, check, no_progress
 from app.inventory.environment import PythonEnvironment, describe, inspect_environment
 from app.resources import resources_folder
-from app.system.base import NotAvailable, System
+from app.system.base import NotAvailable, System, UserProfile
 from app.system.folders import child, children, descend
 
 PEP514_ROOTS = (r"HKCU\Software\Python", r"HKLM\Software\Python", r"HKLM\Software\WOW6432Node\Python")
@@ -69,6 +72,7 @@ def discover(system: System, *, folders: Iterable[Path] = (), drives: Optional[I
     deadline = time.monotonic() + budget_s
     seen: set[str] = set()
     walked: set[str] = set()
+    profiles = system.user_profiles()
 
     def accept(env: Optional[PythonEnvironment], source: str) -> Optional[PythonEnvironment]:
         if env is None:
@@ -83,10 +87,11 @@ def discover(system: System, *, folders: Iterable[Path] = (), drives: Optional[I
         for folder in folders:
             yield from (("chosen folder", p) for p in _walk(Path(folder), max_depth, deadline, cancel, report, walked))
         yield from (("registry (PEP 514)", p) for p in _pep514(system))
-        yield from (("py launcher", p) for p in _py_launcher(system, report))
-        yield from (("conda", p) for p in _conda(system))
+        yield from (("py launcher", p) for p in _py_launcher(system, profiles, report))
+        yield from (("conda", p) for p in _conda(system, profiles))
         yield from (("PATH", p) for p in _on_path(system))
-        for place in _places(system, drives):
+        yield from (("search", p) for p in _profile_pythons(system, profiles))
+        for place in _places(system, profiles, drives):
             yield from (("search", p) for p in _walk(place, max_depth, deadline, cancel, report, walked))
 
     for step, (source, location) in enumerate(candidates()):
@@ -99,7 +104,7 @@ def discover(system: System, *, folders: Iterable[Path] = (), drives: Optional[I
         found = accept(inspect_environment(system, location), source)
         if found is not None:
             yield found
-    for env in _store_pythons(system):
+    for env in _store_pythons(system, profiles):
         found = accept(env, "Microsoft Store")
         if found is not None:
             yield found
@@ -121,13 +126,14 @@ def _pep514(system: System) -> Iterator[Path]:
                         break
 
 
-def _py_launcher(system: System, report: DiscoveryReport) -> Iterator[Path]:
+def _py_launcher(system: System, profiles: list[UserProfile], report: DiscoveryReport) -> Iterator[Path]:
     """`py -0p` lists the Pythons the launcher knows; only on a live machine with the launcher."""
     windows = system.host_path(system.system_root)
     launcher = child(windows, "py.exe") if windows else None
-    if launcher is None:
-        local = system.variable("LOCALAPPDATA")
-        base = system.host_path(ntpath.join(local, "Programs", "Python", "Launcher")) if local else None
+    for local in (p.local_appdata for p in profiles if p.local_appdata):
+        if launcher is not None:
+            break
+        base = system.host_path(ntpath.join(local, "Programs", "Python", "Launcher"))
         launcher = child(base, "py.exe") if base else None
     if launcher is None:
         return
@@ -146,10 +152,9 @@ def _py_launcher(system: System, report: DiscoveryReport) -> Iterator[Path]:
                 yield host
 
 
-def _conda(system: System) -> Iterator[Path]:
-    profile = system.variable("USERPROFILE")
+def _conda(system: System, profiles: list[UserProfile]) -> Iterator[Path]:
     roots: list[Path] = []
-    if profile:
+    for profile in (p.home for p in profiles if p.home):
         listed = system.host_path(ntpath.join(profile, ".conda", "environments.txt"))
         try:
             lines = listed.read_text(encoding="utf-8", errors="replace").splitlines() if listed else []
@@ -159,8 +164,8 @@ def _conda(system: System) -> Iterator[Path]:
             host = system.host_path(line.strip()) if line.strip() else None
             if host is not None:
                 yield host
-    for base in filter(None, (profile, system.variable("LOCALAPPDATA"), system.variable("ProgramData")
-                              or r"C:\ProgramData")):
+    bases = [folder for p in profiles for folder in (p.home, p.local_appdata)]
+    for base in filter(None, (*bases, system.variable("ProgramData") or r"C:\ProgramData")):
         for name in CONDA_NAMES:
             host = system.host_path(ntpath.join(base, name))
             if host is not None and host.is_dir() and host not in roots:
@@ -177,10 +182,24 @@ def _on_path(system: System) -> Iterator[Path]:
             yield host
 
 
-def _store_pythons(system: System) -> Iterator[PythonEnvironment]:
+def _profile_pythons(system: System, profiles: list[UserProfile]) -> Iterator[Path]:
+    """python.org's per-user installs, Local AppData\\Programs\\Python\\PythonXY: the registry (PEP 514) names
+    them only in the current user's HKCU, which is the only one an image's registry.json holds."""
+    for local in (p.local_appdata for p in profiles if p.local_appdata):
+        for folder in children(system.host_path(ntpath.join(local, "Programs", "Python"))):
+            if child(folder, "python.exe") is not None:
+                yield folder
+
+
+def _store_pythons(system: System, profiles: list[UserProfile]) -> Iterator[PythonEnvironment]:
     """Store Pythons: the install is in Program Files\\WindowsApps, packages in LocalCache\\local-packages."""
-    local = system.variable("LOCALAPPDATA")
-    packages = system.host_path(ntpath.join(local, "Packages")) if local else None
+    for local in (p.local_appdata for p in profiles if p.local_appdata):
+        yield from _store_pythons_of(system, local)
+
+
+def _store_pythons_of(system: System, local: str) -> Iterator[PythonEnvironment]:
+    """The Store Pythons of one user, whose Local AppData is `local`."""
+    packages = system.host_path(ntpath.join(local, "Packages"))
     for package in children(packages):
         match = STORE_PACKAGE.match(package.name)
         if not match:
@@ -191,8 +210,7 @@ def _store_pythons(system: System) -> Iterator[PythonEnvironment]:
         installs = system.host_path(r"C:\Program Files\WindowsApps")
         install = next((p for p in children(installs) if p.name.lower().startswith(
             f"pythonsoftwarefoundation.python.3.{minor}_") and child(p, "python.exe")), None)
-        alias = descend(system.host_path(local), "Microsoft", "WindowsApps", package.name, "python.exe") \
-            if local else None
+        alias = descend(system.host_path(local), "Microsoft", "WindowsApps", package.name, "python.exe")
         python = child(install, "python.exe") if install else alias
         if python is None:
             continue
@@ -200,11 +218,10 @@ def _store_pythons(system: System) -> Iterator[PythonEnvironment]:
         yield describe(system, python, "store", folder, folder, folder, f"3.{minor}", site=site, userbase=userbase)
 
 
-def _places(system: System, drives: Optional[Iterable[str]]) -> list[Path]:
+def _places(system: System, profiles: list[UserProfile], drives: Optional[Iterable[str]]) -> list[Path]:
     data = _ai_apps()
     places: list[Path] = []
-    profile = system.variable("USERPROFILE")
-    templates = [t.format(profile=profile) for t in data["user_places"]] if profile else []
+    templates = [t.format(profile=p.home) for p in profiles if p.home for t in data["user_places"]]
     for drive in system.fixed_drives() if drives is None else drives:
         templates += [t.format(drive=drive) for t in data["places"]]
     for template in templates:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from app.engine.cancel import CancelToken, Progress, check, no_progress
+from app.cancel import CancelToken, Progress, check, no_progress
 from app.inventory.environment import PythonEnvironment
 from app.system.folders import children, descend
 

@@ -44,6 +44,7 @@ def search_context(system: System, env: Optional[PythonEnvironment] = None) -> S
         system32=system.system32,
         windows_folder=system.windows_folder,
         path_entries=added + tuple(path_entries),  # torch prepends its folders to PATH before the retry
+        current_folder=env.exec_prefix if env else None,  # the folder the live replay runs python.exe in
         known_dlls=system.known_dlls() or default_known_dlls(),
         api_sets=ApiSetResolver(_schema(system.system32), system.windows_major),
         cpu_type=env.python_cpu_type if env else None,

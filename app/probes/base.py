@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Optional
 
-from app.engine.cancel import CancelToken
+from app.cancel import CancelToken
 from app.engine.graph import DependencyGraph, PECache
 from app.engine.loader import LoaderModel
 from app.i18n import LANGUAGES, words

@@ -10,6 +10,7 @@ from app.engine.graph import (
     MISSING,
     MISSING_DELAY,
     MISSING_EXPORT,
+    UNREADABLE,
     WRONG_ARCHITECTURE,
     DependencyGraph,
     Node,
@@ -40,9 +41,42 @@ def first_failing_root(graph: DependencyGraph) -> Optional[str]:
     """The DLL torch would name in its error: the first of torch\\lib, in load order, that cannot load."""
     statuses = graph.statuses()
     for root in graph.roots:  # roots were added in torch's glob order
-        if statuses[root] in (MISSING, WRONG_ARCHITECTURE, MISSING_EXPORT, CORRUPT, "children-error"):
+        if statuses[root] in (MISSING, WRONG_ARCHITECTURE, MISSING_EXPORT, CORRUPT, UNREADABLE, "children-error"):
             return root.name
     return None
+
+
+def loaded_at_start(graph: DependencyGraph) -> set[int]:
+    """Ids of the nodes torch loads when it starts: reachable from its roots through load-time imports only."""
+    seen = {node.id for node in graph.roots}
+    queue = list(graph.roots)
+    while queue:
+        node = queue.pop()
+        for edge in node.edges:
+            if edge.kind == "import" and edge.target.id not in seen:
+                seen.add(edge.target.id)
+                queue.append(edge.target)
+    return seen
+
+
+def delay_gateways(graph: DependencyGraph, node: Node, at_start: set[int]) -> list[str]:
+    """The delay-loaded DLLs through which a node not loaded at start is reached ("cudnn64_8.dll")."""
+    gateways = []
+    for candidate in graph.walk():
+        entered_by_delay = any(e.kind == "delay" and e.source.id in at_start for e in candidate.incoming)
+        if not entered_by_delay or candidate.id in at_start:
+            continue
+        seen, queue = {candidate.id}, [candidate]
+        while queue:
+            current = queue.pop()
+            if current is node:
+                gateways.append(candidate.name)
+                break
+            for edge in current.edges:
+                if edge.target.id not in seen:
+                    seen.add(edge.target.id)
+                    queue.append(edge.target)
+    return sorted(set(gateways))
 
 
 def run(ctx: ProbeContext) -> Iterator[Finding]:
@@ -51,12 +85,16 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
     graph = ctx.graph()
     statuses = graph.statuses()
     stops_at = first_failing_root(graph)
+    at_start = loaded_at_start(graph)
     for node in graph.walk():
         status = statuses[node]
         base = {"dll": node.name, "needed_by": importers(node)}
-        # reached only through delay-load imports: it fails when a feature needs it, not at start-up
-        severity = WARNING if node.incoming and all(e.kind == "delay" for e in node.incoming) else BLOCKER
-        if status == MISSING:
+        # severity follows how torch reaches the DLL: only through a delay load, it fails when a feature needs it
+        severity = BLOCKER if node.id in at_start else WARNING
+        if status == MISSING and severity == WARNING:
+            yield ctx.finding("missing-delay-dll", WARNING, {**base, "via": delay_gateways(graph, node, at_start)},
+                              variant="indirect")
+        elif status == MISSING:
             searched = list(dict.fromkeys(ctx.display(Path(folder)) for _, folder in node.resolution.tried))
             needs = [{"dll": e.source.name, "functions": [str(f) for f in e.functions]} for e in node.incoming]
             yield ctx.finding("missing-dll", BLOCKER, {**base, "searched": searched, "needs": needs,
@@ -70,6 +108,12 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
         elif node.problem == CORRUPT:
             yield ctx.finding("dll-damaged", severity, {**base, "path": ctx.display(node.path), "reason": node.reason},
                               ["reinstall-torch"])
+        elif status == UNREADABLE:  # the file, or a folder it may be in, is there but could not be read
+            folder = node.resolution.unreadable[0][0] if node.path is None else None
+            yield ctx.finding("dll-unreadable", severity, {
+                **base, "path": ctx.display(Path(folder) if folder else node.path),
+                "reason": node.shown_reason(ctx.display)},
+                variant="folder" if folder else None)
         elif status == MISSING_EXPORT:
             missing = [{"importer": m.importer, "function": str(m.function)} for m in node.missing_exports]
             yield ctx.finding("missing-export", severity, {

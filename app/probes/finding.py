@@ -22,7 +22,7 @@ SEVERITY_ORDER = {BLOCKER: 0, WARNING: 1, INFO: 2}
 # then the generic DLL findings they explain.
 CODE_PRIORITY = ("import-failed", "python-32bit", "vc-runtime-missing", "vc-runtime-too-old", "openmp-runtime-missing",
                  "torch-known-bad-build", "torch-files-missing", "gpu-driver-too-old", "missing-dll",
-                 "wrong-architecture", "missing-export", "dll-damaged")
+                 "wrong-architecture", "missing-export", "dll-damaged", "dll-unreadable")
 LIST_SEPARATOR = {"en": ", ", "zh_CN": "、"}
 
 

@@ -7,7 +7,7 @@ from typing import Iterator
 from app.engine.graph import OK
 from app.engine.versions import matches
 from app.probes.base import ENVIRONMENT, Probe, ProbeContext
-from app.probes.finding import BLOCKER, WARNING, Finding
+from app.probes.finding import BLOCKER, INFO, WARNING, Finding
 from app.resources import known_issues
 
 
@@ -18,13 +18,21 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
     for build in known_issues()["builds"]:
         if not matches(torch.release, build["torch"]):
             continue
+        # what this copy shows, not its version number: a rebuilt or repaired 2.4.0 may not need the file at all
         statuses = ctx.graph().statuses()
-        present = [s for n, s in statuses.items() if n.name.lower() == build["missing_dll"].lower()]
-        triggered = not present or any(s != OK for s in present)  # worked around only if it is there and loads
-        yield ctx.finding("torch-known-bad-build", BLOCKER if triggered else WARNING, {
+        needed = [n for n in statuses if n.name.lower() == build["missing_dll"].lower()
+                  and any(e.kind == "import" for e in n.incoming)]
+        if not needed:
+            severity, variant = INFO, "not-affected"
+        elif any(statuses[n] != OK for n in needed):
+            severity, variant = BLOCKER, "blocker"
+        else:
+            severity, variant = WARNING, "warning"  # worked around: the file is there and loads
+        yield ctx.finding("torch-known-bad-build", severity, {
             "torch": torch.version, "fixed_in": build["fixed_in"], "summary": build["summary"], "issue": build["id"],
-            "links": build["links"]}, ["upgrade-torch"] + (["place-libomp140"] if triggered else []),
-            variant="blocker" if triggered else "warning")
+            "missing_dll": build["missing_dll"], "links": build["links"]},
+            ["upgrade-torch"] + (["place-libomp140"] if severity == BLOCKER else []) if severity != INFO else [],
+            variant=variant)
 
 
 def python_support(ctx: ProbeContext) -> Iterator[Finding]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from app.engine.graph import MISSING
+from app.engine.versions import matches
 from app.inventory.machine import LIBOMP140
 from app.probes.base import ENVIRONMENT, MACHINE, Probe, ProbeContext
 from app.probes.finding import BLOCKER, WARNING, Finding
@@ -26,10 +27,14 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
             sources = [ctx.display(p) for vs in ctx.machine.visual_studio for p in vs.libomp140]
             dlls = ctx.torch_dlls()
             intel = child(dlls[0].parent, "libiomp5md.dll") if dlls else None
+            torch = ctx.env.torch
+            bug = next((b for b in known_issues()["builds"] if b["missing_dll"].lower() == LIBOMP140
+                        and torch is not None and matches(torch.release, b["torch"])), None)
             yield ctx.finding("openmp-runtime-missing", BLOCKER, {
                 "dll": LIBOMP140, "needed_by": sorted({n["dll"] for n in needs}), "needs": needs,
-                "visual_studio_copies": sources, "intel_runtime": ctx.display(intel) if intel else None},
-                ["place-libomp140", "upgrade-torch"])
+                "visual_studio_copies": sources, "intel_runtime": ctx.display(intel) if intel else None,
+                "torch": torch.version if torch else None, "fixed_in": bug["fixed_in"] if bug else None},
+                ["place-libomp140", "upgrade-torch"], variant="known-bad-build" if bug else None)
     yield from conflicts(ctx)
 
 

@@ -69,9 +69,11 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
         child_env.pop(name, None)
     python = ctx.python or str(env.python)
     try:
-        result = ctx.system.run([python, "-B", script], timeout=TIMEOUT_S, env=child_env, cwd=env.exec_prefix)
-    except TimeoutError as exc:
-        yield ctx.finding("import-failed", BLOCKER, {"python": python, "message": str(exc)}, variant="no-python")
+        result = ctx.system.run([python, "-B", script], timeout=TIMEOUT_S, env=child_env, cwd=env.exec_prefix,
+                                cancel=ctx.cancel)
+    except TimeoutError as exc:  # it started, but the answer never came: unknown, not "cannot start"
+        yield ctx.finding("check-failed", INFO, {"check": PROBE.name, "probe": PROBE.id, "error": str(exc),
+                                                 "seconds": TIMEOUT_S}, variant="timeout")
         return
     except OSError as exc:
         yield ctx.finding("import-failed", BLOCKER, {"python": python, "message": exc.strerror or str(exc)},
@@ -79,11 +81,10 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
         return
     data = parse_replay(result.stdout)
     if data is None:
-        code = result.returncode & 0xFFFFFFFF
-        message = START_FAILURES.get(code) or (result.stderr.strip().splitlines() or [f"exit code {code:#x}"])[-1]
-        yield ctx.finding("import-failed", BLOCKER, {"python": python, "message": message, "exit_code": code,
-                                                     "last_step": last_step(result.stderr),
-                                                     "stderr": result.stderr[-2000:]}, variant="no-python")
+        yield _no_report(ctx, python, result.returncode & 0xFFFFFFFF, result.stderr)
+        return
+    if data.get("status") == "internal_error":
+        yield _script_failed(ctx, str(data.get("internal_error")))
         return
     if data.get("status") in ("torch_missing", "torch_not_a_package"):
         yield ctx.finding("import-failed", BLOCKER, {"python": python, "torch": ctx.display(env.torch.folder),
@@ -103,6 +104,25 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
         "message": message or imported.get("error_type"), "cause": cause.kind if cause else None,
         "failed_dlls": [{"dll": d.get("name"), "winerror": d.get("retry_error") or d.get("error")} for d in failures],
         "replay": _summary(data)})
+
+
+def _no_report(ctx: ProbeContext, python: str, code: int, stderr: str) -> Finding:
+    """The child printed no report: it never started, it died while loading PyTorch, or our script failed."""
+    step = last_step(stderr)
+    lines = stderr.strip().splitlines()
+    message = START_FAILURES.get(code) or (lines or [f"exit code {code:#x}"])[-1]
+    evidence = {"python": python, "message": message, "exit_code": code, "last_step": step, "stderr": stderr[-2000:]}
+    if step is not None and step.get("step") in ("load", "import"):  # it died inside a DLL or torch's own import
+        return ctx.finding("import-failed", BLOCKER, {**evidence, "dll": step.get("name") or "torch"},
+                           variant="crashed")
+    if step is not None or SCRIPT.name in stderr:  # Python ran our script, and the script itself failed
+        return _script_failed(ctx, message)
+    return ctx.finding("import-failed", BLOCKER, evidence, variant="no-python")
+
+
+def _script_failed(ctx: ProbeContext, error: str) -> Finding:
+    return ctx.finding("check-failed", INFO, {"check": PROBE.name, "probe": PROBE.id, "error": error},
+                       variant="script")
 
 
 def _summary(data: dict) -> dict:

@@ -1,7 +1,10 @@
 """Run the probes: concurrently, within a time budget, cancellable, reporting progress.
 
-A probe that fails becomes an `info` finding saying what could not be checked; it never ends the
-diagnosis. Probes that need to run programs are skipped on offline images, with an `info` finding.
+A probe that fails or runs out of time becomes a `check-failed` finding saying what could not be checked, and
+the diagnosis is then incomplete (`complete` is False, and the CLI never exits 0). Probes that need to run
+programs are skipped on offline images, with an `info` finding. Cancelling (the caller's token) stops every
+probe and its child processes, and returns only once the workers have ended; the time budget stops this
+diagnosis's own probes and leaves the caller's token alone.
 """
 
 from __future__ import annotations
@@ -12,16 +15,19 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional
 
-from app.engine.cancel import Cancelled, CancelToken, check
+from app.cancel import Cancelled, CancelToken
 from app.engine.graph import DependencyGraph, PECache
 from app.inventory.environment import PythonEnvironment
 from app.inventory.machine import MachineFacts, read_machine_facts
 from app.probes import ALL_PROBES
 from app.probes.base import MACHINE, Probe, ProbeContext
+from app.probes.causes import Problem, group_by_cause, reconcile
 from app.probes.finding import INFO, Finding
 from app.system.base import System
 
+CHECK_FAILED = "check-failed"
 STARTED, DONE, FAILED = "started", "done", "failed"
+WORKER_STOP_S = 5.0  # how long a stopped diagnosis waits for its workers (each ends its child process first)
 SKIPPED_REASON = {"en": "Programs cannot be started inside a copied Windows drive, so PyTorch was not started.",
                   "zh_CN": "在复制出来的 Windows 磁盘里无法运行程序，所以没有启动 PyTorch。"}
 
@@ -48,14 +54,22 @@ class Diagnosis:
     def blockers(self) -> list[Finding]:
         return [f for f in self.findings if f.severity == "blocker"]
 
+    @property
+    def problems(self) -> list[Problem]:
+        """The findings grouped by cause: what a reader counts as things to fix."""
+        return group_by_cause(self.findings, self.graphs)
 
-def run_diagnosis(system: System, environments: Iterable[PythonEnvironment], *, probes: Iterable[Probe] = ALL_PROBES,
-                  live: Optional[bool] = None, budget_s: float = 180.0, workers: int = 4,
+
+def run_diagnosis(system: System, environments: Iterable[PythonEnvironment], *,
+                  probes: Optional[Iterable[Probe]] = None, live: Optional[bool] = None, budget_s: float = 180.0,
+                  workers: int = 4,
                   cancel: Optional[CancelToken] = None, on_event: Callable[[ProbeEvent], None] = lambda e: None,
                   machine: Optional[MachineFacts] = None) -> Diagnosis:
     """Diagnose the machine and each environment. `live`: whether programs can run (default: ask the system)."""
     started = time.monotonic()
-    cancel = cancel or CancelToken()
+    probes = ALL_PROBES if probes is None else probes
+    caller = cancel or CancelToken()
+    cancel = caller.child()  # the budget below cancels this one, never the caller's
     machine = machine or read_machine_facts(system)
     envs = list(environments)
     diagnosis = Diagnosis(machine, envs)
@@ -73,11 +87,12 @@ def run_diagnosis(system: System, environments: Iterable[PythonEnvironment], *, 
             else:
                 jobs.append((probe, ctx))
     total = len(jobs)
-    outcomes = _run_jobs(jobs, workers, cancel)
+    outcomes, threads = _run_jobs(jobs, workers, cancel)
     waiting = set(range(total))
     done = 0
     while waiting:
-        check(cancel)
+        if caller.cancelled:
+            _stop(cancel, threads)
         remaining = budget_s - (time.monotonic() - started)
         if remaining <= 0:
             break
@@ -92,14 +107,17 @@ def run_diagnosis(system: System, environments: Iterable[PythonEnvironment], *, 
         waiting.discard(index)
         done += 1
         if isinstance(payload, Cancelled):
-            raise payload
+            _stop(cancel, threads)
         if state == DONE:
             diagnosis.findings.extend(payload)
+            diagnosis.complete &= not any(f.code == CHECK_FAILED for f in payload)
         else:
+            diagnosis.complete = False
             diagnosis.findings.append(_failed(probe, ctx, f"{payload.__class__.__name__}: {payload}"))
         on_event(ProbeEvent(probe, ctx.python, state, done, total))
-    if waiting:  # out of time: the stragglers are told to stop and abandoned (daemon threads, never joined)
+    if waiting:  # out of time: the stragglers are told to stop (ending their child processes), then abandoned
         cancel.cancel()
+        _wait_for(threads, WORKER_STOP_S)
         diagnosis.complete = False
         for index in sorted(waiting):
             probe, ctx = jobs[index]
@@ -107,12 +125,27 @@ def run_diagnosis(system: System, environments: Iterable[PythonEnvironment], *, 
     for ctx in contexts.values():
         if ctx._graph is not None:
             diagnosis.graphs[ctx.python or ""] = ctx._graph
+    reconcile(diagnosis.findings)
     diagnosis.findings.sort(key=lambda f: f.sort_key)
     diagnosis.elapsed_s = time.monotonic() - started
     return diagnosis
 
 
-def _run_jobs(jobs: list[tuple[Probe, ProbeContext]], workers: int, cancel: CancelToken) -> queue.Queue:
+def _stop(cancel: CancelToken, threads: list[threading.Thread]) -> None:
+    """Cancelled: every probe is told, and each ends its child process before this returns (bounded)."""
+    cancel.cancel()
+    _wait_for(threads, WORKER_STOP_S)
+    raise Cancelled()
+
+
+def _wait_for(threads: list[threading.Thread], seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))
+
+
+def _run_jobs(jobs: list[tuple[Probe, ProbeContext]], workers: int,
+              cancel: CancelToken) -> tuple[queue.Queue, list[threading.Thread]]:
     """Start daemon worker threads (a stuck probe must not keep the program alive); they report
     (index, STARTED, None), then (index, DONE, findings) or (index, FAILED, exception), on the returned queue."""
     todo: queue.Queue = queue.Queue()
@@ -133,12 +166,14 @@ def _run_jobs(jobs: list[tuple[Probe, ProbeContext]], workers: int, cancel: Canc
             except BaseException as exc:  # noqa: BLE001 - a failing probe becomes a finding, never a crash
                 outcomes.put((index, FAILED, exc))
 
-    for number in range(max(1, min(workers, len(jobs)))):
-        threading.Thread(target=work, name=f"probe-{number}", daemon=True).start()
-    return outcomes
+    threads = [threading.Thread(target=work, name=f"probe-{number}", daemon=True)
+               for number in range(max(1, min(workers, len(jobs))))]
+    for thread in threads:
+        thread.start()
+    return outcomes, threads
 
 
 def _failed(probe: Probe, ctx: ProbeContext, error: str) -> Finding:
-    return ctx.finding("check-failed", INFO, {"check": probe.name, "probe": probe.id, "error": error})
+    return ctx.finding(CHECK_FAILED, INFO, {"check": probe.name, "probe": probe.id, "error": error})
 
 

@@ -16,11 +16,12 @@ from app.engine.pe import CPU_NAMES
 from app.i18n import words
 from app.inventory.environment import PythonEnvironment
 from app.inventory.machine import MachineFacts
+from app.probes.causes import count_by_severity, group_by_cause
 from app.probes.finding import Finding
 from app.report.tree_text import render_tree
 from app.resources import resources_folder
 
-SCHEMA = "torch-dll-doctor.diagnosis/1"
+SCHEMA = "torch-dll-doctor.diagnosis/2"  # 2: `summary` counts problems (causes); `problems` added
 # the profile folder's name runs to the next separator: names may hold spaces ("John Smith")
 _USER_IN_PATH = re.compile(r"(?i)([\\/]Users[\\/])(?!<user>)([^\\/\"'\n\r\t,;]+)")
 # account names that are ordinary words: replacing them everywhere would garble the text
@@ -50,7 +51,10 @@ def build_document(machine: MachineFacts, environments: list[PythonEnvironment],
     def shown(path: Optional[Path]) -> Optional[str]:
         return display(path) if path is not None else None
 
-    counts = {s: sum(f.severity == s for f in findings) for s in ("blocker", "warning", "info")}
+    problems = group_by_cause(findings, graphs)
+    findings = [f for problem in problems for f in problem.findings]  # each problem's findings together
+    index = {id(f): number for number, f in enumerate(findings)}
+    counts = count_by_severity(problems)
     document = {
         "schema": SCHEMA,
         "tool": {"name": "Torch DLL Doctor", "version": __version__},
@@ -60,7 +64,8 @@ def build_document(machine: MachineFacts, environments: list[PythonEnvironment],
         "redacted": redacted,
         "complete": complete,
         "elapsed_s": round(elapsed_s, 3),
-        "summary": {"blockers": counts["blocker"], "warnings": counts["warning"], "infos": counts["info"]},
+        "summary": {"blockers": counts["blocker"], "warnings": counts["warning"], "infos": counts["info"],
+                    "findings": len(findings)},
         "machine": {
             "windows_version": machine.windows_version, "windows_build": machine.windows_build,
             "architecture": machine.architecture, "code_page": machine.code_page, "ui_language": machine.ui_language,
@@ -82,15 +87,24 @@ def build_document(machine: MachineFacts, environments: list[PythonEnvironment],
             "torch": {"version": env.torch.version, "build": env.torch.build, "path": shown(env.torch.folder)}
             if env.torch else None,
         } for env in environments],
+        "problems": [],
         "findings": [],
         "dependencies": [{"environment": python, **graph.to_dict(display)} for python, graph in graphs.items()],
     }
-    for finding in findings:
-        text = finding.text(lang)
-        document["findings"].append({
-            "code": finding.code, "severity": finding.severity, "title": text.title,
-            "explanation": text.explanation, "action": text.action, "evidence": finding.evidence,
-            "repairs": finding.repairs, "environment": finding.environment, "variant": finding.variant})
+    for number, problem in enumerate(problems):
+        text = problem.lead.text(lang)
+        document["problems"].append({
+            "code": problem.lead.code, "severity": problem.severity, "title": text.title,
+            "explanation": text.explanation, "action": text.action, "repairs": problem.repairs,
+            "environment": problem.environment, "contradicted_by_replay": problem.contradicted,
+            "findings": [index[id(f)] for f in problem.findings]})
+        for finding in problem.findings:
+            text = finding.text(lang)
+            document["findings"].append({
+                "code": finding.code, "severity": finding.severity, "title": text.title,
+                "explanation": text.explanation, "action": text.action, "evidence": finding.evidence,
+                "repairs": finding.repairs, "environment": finding.environment, "variant": finding.variant,
+                "problem": number})
     return redact(document, redact_names) if redacted else document
 
 
@@ -119,6 +133,23 @@ def _environment_lines(env: dict, lang: str) -> list[str]:
     return lines
 
 
+def _summary_lines(document: dict, lang: str) -> list[str]:
+    """Whether every check ran (first), then the count of problems: causes, not findings."""
+    summary = document["summary"]
+    lines = []
+    if not document["complete"]:
+        failed = [f for f in document["findings"] if f["code"] == "check-failed"]
+        lines.append(words("report.incomplete", lang, count=max(1, len(failed))))
+    lines.append(words("report.summary.counts", lang, **summary) if summary["blockers"] or summary["warnings"]
+                 else words("report.summary.ok", lang))
+    return lines
+
+
+def _details(finding: dict) -> str:
+    details = json.dumps(finding["evidence"], ensure_ascii=False)
+    return details[:1500] + (" ..." if len(details) > 1500 else "")
+
+
 def text_report(document: dict, trees: dict[str, str], lang: str) -> str:
     """A plain-text report, like env_report.txt, that reads well in a forum post."""
     out: list[str] = []
@@ -133,22 +164,27 @@ def text_report(document: dict, trees: dict[str, str], lang: str) -> str:
     if document["redacted"]:
         out.append(words("report.redacted", lang))
     heading(words("report.summary", lang))
-    summary = document["summary"]
-    out.append(words("report.summary.counts", lang, **summary) if summary["blockers"] or summary["warnings"]
-               else words("report.summary.ok", lang))
+    out.extend(_summary_lines(document, lang))
     heading(words("report.findings", lang))
-    if not document["findings"]:
+    if not document["problems"]:
         out.append(words("report.no_findings", lang))
-    for finding in document["findings"]:
-        where = finding["environment"] or words("report.whole_machine", lang)
-        out.extend(["", f"[{_severity_word(finding['severity'], lang)}] {finding['title']}  ({finding['code']})",
+    findings = document["findings"]
+    for problem in document["problems"]:
+        where = problem["environment"] or words("report.whole_machine", lang)
+        out.extend(["", f"[{_severity_word(problem['severity'], lang)}] {problem['title']}  ({problem['code']})",
                     f"  {words('report.for_python', lang)}: {where}",
-                    f"  {words('report.what_it_means', lang)}: {finding['explanation']}",
-                    f"  {words('report.what_to_do', lang)}: {finding['action']}"])
-        if finding["repairs"]:
-            out.append(f"  {words('report.repairs', lang)}: {', '.join(finding['repairs'])}")
-        details = json.dumps(finding["evidence"], ensure_ascii=False)
-        out.append(f"  {words('report.details', lang)}: {details[:1500]}{' ...' if len(details) > 1500 else ''}")
+                    f"  {words('report.what_it_means', lang)}: {problem['explanation']}"])
+        if problem["contradicted_by_replay"]:
+            out.append(f"  {words('report.contradicted', lang)}")
+        out.append(f"  {words('report.what_to_do', lang)}: {problem['action']}")
+        if problem["repairs"]:
+            out.append(f"  {words('report.repairs', lang)}: {', '.join(problem['repairs'])}")
+        lead, *evidence = (findings[i] for i in problem["findings"])
+        out.append(f"  {words('report.details', lang)}: {_details(lead)}")
+        if evidence:
+            out.append(f"  {words('report.evidence', lang)}:")
+        for finding in evidence:
+            out.extend([f"    - {finding['title']}  ({finding['code']})", f"      {_details(finding)}"])
     heading(words("report.machine", lang))
     machine = document["machine"]
     unknown = words("report.unknown", lang)
@@ -193,26 +229,30 @@ def html_report(document: dict, trees: dict[str, str], lang: str) -> str:
              f"<p class='meta'>{e(created)}"
              f"<br>{e(_source_line(document, lang))}"
              + (f"<br>{e(words('report.redacted', lang))}" if document["redacted"] else "") + "</p>"]
-    summary = document["summary"]
-    parts.append(f"<h2>{e(words('report.summary', lang))}</h2><p class='summary'>"
-                 + e(words("report.summary.counts", lang, **summary) if summary["blockers"] or summary["warnings"]
-                     else words("report.summary.ok", lang)) + "</p>")
+    parts.append(f"<h2>{e(words('report.summary', lang))}</h2>"
+                 + "".join(f"<p class='summary'>{e(line)}</p>" for line in _summary_lines(document, lang)))
     parts.append(f"<h2>{e(words('report.findings', lang))}</h2>")
-    if not document["findings"]:
+    if not document["problems"]:
         parts.append(f"<p>{e(words('report.no_findings', lang))}</p>")
-    for f in document["findings"]:
-        severity = f["severity"]
-        where = f["environment"] or words("report.whole_machine", lang)
+    findings = document["findings"]
+    for problem in document["problems"]:
+        severity = problem["severity"]
+        where = problem["environment"] or words("report.whole_machine", lang)
+        members = [findings[i] for i in problem["findings"]]
+        evidence = "".join(f"<li>{e(f['title'])} <span class='code'>{e(f['code'])}</span></li>" for f in members[1:])
+        details = [{"code": f["code"], "evidence": f["evidence"], "repairs": f["repairs"]} for f in members]
         parts.append(
             f"<div class='card {e(severity)}'><div><span class='tag {e(severity)}'>"
-            f"{e(_severity_word(severity, lang))}</span><strong>{e(f['title'])}</strong> "
-            f"<span class='code'>{e(f['code'])}</span></div>"
+            f"{e(_severity_word(severity, lang))}</span><strong>{e(problem['title'])}</strong> "
+            f"<span class='code'>{e(problem['code'])}</span></div>"
             f"<div class='meta'>{e(words('report.for_python', lang))}: {e(where)}</div>"
-            f"<p><b>{e(words('report.what_it_means', lang))}:</b> {e(f['explanation'])}</p>"
-            f"<p><b>{e(words('report.what_to_do', lang))}:</b> {e(f['action'])}</p>"
-            f"<details><summary>{e(words('report.details', lang))}</summary><pre>"
-            f"{e(json.dumps({'evidence': f['evidence'], 'repairs': f['repairs']}, ensure_ascii=False, indent=1))}"
-            "</pre></details></div>")
+            f"<p><b>{e(words('report.what_it_means', lang))}:</b> {e(problem['explanation'])}</p>"
+            + (f"<p class='note'>{e(words('report.contradicted', lang))}</p>" if problem["contradicted_by_replay"]
+               else "")
+            + f"<p><b>{e(words('report.what_to_do', lang))}:</b> {e(problem['action'])}</p>"
+            + (f"<p><b>{e(words('report.evidence', lang))}:</b></p><ul>{evidence}</ul>" if evidence else "")
+            + f"<details><summary>{e(words('report.details', lang))}</summary><pre>"
+            f"{e(json.dumps(details, ensure_ascii=False, indent=1))}</pre></details></div>")
     machine = document["machine"]
     parts.append(f"<h2>{e(words('report.machine', lang))}</h2><table>")
     rows = [("report.machine.windows", f"{machine['windows_version'] or words('report.unknown', lang)} "

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Union
 
+from app.cancel import CancelToken
+
 RegistryData = Union[str, int, list, bytes]
 KNOWN_DLLS_KEY = r"HKLM\SYSTEM\CurrentControlSet\Control\Session Manager\KnownDLLs"
 
@@ -32,6 +34,21 @@ class RunResult:
 class RegistryValue:
     type: str  # REG_SZ, REG_EXPAND_SZ, REG_MULTI_SZ, REG_DWORD, REG_QWORD, REG_BINARY
     data: RegistryData
+
+
+@dataclass(frozen=True)
+class UserProfile:
+    """A user's folders, as Windows paths: the home folder (%USERPROFILE%), Local AppData (%LOCALAPPDATA%)
+    and Roaming AppData (%APPDATA%). Any of them may be unknown (None)."""
+
+    home: Optional[str]
+    local_appdata: Optional[str]
+    roaming_appdata: Optional[str]
+
+    @classmethod
+    def of_home(cls, home: str) -> UserProfile:
+        """The folders Windows gives a profile that does not redirect them."""
+        return cls(home, ntpath.join(home, "AppData", "Local"), ntpath.join(home, "AppData", "Roaming"))
 
 
 class System(ABC):
@@ -88,8 +105,9 @@ class System(ABC):
 
     @abstractmethod
     def run(self, argv: list[str], timeout: float, env: Optional[dict[str, str]] = None,
-            cwd: Optional[Path] = None) -> RunResult:
-        """Run a program and wait for it. Raises NotAvailable where programs cannot run, TimeoutError."""
+            cwd: Optional[Path] = None, cancel: Optional[CancelToken] = None) -> RunResult:
+        """Run a program and wait for it. Raises NotAvailable where programs cannot run; TimeoutError or
+        Cancelled once the program and everything it started have ended (app/system/process.py)."""
 
     # -- derived facts, the same for every System ----------------------------------------------------------
     def registry_value(self, key: str, name: str) -> Optional[RegistryValue]:
@@ -129,6 +147,14 @@ class System(ABC):
                 if key.lower() == name.lower():
                     return value
         return None
+
+    def user_profiles(self) -> list[UserProfile]:
+        """The user profiles whose folders discovery searches, the current user's first. Here: only the current
+        user's, from %USERPROFILE%, %LOCALAPPDATA% and %APPDATA% (an offline image adds every profile it holds)."""
+        home = self.variable("USERPROFILE") or None
+        local = self.variable("LOCALAPPDATA") or (ntpath.join(home, "AppData", "Local") if home else None)
+        roaming = self.variable("APPDATA") or (ntpath.join(home, "AppData", "Roaming") if home else None)
+        return [UserProfile(home, local, roaming)] if home or local or roaming else []
 
     def expand(self, text: str) -> str:
         """Expand %VARIABLE% references the way Windows does (unknown ones stay as written)."""

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import ctypes
 import os
-import subprocess
 from ctypes import wintypes
 from pathlib import Path
 from typing import Optional
 
+from app.cancel import CancelToken
 from app.system.base import RegistryValue, RunResult, System
+from app.system.process import run_process
 
 HIVES = {"HKLM": "HKEY_LOCAL_MACHINE", "HKCU": "HKEY_CURRENT_USER", "HKU": "HKEY_USERS", "HKCR": "HKEY_CLASSES_ROOT"}
 USER_ENVIRONMENT = r"HKCU\Environment"
@@ -159,13 +160,10 @@ class LiveWindows(System):
         return None
 
     def run(self, argv: list[str], timeout: float, env: Optional[dict[str, str]] = None,
-            cwd: Optional[Path] = None) -> RunResult:
-        try:
-            done = subprocess.run(argv, capture_output=True, timeout=timeout, env=env, stdin=subprocess.DEVNULL,
-                                  cwd=cwd, creationflags=CREATE_NO_WINDOW)
-        except subprocess.TimeoutExpired as exc:
-            raise TimeoutError(f"{Path(argv[0]).name} did not finish within {timeout:.0f} s") from exc
-        return RunResult(done.returncode, _decode(done.stdout), _decode(done.stderr))
+            cwd: Optional[Path] = None, cancel: Optional[CancelToken] = None) -> RunResult:
+        code, out, err = run_process(argv, timeout, env=env, cwd=str(cwd) if cwd else None, cancel=cancel,
+                                     creationflags=CREATE_NO_WINDOW)
+        return RunResult(code, _decode(out), _decode(err))
 
 
 def _decode(data: bytes) -> str:

@@ -10,14 +10,20 @@ from __future__ import annotations
 import json
 import ntpath
 import os
+import re
 from pathlib import Path
 from typing import Optional
 
-from app.system.base import NotAvailable, RegistryValue, RunResult, System
+from app.cancel import CancelToken
+from app.system.base import NotAvailable, RegistryValue, RunResult, System, UserProfile
+from app.system.folders import children
 
 NLS_CODE_PAGE_KEY = r"HKLM\SYSTEM\CurrentControlSet\Control\Nls\CodePage"
 REGISTRY_TYPES = {"REG_SZ": str, "REG_EXPAND_SZ": str, "REG_MULTI_SZ": list, "REG_DWORD": int,
                   "REG_QWORD": int, "REG_BINARY": str}
+PROFILE_LIST_KEY = r"HKLM\SOFTWARE\Microsoft\Windows NT\CurrentVersion\ProfileList"
+SERVICE_SIDS = frozenset({"s-1-5-18", "s-1-5-19", "s-1-5-20"})  # SYSTEM, LocalService, NetworkService
+NOT_PROFILES = re.compile(r"^(public|default|default user|all users|defaultuser\d+)$", re.I)
 
 
 class OfflineImage(System):
@@ -30,6 +36,7 @@ class OfflineImage(System):
         self._listings: dict[str, dict[str, str]] = {}
         self._registry: dict[str, dict[str, RegistryValue]] = {}
         self._subkeys: dict[str, set[str]] = {}
+        self._profiles: Optional[list[UserProfile]] = None
         self._load_registry()
         env = self._load_json("environment.json")
         self._env = env if isinstance(env, dict) else {}
@@ -148,8 +155,68 @@ class OfflineImage(System):
         language = self._env.get("ui_language")
         return str(language) if language else None
 
+    # -- user profiles ------------------------------------------------------------------------------------
+    def user_profiles(self) -> list[UserProfile]:
+        """The current user's profile when environment.json names it, then every other profile in the image:
+        those of the registry's ProfileList, else the real profile folders under C:\\Users. Windows sets
+        %USERPROFILE%, %LOCALAPPDATA% and %APPDATA% at logon, so a copied drive often has none of them."""
+        if self._profiles is None:
+            profiles = super().user_profiles()
+            seen = {self._profile_key(p.home) for p in profiles if p.home}
+            for home in self._listed_profiles() or self._profile_folders():
+                if self._profile_key(home) not in seen:
+                    seen.add(self._profile_key(home))
+                    profiles.append(UserProfile.of_home(home))
+            self._profiles = profiles
+        return list(self._profiles)
+
+    def _profile_key(self, home: str) -> str:
+        return str(self.host_path(home) or home).lower()
+
+    def _listed_profiles(self) -> list[str]:
+        """The home folders that ProfileList\\<SID>\\ProfileImagePath names and the image holds."""
+        homes: list[str] = []
+        for sid in self.registry_subkeys(PROFILE_LIST_KEY):
+            if sid.lower() in SERVICE_SIDS:
+                continue
+            key = f"{PROFILE_LIST_KEY}\\{sid}"
+            value = self.registry_value(key, "ProfileImagePath")
+            if value is None:
+                continue  # absent, or damaged and noted when registry.json was read
+            path = self._profile_path(value)
+            if path is None:
+                self.problems.append(f"registry value {key}\\ProfileImagePath is damaged: {value.data!r:.80}")
+                continue
+            host = self.host_path(path)
+            if host is not None and host.is_dir():  # a profile on another drive, or deleted: not in the image
+                homes.append(self.windows_path(host))
+        return homes
+
+    def _profile_path(self, value: RegistryValue) -> Optional[str]:
+        """ProfileImagePath as an absolute Windows path, %SystemDrive% and the like expanded; None if unusable."""
+        if value.type not in ("REG_SZ", "REG_EXPAND_SZ") or not isinstance(value.data, str):
+            return None
+        text = value.data.strip().strip('"')
+        if "\0" in text:
+            return None
+        defaults = {"systemdrive": "C:", "systemroot": self.system_root, "windir": self.system_root}
+        text = re.sub(r"%([^%]+)%", lambda m: self.variable(m.group(1)) or defaults.get(m.group(1).lower(), m.group(0)),
+                      text)
+        return text if re.match(r"^[A-Za-z]:\\", text) and "%" not in text else None
+
+    def _profile_folders(self) -> list[str]:
+        """Folders under C:\\Users that are real profiles: not Public, Default and the like, not links (Windows
+        makes "Default User" and "All Users" junctions), and holding a profile's NTUSER.DAT or AppData."""
+        homes: list[str] = []
+        for entry in children(self.folder(r"C:\Users")):
+            if NOT_PROFILES.match(entry.name) or entry.is_symlink() or not entry.is_dir():
+                continue
+            if {"ntuser.dat", "appdata"} & set(self._names(entry)):
+                homes.append(self.windows_path(entry))
+        return homes
+
     def run(self, argv: list[str], timeout: float, env: Optional[dict[str, str]] = None,
-            cwd: Optional[Path] = None) -> RunResult:
+            cwd: Optional[Path] = None, cancel: Optional[CancelToken] = None) -> RunResult:
         raise NotAvailable("programs cannot run inside an offline image")
 
 

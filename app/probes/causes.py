@@ -1,0 +1,155 @@
+"""One problem per cause: the findings that show the same root cause, grouped under the one that names it.
+
+Probes answer separate questions, so one missing file shows up several times: torch 2.4.0 without
+`libomp140.x86_64.dll` gives `openmp-runtime-missing`, `missing-dll`, `torch-known-bad-build` and, live, the
+replay's `import-failed`. A reader counts those as four things to fix. Here they become one Problem: the most
+specific finding leads (its title is the problem's), the others are its evidence, and the repairs are listed
+once. The grouping follows what the findings are about (a DLL, the VC++ runtime) and, for the replay's error,
+the dependency graph: the DLL torch named is linked to the broken DLLs below it.
+
+Reconciliation: when the live replay imported torch, the static model's blockers for that environment cannot
+all be right (the real loader found what the model did not). They become warnings that say so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from app.engine.graph import BLOCKING, DependencyGraph
+from app.probes.finding import BLOCKER, INFO, SEVERITY_ORDER, WARNING, Finding
+from app.resources import known_issues
+
+# The most specific cause leads its problem; the replay's error and the generic DLL findings are evidence.
+LEAD_PRIORITY = ("python-32bit", "python-version-unsupported", "vc-runtime-missing", "vc-runtime-too-old",
+                 "openmp-runtime-missing", "torch-files-missing", "gpu-driver-too-old", "dll-unreadable",
+                 "missing-dll", "wrong-architecture", "missing-export", "dll-damaged", "missing-delay-dll",
+                 "torch-known-bad-build", "import-failed")
+# Findings about one DLL in the load chain: grouped by that DLL (the VC++ runtime's DLLs by the runtime).
+DLL_CODES = frozenset({"missing-dll", "missing-delay-dll", "openmp-runtime-missing", "missing-export",
+                       "wrong-architecture", "dll-damaged", "dll-unreadable"})
+VC_RUNTIME_CODES = frozenset({"vc-runtime-missing", "vc-runtime-too-old"})
+# Static predictions that a real, successful import contradicts.
+STATIC_LOAD_CODES = DLL_CODES | VC_RUNTIME_CODES | {"torch-known-bad-build"}
+CONTRADICTED = "contradicted_by_replay"
+
+
+@dataclass
+class Problem:
+    """One cause, as a reader should count it: a lead finding and the findings that are its evidence."""
+
+    lead: Finding
+    evidence: list[Finding] = field(default_factory=list)
+
+    @property
+    def findings(self) -> list[Finding]:
+        return [self.lead, *self.evidence]
+
+    @property
+    def severity(self) -> str:
+        return min((f.severity for f in self.findings), key=lambda s: SEVERITY_ORDER.get(s, 9))
+
+    @property
+    def environment(self) -> Optional[str]:
+        return self.lead.environment
+
+    @property
+    def repairs(self) -> list[str]:
+        """Every repair of its findings, once, the lead's first."""
+        return list(dict.fromkeys(r for f in self.findings for r in f.repairs))
+
+    @property
+    def contradicted(self) -> bool:
+        """The static model said it stops torch, but the live import worked."""
+        return bool(self.lead.evidence.get(CONTRADICTED))
+
+    @property
+    def sort_key(self) -> tuple:
+        return (SEVERITY_ORDER.get(self.severity, 9), self.environment or "", _lead_rank(self.lead), self.lead.code)
+
+
+def _lead_rank(finding: Finding) -> int:
+    return LEAD_PRIORITY.index(finding.code) if finding.code in LEAD_PRIORITY else len(LEAD_PRIORITY)
+
+
+def _subject(finding: Finding) -> Optional[str]:
+    """What the finding is about, when other findings can be about the same thing: a DLL, or the VC++ runtime."""
+    if finding.code in VC_RUNTIME_CODES:
+        return "vc-runtime"
+    dll = finding.evidence.get("dll")
+    if finding.code == "torch-known-bad-build":
+        dll = finding.evidence.get("missing_dll") if finding.severity == BLOCKER else None
+    elif finding.code not in DLL_CODES:
+        return None
+    if not isinstance(dll, str) or not dll:
+        return None
+    name = dll.lower()
+    return "vc-runtime" if name in known_issues()["vc_runtime_dlls"] else "dll:" + name
+
+
+def _broken_below(graph: DependencyGraph, dll: str) -> list[str]:
+    """The subjects of the broken DLLs that the named DLL needs at load time (breadth-first, nearest first)."""
+    statuses = graph.statuses()
+    start = [node for node in graph.walk() if node.name.lower() == dll.lower()]
+    seen = {id(node) for node in start}
+    queue, found = list(start), []
+    while queue:
+        node = queue.pop(0)
+        for edge in node.edges:
+            target = edge.target
+            if edge.kind != "import" or id(target) in seen:
+                continue
+            seen.add(id(target))
+            if statuses.get(target) in BLOCKING:
+                found.append(target.name.lower())
+                queue.append(target)
+    return found
+
+
+def reconcile(findings: list[Finding]) -> None:
+    """Where the live import worked, static blockers about loading become warnings marked as contradicted."""
+    loaded = {f.environment for f in findings if f.code == "import-ok"}
+    for finding in findings:
+        if finding.environment in loaded and finding.severity == BLOCKER and finding.code in STATIC_LOAD_CODES:
+            finding.severity = WARNING
+            finding.evidence[CONTRADICTED] = True
+
+
+def group_by_cause(findings: list[Finding], graphs: Optional[dict[str, DependencyGraph]] = None) -> list[Problem]:
+    """The findings as problems, one per cause, most serious first. Every finding is in exactly one problem."""
+    graphs = graphs or {}
+    groups: dict[tuple, list[Finding]] = {}
+    replay_errors: list[Finding] = []
+    for finding in findings:
+        subject = _subject(finding)
+        if finding.code == "import-failed" and finding.variant in (None, "crashed"):
+            replay_errors.append(finding)
+        elif subject is None:
+            groups[(finding.environment, "finding", id(finding))] = [finding]
+        else:
+            groups.setdefault((finding.environment, subject), []).append(finding)
+    for error in replay_errors:
+        groups.setdefault(_replay_cause(error, groups, graphs.get(error.environment or "")), []).append(error)
+    problems = []
+    for members in groups.values():
+        members.sort(key=lambda f: (_lead_rank(f), f.sort_key))
+        problems.append(Problem(members[0], members[1:]))
+    problems.sort(key=lambda p: p.sort_key)
+    return problems
+
+
+def _replay_cause(error: Finding, groups: dict[tuple, list[Finding]], graph: Optional[DependencyGraph]) -> tuple:
+    """The group that explains the replay's error: the DLL it names, else a broken DLL below that one."""
+    env = error.environment
+    dll = error.evidence.get("dll")
+    if isinstance(dll, str) and dll:
+        candidates = [dll.lower()] + (_broken_below(graph, dll) if graph is not None else [])
+        for name in candidates:
+            for subject in ("dll:" + name, "vc-runtime" if name in known_issues()["vc_runtime_dlls"] else None):
+                if subject and (env, subject) in groups:
+                    return (env, subject)
+    return (env, "finding", id(error))  # nothing links it to a known cause: it is a problem of its own
+
+
+def count_by_severity(problems: list[Problem]) -> dict[str, int]:
+    return {s: sum(p.severity == s for p in problems) for s in (BLOCKER, WARNING, INFO)}

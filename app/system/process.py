@@ -1,0 +1,86 @@
+"""Run a program and wait for it: bounded in time, cancellable, and never leaving a child behind.
+
+A venv's `Scripts\\python.exe` is a launcher that starts the real interpreter as its own child, and that child
+keeps torch's DLLs loaded. Stopping only the launcher would leave it running (and a repair started right after
+would find the DLLs in use), so the whole process tree is ended: on Windows through a job object, elsewhere
+through a process group.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import time
+from typing import Optional
+
+from app.cancel import Cancelled, CancelToken
+
+POLL_S = 0.05
+
+
+def run_process(argv: list[str], timeout: float, *, env: Optional[dict[str, str]] = None, cwd: Optional[str] = None,
+                cancel: Optional[CancelToken] = None, creationflags: int = 0) -> tuple[int, bytes, bytes]:
+    """(exit code, stdout, stderr). Raises TimeoutError or Cancelled after the whole tree has ended."""
+    windows = os.name == "nt"
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                            cwd=cwd, creationflags=creationflags, start_new_session=not windows)
+    job = _WindowsJob(proc.pid) if windows else None
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            try:
+                out, err = proc.communicate(timeout=POLL_S)
+                return proc.returncode, out, err
+            except subprocess.TimeoutExpired:
+                if cancel is not None and cancel.cancelled:
+                    _end_tree(proc, job)
+                    raise Cancelled() from None
+                if time.monotonic() >= deadline:
+                    _end_tree(proc, job)
+                    raise TimeoutError(f"{os.path.basename(argv[0])} did not finish within {timeout:.0f} s") from None
+    finally:
+        if job is not None:
+            job.close()
+
+
+def _end_tree(proc: subprocess.Popen, job: Optional[_WindowsJob]) -> None:
+    if job is not None:
+        job.terminate()
+    else:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(OSError):
+        proc.kill()  # the launcher itself, should the job not hold it
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.communicate(timeout=10)
+
+
+class _WindowsJob:
+    """A job object holding the child, so that its own children (a venv launcher's real python.exe) end with it."""
+
+    def __init__(self, pid: int) -> None:
+        import ctypes
+        from ctypes import wintypes
+
+        self._kernel32 = kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
+        kernel32.CreateJobObjectW.restype = wintypes.HANDLE
+        kernel32.OpenProcess.restype = wintypes.HANDLE
+        kernel32.AssignProcessToJobObject.argtypes = [wintypes.HANDLE, wintypes.HANDLE]
+        kernel32.TerminateJobObject.argtypes = [wintypes.HANDLE, wintypes.UINT]
+        kernel32.CloseHandle.argtypes = [wintypes.HANDLE]
+        self._job = kernel32.CreateJobObjectW(None, None)
+        process_set_quota, process_terminate = 0x0100, 0x0001
+        handle = kernel32.OpenProcess(process_set_quota | process_terminate, False, pid)
+        self.assigned = bool(self._job and handle and kernel32.AssignProcessToJobObject(self._job, handle))
+        if handle:
+            kernel32.CloseHandle(handle)
+
+    def terminate(self) -> bool:
+        return self.assigned and bool(self._kernel32.TerminateJobObject(self._job, 1))
+
+    def close(self) -> None:
+        if self._job:
+            self._kernel32.CloseHandle(self._job)
+            self._job = None
