@@ -1,4 +1,4 @@
-"""The command line: `deps`, `diagnose` and `explain` (DESIGN.md has the contract)."""
+"""The command line: `deps`, `diagnose`, `explain`, `repair`, `undo` and `history` (DESIGN.md has the contract)."""
 
 from __future__ import annotations
 
@@ -59,6 +59,29 @@ def build_parser() -> argparse.ArgumentParser:
     diagnose.add_argument("--lang", choices=("en", "zh_CN"), help="language of the words (default: the computer's)")
     diagnose.add_argument("--no-redact", action="store_true", help="keep user names in paths")
     diagnose.add_argument("--quiet", action="store_true", help="no progress lines on standard error")
+
+    repair = commands.add_parser("repair", help="repair one environment (asks first; every change can be undone)")
+    repair.add_argument("--root", metavar="DIR", help="repair inside a copied Windows drive (an offline image) at DIR")
+    repair.add_argument("--env", metavar="PATH", required=True, help="the Python environment (folder or python.exe)")
+    repair.add_argument("--action", metavar="ID", required=True,
+                        help="place-libomp140 (also: openmp-runtime), unset-env-var, remove-path-entry")
+    repair.add_argument("--source", metavar="ID", help="where the file comes from: vs, torch-bundled")
+    repair.add_argument("--plan", action="store_true", help="only show what would change")
+    repair.add_argument("--yes", action="store_true", help="make the changes without asking")
+    repair.add_argument("--json", metavar="FILE", help="write the outcome as JSON to FILE, or to standard output: -")
+    repair.add_argument("--lang", choices=("en", "zh_CN"), help="language of the words (default: the computer's)")
+
+    undo = commands.add_parser("undo", help="undo a repair: every file and setting back as it was")
+    which = undo.add_mutually_exclusive_group(required=True)
+    which.add_argument("--last", action="store_true", help="the newest repair that is not undone yet")
+    which.add_argument("--transaction", metavar="ID", help="a repair from `history`")
+    undo.add_argument("--root", metavar="DIR", help="only repairs of the copied Windows drive at DIR")
+    undo.add_argument("--lang", choices=("en", "zh_CN"), help="language of the words (default: the computer's)")
+
+    history = commands.add_parser("history", help="past repairs: when, what, and whether they were undone")
+    history.add_argument("--root", metavar="DIR", help="only repairs of the copied Windows drive at DIR")
+    history.add_argument("--json", metavar="FILE", help="write JSON to FILE, or to standard output: -")
+    history.add_argument("--lang", choices=("en", "zh_CN"), help="language of the words (default: the computer's)")
 
     explain = commands.add_parser("explain", help="say in plain words what a Windows error message means")
     explain.add_argument("error", nargs="+", help="the error text (or its number), as pasted")
@@ -137,6 +160,9 @@ def run_diagnose(args: argparse.Namespace) -> int:
             source, root = ("image", str(Path(args.root).resolve())) if args.root else ("live", None)
         lang = pick_language(args.lang, system.ui_language if source == "live" else None,
                              system.code_page if source == "live" else None)
+        from app.repair.journal import Journal
+
+        _warn_unfinished(Journal(), lang)
 
         def say(text: str) -> None:
             if not args.quiet:
@@ -183,6 +209,116 @@ def run_diagnose(args: argparse.Namespace) -> int:
         return 1 if diagnosis.blockers or not diagnosis.complete else 0
 
 
+def _machine_filter(root: Optional[str]) -> Optional[dict]:
+    from app.repair.run import machine_of
+
+    return machine_of(open_system(root)) if root else None
+
+
+def _warn_unfinished(journal, lang: str) -> None:
+    """A repair cut short by a crash is found at the next start and offered for rollback."""
+    for transaction in journal.unfinished():
+        begin = transaction.begin
+        print(words("cli.repair.unfinished", lang, id=transaction.id, action=begin.get("action"),
+                    created=begin.get("created")), file=sys.stderr)
+
+
+def _say_plan(plan, lang: str) -> None:
+    print(words("cli.repair.plan", lang, action=plan.action, environment=plan.environment))
+    for change in plan.changes:
+        print("  - " + words(f"cli.repair.change.{change.kind}", lang, **change.to_dict()))
+    for note in plan.notes:
+        print("  " + note[lang])
+    print(words("cli.repair.undoable", lang))
+
+
+def run_repair(args: argparse.Namespace) -> int:
+    from app.repair.journal import Journal
+    from app.repair.plan import PlanRefused
+    from app.repair.run import FIXED, FilesInUse, apply_plan, plan_repair
+
+    system = open_system(args.root)
+    lang = pick_language(args.lang, *((system.ui_language, system.code_page) if not args.root else (None, None)))
+    journal = Journal()
+    _warn_unfinished(journal, lang)
+    env = inspect_environment(system, _host(system, args.env))
+    if env is None:
+        raise UsageError("error.no_python", path=args.env)
+    try:
+        plan, diagnosis = plan_repair(system, env, args.action, args.source)
+    except PlanRefused as refused:
+        for reason in refused.reasons:
+            print(reason[lang], file=sys.stderr)
+        return 1
+    _say_plan(plan, lang)
+    if args.plan:
+        return 0
+    if not args.yes:
+        if not sys.stdin or not sys.stdin.isatty():
+            print(words("cli.repair.needs_yes", lang), file=sys.stderr)
+            return 2
+        if input(words("cli.repair.confirm", lang)).strip().lower() not in ("y", "yes", "是"):
+            print(words("cli.repair.declined", lang))
+            return 1
+    try:
+        outcome = apply_plan(system, env, plan, diagnosis, journal)
+    except FilesInUse as busy:
+        programs = ", ".join(f"{h['name']} ({h['pid']})" for h in busy.holders)
+        print(words("cli.repair.in_use", lang, programs=programs), file=sys.stderr)
+        return 1
+    except (OSError, ValueError) as exc:
+        print(words("cli.repair.failed", lang, error=f"{exc.__class__.__name__}: {exc}"), file=sys.stderr)
+        return 1
+    left = [p.lead.text(lang).title for p in outcome.problems_left]
+    print(words("cli.repair.fixed", lang) if outcome.state == FIXED
+          else words("cli.repair.still_blocked", lang, problems="; ".join(left)))
+    print(words("cli.repair.transaction", lang, id=outcome.transaction.id))
+    if args.json:
+        _write(args.json, json.dumps({"schema": "torch-dll-doctor.repair/1", "plan": plan.to_dict(),
+                                      "transaction": outcome.transaction.id, "state": outcome.state,
+                                      "problems_left": [p.lead.code for p in outcome.problems_left]},
+                                     indent=2, ensure_ascii=False))
+    return 0 if outcome.state == FIXED else 1
+
+
+def run_undo(args: argparse.Namespace) -> int:
+    from app.repair.journal import Journal, RollbackStopped
+    from app.repair.run import undo
+
+    lang = pick_language(args.lang)
+    journal = Journal()
+    transaction = journal.last(_machine_filter(args.root)) if args.last else journal.get(args.transaction)
+    if transaction is None:
+        print(words("cli.undo.none" if args.last else "cli.undo.no_such", lang, id=args.transaction),
+              file=sys.stderr)
+        return 1
+    try:
+        after = undo(transaction)
+    except RollbackStopped as stopped:
+        print(words(f"cli.undo.stopped.{stopped.code}", lang, **stopped.values), file=sys.stderr)
+        return 1
+    print(words("cli.undo.done", lang, id=transaction.id))
+    return 1 if after.blockers else 0
+
+
+def run_history(args: argparse.Namespace) -> int:
+    from app.repair.journal import Journal
+
+    lang = pick_language(args.lang)
+    machine = _machine_filter(args.root)
+    items = [t.summary() for t in Journal().transactions() if machine is None or t.machine == machine]
+    if args.json:
+        _write(args.json, json.dumps({"schema": "torch-dll-doctor.history/1", "transactions": items}, indent=2,
+                                     ensure_ascii=False))
+        return 0
+    if not items:
+        print(words("cli.history.empty", lang))
+    for item in items:
+        print(words("cli.history.line", lang, created=item["created"], id=item["id"], action=item["action"],
+                    state=words(f"history.state.{item['state']}", lang), environment=item["environment"]))
+    return 0
+
+
 def run_explain(args: argparse.Namespace) -> int:
     text = " ".join(args.error)
     cause = classify_error(text)
@@ -216,6 +352,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return run_diagnose(args)
         if args.command == "explain":
             return run_explain(args)
+        if args.command == "repair":
+            return run_repair(args)
+        if args.command == "undo":
+            return run_undo(args)
+        if args.command == "history":
+            return run_history(args)
         parser.print_help()
         return 2
     except UsageError as exc:

@@ -12,9 +12,11 @@ import fnmatch
 import hashlib
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tarfile
+import tempfile
 import zipfile
 from pathlib import Path
 from typing import Optional
@@ -52,7 +54,7 @@ def _sha256(path: Path) -> str:
 
 
 def _find(folders: list[Path], requirement: str, sdist: bool) -> Optional[Path]:
-    """A cp312/win_amd64 or pure wheel (or the sdist) for `name==version` in any of `folders`."""
+    """A cp312 (or stable-ABI abi3) win_amd64 or pure wheel (or the sdist) for `name==version` in `folders`."""
     name, _, version = requirement.partition("==")
     for folder in folders:
         if not folder.is_dir():
@@ -66,8 +68,8 @@ def _find(folders: list[Path], requirement: str, sdist: bool) -> Optional[Path]:
             parts = wheel.name[: -len(".whl")].split("-")
             if len(parts) < 5 or _canon(parts[0]) != _canon(name) or parts[1] != version:
                 continue
-            tags, platform = parts[-3], parts[-1]
-            if platform == "any" or (platform == "win_amd64" and "cp312" in tags.split(".")):
+            tags, abi, platform = parts[-3], parts[-2], parts[-1]
+            if platform == "any" or (platform == "win_amd64" and ("cp312" in tags.split(".") or abi == "abi3")):
                 return wheel
     return None
 
@@ -103,15 +105,26 @@ def extract(requirement: str, members: str, *, sdist: bool = False) -> Path:
     """Extract the archive members matching the glob `members` once; returns the extraction folder."""
     archive = download(requirement, sdist=sdist)
     target = EXTRACTED / archive.name
-    marker = target / f".done-{abs(hash(members)) % 10**8}"
+    # a stable name (str hash() changes per process), and never extracted over existing files: tests hard-link
+    # them into images, and rewriting one in place would change every image that shares it
+    marker = target / f".done-{hashlib.sha256(members.encode()).hexdigest()[:12]}"
     if not marker.exists():
-        if archive.name.endswith(".tar.gz"):
-            with tarfile.open(archive) as tar:
-                chosen = [m for m in tar.getmembers() if fnmatch.fnmatch(m.name, members)]
-                tar.extractall(target, members=chosen, filter="data")
-        else:
-            with zipfile.ZipFile(archive) as wheel:
-                wheel.extractall(target, [n for n in wheel.namelist() if fnmatch.fnmatch(n, members)])
+        EXTRACTED.mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix=".extract-", dir=EXTRACTED))
+        try:
+            if archive.name.endswith(".tar.gz"):
+                with tarfile.open(archive) as tar:
+                    chosen = [m for m in tar.getmembers() if fnmatch.fnmatch(m.name, members)]
+                    tar.extractall(scratch, members=chosen, filter="data")
+            else:
+                with zipfile.ZipFile(archive) as wheel:
+                    wheel.extractall(scratch, [n for n in wheel.namelist() if fnmatch.fnmatch(n, members)])
+            for path in sorted(p for p in scratch.rglob("*") if p.is_file()):
+                final = target / path.relative_to(scratch)
+                final.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(path, final)  # a new file: old links keep their content
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
         marker.touch()
     return target
 

@@ -77,6 +77,11 @@ TORCH_DEPS = (
     "fsspec==2024.6.1",
 )
 
+#: The app's own dependencies that its repair layer imports, so the lab's Python can run `python -m app repair`.
+APP_DEPS = (
+    "psutil==7.0.0",  # which programs hold torch's DLLs
+)
+
 ROOT_ENV = "TDD_WINELAB_DIR"
 
 #: Seconds the wineserver stays up after the last Wine process exits (see ``_warm``).
@@ -442,9 +447,9 @@ class WineLab:
         site = self.sites / f"torch-{torch_version}"
         marker = self.sites / f"torch-{torch_version}.ok"
         with self._locked():
-            if marker.is_file() and site.is_dir():
+            wheels = self.wheels([f"torch=={torch_version}", *TORCH_DEPS, *APP_DEPS])
+            if marker.is_file() and site.is_dir() and marker.read_text() == "\n".join(w.name for w in wheels) + "\n":
                 return site
-            wheels = self.wheels([f"torch=={torch_version}", *TORCH_DEPS])
             tmp = self.sites / f".tmp-torch-{torch_version}-{os.getpid()}"
             shutil.rmtree(tmp, ignore_errors=True)
             tmp.mkdir(parents=True)

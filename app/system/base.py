@@ -7,6 +7,7 @@ values and environment variables, and never touches winreg, ctypes or Windows pa
 from __future__ import annotations
 
 import ntpath
+import os
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -14,13 +15,24 @@ from pathlib import Path
 from typing import Optional, Union
 
 from app.cancel import CancelToken
+from app.system import files
 
 RegistryData = Union[str, int, list, bytes]
 KNOWN_DLLS_KEY = r"HKLM\SYSTEM\CurrentControlSet\Control\Session Manager\KnownDLLs"
+USER_ENVIRONMENT_KEY = r"HKCU\Environment"
+USER_HIVES = ("HKCU", "HKEY_CURRENT_USER")
+ELEVATED_HIVES = ("HKLM", "HKEY_LOCAL_MACHINE", "HKU", "HKEY_USERS", "HKCR", "HKEY_CLASSES_ROOT")
+REGISTRY_DATA_TYPES = {"REG_SZ": str, "REG_EXPAND_SZ": str, "REG_MULTI_SZ": list, "REG_DWORD": int,
+                       "REG_QWORD": int, "REG_BINARY": bytes}
+INT_LIMITS = {"REG_DWORD": 1 << 32, "REG_QWORD": 1 << 64}
 
 
 class NotAvailable(Exception):
     """The machine cannot do this (e.g. run a program inside an offline image)."""
+
+
+class NeedsElevation(PermissionError):
+    """The change is machine-wide (HKLM...): only the elevated helper may make it, never the app itself."""
 
 
 @dataclass(frozen=True)
@@ -72,10 +84,22 @@ class System(ABC):
     def registry_subkeys(self, key: str) -> list[str]:
         """Names of the key's direct subkeys; [] if absent."""
 
+    @abstractmethod
+    def set_registry_value(self, key: str, name: str, value: Optional[RegistryValue]) -> None:
+        """Write one value of a key under HKCU (created when absent), or delete it with None (deleting a value
+        that does not exist does nothing). HKLM and the other machine-wide hives raise NeedsElevation; data that
+        does not fit its type raises ValueError; a failed write raises OSError."""
+
     # -- environment --------------------------------------------------------------------------------------
     @abstractmethod
     def environment(self, scope: str) -> dict[str, str]:
         """Variables of `scope`: "system" (machine), "user" or "process"; names keep their case."""
+
+    @abstractmethod
+    def set_user_variable(self, name: str, value: Optional[str]) -> None:
+        """Set the user's own environment variable (HKCU\\Environment), or delete it with None. A new value with
+        a '%' is REG_EXPAND_SZ, else REG_SZ; an existing variable keeps its type and the spelling of its name.
+        Afterwards environment("user") and variable() see the change."""
 
     @property
     @abstractmethod
@@ -108,6 +132,57 @@ class System(ABC):
             cwd: Optional[Path] = None, cancel: Optional[CancelToken] = None) -> RunResult:
         """Run a program and wait for it. Raises NotAvailable where programs cannot run; TimeoutError or
         Cancelled once the program and everything it started have ended (app/system/process.py)."""
+
+    # -- changing files: atomically (app/system/files.py), never in System32 --------------------------------
+    def write_file(self, path: Path, data: bytes) -> None:
+        target = self._writable(path)
+        files.write_bytes(target, data)
+        self._files_changed()
+
+    def copy_file(self, source: Path, target: Path, progress: Optional[files.Progress] = None) -> None:
+        checked = self._writable(target)
+        files.copy_file(Path(source), checked, progress)
+        self._files_changed()
+
+    def delete_file(self, path: Path) -> None:
+        target = self._writable(path)
+        files.delete_file(target)
+        self._files_changed()
+
+    def rename_file(self, source: Path, target: Path) -> None:
+        old, new = self._writable(source), self._writable(target)
+        files.rename_file(old, new)
+        self._files_changed()
+
+    def _writable(self, path: Path) -> Path:
+        """The path a file change may touch: absolute, its folder's links resolved (the entry itself is what
+        changes, even when it is a link), and not in the Windows system folders. Raises PermissionError."""
+        absolute = Path(os.path.abspath(path))
+        if not absolute.name:
+            raise ValueError(f"not a file path: {path}")
+        target = Path(os.path.realpath(absolute.parent)) / absolute.name
+        spelled = _comparable(target)
+        for folder in self._system_folders():
+            if spelled == folder or spelled.startswith(folder.rstrip(os.sep) + os.sep):
+                raise PermissionError(f"the app never writes to System32 (or SysWOW64): {path}")
+        return target
+
+    def _system_folders(self) -> list[str]:
+        """System32, SysWOW64 and Sysnative (System32 as a 32-bit program names it) on this machine, comparable."""
+        folders = []
+        for root in self._windows_roots():
+            for name in ("System32", "SysWOW64", "Sysnative"):
+                host = self.host_path(ntpath.join(root, name))
+                if host is not None:
+                    folders.append(_comparable(Path(os.path.realpath(host))))
+        return list(dict.fromkeys(folders))
+
+    def _windows_roots(self) -> list[str]:
+        return [self.system_root, r"C:\Windows"]
+
+    def _files_changed(self) -> None:
+        """Called after a file operation, for Systems that cache what folders hold."""
+        return None
 
     # -- derived facts, the same for every System ----------------------------------------------------------
     def registry_value(self, key: str, name: str) -> Optional[RegistryValue]:
@@ -176,3 +251,57 @@ class System(ABC):
         names = {str(v.data).lower() for v in values.values() if v.type == "REG_SZ"}
         names = {name for name in names if name.endswith(".dll")}
         return frozenset(names) if names else None
+
+
+def _comparable(path: Path) -> str:
+    """A path spelled for comparison: case and separators ignored, as Windows does."""
+    return os.path.normcase(os.path.normpath(str(path))).lower()
+
+
+def user_key(key: str) -> str:
+    """A key that the app may change itself, spelled `HKCU\\...`; NeedsElevation for machine-wide hives."""
+    hive, _, path = key.rstrip("\\").partition("\\")
+    if hive.upper() in ELEVATED_HIVES:
+        raise NeedsElevation(f"{key} is machine-wide: changing it needs administrator rights")
+    if hive.upper() not in USER_HIVES:
+        raise ValueError(f"not a registry key (HKCU\\... or HKLM\\...): {key!r}")
+    parts = path.split("\\")
+    if not path or any(not part or "\0" in part for part in parts):
+        raise ValueError(f"not a key under HKCU: {key!r}")
+    return "HKCU\\" + path
+
+
+def check_registry_value(name: str, value: Optional[RegistryValue]) -> None:
+    """ValueError unless the value can be written as it is and read back the same (None: only the name)."""
+    if not isinstance(name, str) or "\0" in name:
+        raise ValueError(f"not a registry value name: {name!r}")
+    if value is None:
+        return
+    expected = REGISTRY_DATA_TYPES.get(value.type)
+    if expected is None:
+        raise ValueError(f"unknown registry type {value.type!r} for {name!r}")
+    data = value.data
+    bad = isinstance(data, bool) or not isinstance(data, expected)
+    if not bad and value.type in INT_LIMITS:
+        bad = not 0 <= data < INT_LIMITS[value.type]
+    elif not bad and isinstance(data, str):
+        bad = "\0" in data
+    elif not bad and isinstance(data, list):  # an empty string would end the list on Windows
+        bad = not all(isinstance(item, str) and item and "\0" not in item for item in data)
+    if bad:
+        raise ValueError(f"{value.type} cannot hold {data!r:.80} (value {name!r})")
+
+
+def check_variable(name: str, value: Optional[str]) -> None:
+    """ValueError unless `name` can be an environment variable's name and `value` its value."""
+    if not isinstance(name, str) or not name or "=" in name or "\0" in name:
+        raise ValueError(f"not an environment variable name: {name!r}")
+    if value is not None and (not isinstance(value, str) or "\0" in value):
+        raise ValueError(f"not an environment variable value: {value!r:.80}")
+
+
+def variable_value(value: str, existing: Optional[RegistryValue]) -> RegistryValue:
+    """How a user variable is stored: as it was (REG_SZ or REG_EXPAND_SZ), else REG_EXPAND_SZ when it has a %."""
+    if existing is not None and existing.type in ("REG_SZ", "REG_EXPAND_SZ"):
+        return RegistryValue(existing.type, value)
+    return RegistryValue("REG_EXPAND_SZ" if "%" in value else "REG_SZ", value)

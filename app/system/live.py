@@ -9,20 +9,35 @@ from __future__ import annotations
 
 import ctypes
 import os
+import threading
 from ctypes import wintypes
 from pathlib import Path
 from typing import Optional
 
 from app.cancel import CancelToken
-from app.system.base import RegistryValue, RunResult, System
+from app.system.base import (
+    USER_ENVIRONMENT_KEY,
+    RegistryValue,
+    RunResult,
+    System,
+    check_registry_value,
+    check_variable,
+    user_key,
+    variable_value,
+)
 from app.system.process import run_process
 
 HIVES = {"HKLM": "HKEY_LOCAL_MACHINE", "HKCU": "HKEY_CURRENT_USER", "HKU": "HKEY_USERS", "HKCR": "HKEY_CLASSES_ROOT"}
-USER_ENVIRONMENT = r"HKCU\Environment"
+USER_ENVIRONMENT = USER_ENVIRONMENT_KEY
 SYSTEM_ENVIRONMENT = r"HKLM\SYSTEM\CurrentControlSet\Control\Session Manager\Environment"
 ARCHITECTURES = {9: "AMD64", 0: "x86", 12: "ARM64", 5: "ARM", 6: "IA64"}
 DRIVE_FIXED = 3
 CREATE_NO_WINDOW = 0x08000000
+HWND_BROADCAST = 0xFFFF
+WM_SETTINGCHANGE = 0x001A
+SMTO_ABORTIFHUNG = 0x0002
+BROADCAST_TIMEOUT_MS = 5000  # per window
+BROADCAST_WAIT_S = 10.0  # in all: then the broadcast goes on without us
 
 
 class _OSVERSIONINFOEXW(ctypes.Structure):
@@ -113,13 +128,69 @@ class LiveWindows(System):
                     break
         return sorted(names)
 
+    def set_registry_value(self, key: str, name: str, value: Optional[RegistryValue]) -> None:
+        path = user_key(key).partition("\\")[2]
+        check_registry_value(name, value)
+        winreg = self._winreg
+        access = winreg.KEY_SET_VALUE | winreg.KEY_WOW64_64KEY
+        try:
+            if value is None:
+                try:
+                    handle = winreg.OpenKey(winreg.HKEY_CURRENT_USER, path, 0, access)
+                except FileNotFoundError:
+                    return  # no key, so no value: nothing to delete
+                with handle:
+                    try:
+                        winreg.DeleteValue(handle, name)
+                    except FileNotFoundError:
+                        return
+            else:
+                with winreg.CreateKeyEx(winreg.HKEY_CURRENT_USER, path, 0, access) as handle:
+                    winreg.SetValueEx(handle, name, 0, getattr(winreg, value.type), value.data)
+        except OSError as exc:
+            action = "delete" if value is None else "write"
+            message = f"could not {action} the registry value {key}\\{name or '(default)'}: {exc.strerror or exc}"
+            raise (OSError(exc.errno, message) if exc.errno is not None else OSError(message)) from exc
+
     # -- environment --------------------------------------------------------------------------------------
     def environment(self, scope: str) -> dict[str, str]:
+        """Read from the registry each time (no cache), so a change made by set_user_variable shows at once."""
         if scope == "process":
             return dict(os.environ)
         key = USER_ENVIRONMENT if scope == "user" else SYSTEM_ENVIRONMENT
         return {name: str(value.data) for name, value in self.registry_values(key).items()
                 if value.type in ("REG_SZ", "REG_EXPAND_SZ")}
+
+    def set_user_variable(self, name: str, value: Optional[str]) -> None:
+        check_variable(name, value)
+        if value is None:
+            self.set_registry_value(USER_ENVIRONMENT, name, None)
+        else:
+            existing = self.registry_value(USER_ENVIRONMENT, name)
+            self.set_registry_value(USER_ENVIRONMENT, name, variable_value(value, existing))
+        self._announce_environment_change()
+
+    def _announce_environment_change(self) -> None:
+        """WM_SETTINGCHANGE "Environment" to every top-level window, so that Explorer (and what it starts next)
+        sees the change. Best effort and bounded: a hung window is skipped (SMTO_ABORTIFHUNG, 5 s each), and
+        after BROADCAST_WAIT_S we return while the broadcast finishes on its own; a failure is not an error."""
+
+        def broadcast() -> None:
+            try:
+                send = ctypes.WinDLL("user32", use_last_error=True).SendMessageTimeoutW
+                send.argtypes = [wintypes.HWND, wintypes.UINT, wintypes.WPARAM, wintypes.LPARAM, wintypes.UINT,
+                                 wintypes.UINT, ctypes.POINTER(ctypes.c_size_t)]
+                send.restype = ctypes.c_ssize_t
+                text = ctypes.create_unicode_buffer("Environment")
+                result = ctypes.c_size_t()
+                send(HWND_BROADCAST, WM_SETTINGCHANGE, 0, ctypes.addressof(text), SMTO_ABORTIFHUNG,
+                     BROADCAST_TIMEOUT_MS, ctypes.byref(result))
+            except Exception:  # noqa: BLE001 - best effort: the change is made, only the news of it failed
+                pass
+
+        worker = threading.Thread(target=broadcast, name="WM_SETTINGCHANGE", daemon=True)
+        worker.start()
+        worker.join(BROADCAST_WAIT_S)
 
     @property
     def windows_version(self) -> Optional[str]:
@@ -149,6 +220,15 @@ class LiveWindows(System):
     @property
     def code_page(self) -> Optional[int]:
         return int(self._kernel32.GetACP()) or None
+
+    def _windows_roots(self) -> list[str]:
+        """%SystemRoot%, and the Windows folder as Windows itself names it (%SystemRoot% can be overridden)."""
+        roots = super()._windows_roots()
+        buffer = ctypes.create_unicode_buffer(1024)
+        self._kernel32.GetSystemWindowsDirectoryW.argtypes = [wintypes.LPWSTR, wintypes.UINT]
+        if 0 < self._kernel32.GetSystemWindowsDirectoryW(buffer, len(buffer)) < len(buffer):
+            roots.append(buffer.value)
+        return roots
 
     @property
     def ui_language(self) -> Optional[str]:

@@ -3,6 +3,10 @@
 Used by the tests, by the demo machine, and by people who analyse a copied Windows drive from another
 OS. All lookups ignore case, as on Windows. A missing JSON file means "nothing known", not an error;
 a damaged one, or a damaged value, is noted in `problems` and skipped.
+
+Repairs change an image like a machine: the user's own registry values and variables are written back to
+registry.json and environment.json (atomically, keeping every other entry as it is), and files change only
+inside the image's folder. A damaged JSON file is never overwritten: that would lose what it holds.
 """
 
 from __future__ import annotations
@@ -11,11 +15,24 @@ import json
 import ntpath
 import os
 import re
+import threading
 from pathlib import Path
 from typing import Optional
 
 from app.cancel import CancelToken
-from app.system.base import NotAvailable, RegistryValue, RunResult, System, UserProfile
+from app.system import files
+from app.system.base import (
+    USER_ENVIRONMENT_KEY,
+    NotAvailable,
+    RegistryValue,
+    RunResult,
+    System,
+    UserProfile,
+    check_registry_value,
+    check_variable,
+    user_key,
+    variable_value,
+)
 from app.system.folders import children
 
 NLS_CODE_PAGE_KEY = r"HKLM\SYSTEM\CurrentControlSet\Control\Nls\CodePage"
@@ -24,6 +41,11 @@ REGISTRY_TYPES = {"REG_SZ": str, "REG_EXPAND_SZ": str, "REG_MULTI_SZ": list, "RE
 PROFILE_LIST_KEY = r"HKLM\SOFTWARE\Microsoft\Windows NT\CurrentVersion\ProfileList"
 SERVICE_SIDS = frozenset({"s-1-5-18", "s-1-5-19", "s-1-5-20"})  # SYSTEM, LocalService, NetworkService
 NOT_PROFILES = re.compile(r"^(public|default|default user|all users|defaultuser\d+)$", re.I)
+DATA_FILES = ("registry.json", "environment.json")
+
+
+class ImageFileDamaged(OSError):
+    """registry.json or environment.json cannot be read back to be changed; it is left as it is."""
 
 
 class OfflineImage(System):
@@ -37,6 +59,7 @@ class OfflineImage(System):
         self._registry: dict[str, dict[str, RegistryValue]] = {}
         self._subkeys: dict[str, set[str]] = {}
         self._profiles: Optional[list[UserProfile]] = None
+        self._write_lock = threading.RLock()
         self._load_registry()
         env = self._load_json("environment.json")
         self._env = env if isinstance(env, dict) else {}
@@ -110,6 +133,21 @@ class OfflineImage(System):
             return str(host)
         return "C:\\" + "\\".join(relative.parts)
 
+    def _writable(self, path: Path) -> Path:
+        """Only files of the image's drive: inside its folder (links followed), not its registry.json or
+        environment.json, and not in System32 (System._writable)."""
+        absolute = Path(os.path.abspath(path))
+        real = Path(os.path.realpath(absolute.parent)) / absolute.name
+        if self.root not in real.parents:
+            raise ValueError(f"{path} is outside the offline image {self.root}: the app changes files only inside it")
+        if real.parent == self.root and real.name.lower() in DATA_FILES:
+            raise ValueError(f"{path} is the image's own data, not a file of its drive")
+        return super()._writable(path)
+
+    def _files_changed(self) -> None:
+        self._listings.clear()  # folders' listings are cached; a change makes them stale
+        self._profiles = None
+
     def registry_values(self, key: str) -> dict[str, RegistryValue]:
         return dict(self._registry.get(key.lower().rstrip("\\"), {}))
 
@@ -119,6 +157,88 @@ class OfflineImage(System):
     def environment(self, scope: str) -> dict[str, str]:
         values = self._env.get(scope, {})
         return {str(k): str(v) for k, v in values.items()} if isinstance(values, dict) else {}
+
+    # -- changing the user's own settings -----------------------------------------------------------------
+    def _read_for_update(self, name: str) -> dict:
+        """A data file's table as it is on disk, to be changed and written back; {} when the file is absent."""
+        path = self.root / name
+        if not path.exists():
+            return {}
+        try:
+            document = json.loads(path.read_text(encoding="utf-8-sig"))
+        except ValueError as exc:
+            raise ImageFileDamaged(f"{path} is damaged ({exc}); it was not changed, so as not to lose what it "
+                                   "holds: repair or remove it first") from exc
+        if not isinstance(document, dict):
+            raise ImageFileDamaged(f"{path} is not a table; it was not changed, so as not to lose what it holds: "
+                                   "repair or remove it first")
+        return document
+
+    def _write_data(self, name: str, document: dict) -> None:
+        text = json.dumps(document, indent=1, ensure_ascii=False)
+        files.write_bytes(self.root / name, text.encode("utf-8"))
+
+    def set_registry_value(self, key: str, name: str, value: Optional[RegistryValue]) -> None:
+        spelled = user_key(key)
+        check_registry_value(name, value)
+        lower = spelled.lower()
+        with self._write_lock:
+            document = self._read_for_update("registry.json")
+            keys = [k for k in document if k.lower().rstrip("\\") == lower]  # the file may spell it several ways
+            tables = [(k, document[k]) for k in keys if isinstance(document[k], dict)]
+            found = [(k, table, n) for k, table in tables for n in table if n.lower() == name.lower()]
+            if value is None and not found:
+                return  # nothing to delete
+            if keys and not tables:
+                raise ImageFileDamaged(f"registry key {keys[0]} in {self.root / 'registry.json'} has no value "
+                                       "table; it was not changed, so as not to lose what it holds")
+            keep = found[0] if value is not None and found else None  # rewritten in place, spelling kept
+            for entry in found:
+                if entry is not keep:
+                    del entry[1][entry[2]]
+            if value is not None:
+                if keep:
+                    where, table, stored = keep
+                elif tables:
+                    (where, table), stored = tables[0], name
+                else:
+                    where, table, stored = spelled, {}, name
+                document[where] = table
+                data = value.data.hex() if isinstance(value.data, bytes) else value.data
+                table[stored] = {"type": value.type, "data": data}
+            self._write_data("registry.json", document)
+            memory = self._registry.setdefault(lower, {})
+            for old in [n for n in memory if n.lower() == name.lower()]:
+                del memory[old]
+            if value is not None:
+                memory[stored] = value
+                parts = where.rstrip("\\").split("\\")
+                for depth in range(1, len(parts)):
+                    self._subkeys.setdefault("\\".join(parts[:depth]).lower(), set()).add(parts[depth])
+
+    def set_user_variable(self, name: str, value: Optional[str]) -> None:
+        check_variable(name, value)
+        with self._write_lock:
+            document = self._read_for_update("environment.json")
+            table = document.get("user", {})
+            if not isinstance(table, dict):
+                raise ImageFileDamaged(f"the user table of {self.root / 'environment.json'} is not a table; it was "
+                                       "not changed, so as not to lose what it holds")
+            if USER_ENVIRONMENT_KEY.lower() in self._registry:  # the image holds the user's registry: keep it true
+                existing = self.registry_value(USER_ENVIRONMENT_KEY, name)
+                self.set_registry_value(USER_ENVIRONMENT_KEY, name,
+                                        None if value is None else variable_value(value, existing))
+            names = [k for k in table if k.lower() == name.lower()]
+            if value is None and not names:
+                return
+            for old in names[1:] if value is not None else names:
+                del table[old]
+            if value is not None:
+                table[names[0] if names else name] = value
+            document["user"] = table
+            self._write_data("environment.json", document)
+            self._env = document
+            self._profiles = None
 
     @property
     def windows_version(self) -> Optional[str]:

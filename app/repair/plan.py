@@ -1,0 +1,175 @@
+"""Repair plans: what a repair will change, where, and from which source, before anything changes.
+
+A plan is built from the diagnosis of one environment, is shown to the user (CLI `repair --plan`, the wizard's
+plan page), and only then applied inside a journal transaction. Each action is a class with `plan()` and
+`apply()`; part 2 (downloads, the VC++ installer) adds actions and sources, not another path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from app.i18n import LANGUAGES, words
+from app.inventory.environment import PythonEnvironment
+from app.inventory.machine import LIBOMP140, MachineFacts
+from app.probes.finding import Finding
+from app.repair.journal import Transaction
+from app.repair.openmp_candidate import check_candidate, refusal_text
+from app.system.base import System
+from app.system.folders import child
+
+ALIASES = {"openmp-runtime": "place-libomp140"}
+
+
+class PlanRefused(Exception):
+    """The repair cannot be done as asked: `reasons` say why, in en and zh_CN."""
+
+    def __init__(self, reasons: list[dict[str, str]]) -> None:
+        super().__init__(reasons[0]["en"] if reasons else "refused")
+        self.reasons = reasons
+
+
+@dataclass
+class Change:
+    """One thing the repair changes: a file (created or replaced) or one of the user's settings."""
+
+    kind: str  # "create-file", "replace-file", "set-variable", "delete-variable"
+    target: str  # as the user knows it: a Windows path, or a variable name
+    source: Optional[str] = None  # where the new content comes from (a Windows path), for files
+    value: Optional[str] = None  # the new value, for settings
+    host_target: Optional[Path] = None
+    host_source: Optional[Path] = None
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "target": self.target, "source": self.source, "value": self.value}
+
+
+@dataclass
+class Plan:
+    action: str
+    source: Optional[str]
+    environment: str
+    changes: list[Change] = field(default_factory=list)
+    needs_admin: bool = False
+    download_bytes: int = 0
+    notes: list[dict[str, str]] = field(default_factory=list)  # plain words, en and zh_CN
+
+    def to_dict(self) -> dict:
+        return {"action": self.action, "source": self.source, "environment": self.environment,
+                "changes": [c.to_dict() for c in self.changes], "needs_admin": self.needs_admin,
+                "download_bytes": self.download_bytes, "notes": self.notes}
+
+
+def _said(key: str, **values: object) -> dict[str, str]:
+    return {lang: words(key, lang, **values) for lang in LANGUAGES}
+
+
+class PlaceOpenMP:
+    """`place-libomp140`: an OpenMP runtime into this environment's torch\\lib as libomp140.x86_64.dll.
+    Sources, best first: the user's own Visual Studio copy, then the Intel runtime torch ships."""
+
+    id = "place-libomp140"
+    sources = ("vs", "torch-bundled")
+
+    def candidates(self, system: System, env: PythonEnvironment, machine: MachineFacts) -> dict[str, list[Path]]:
+        lib = child(env.torch.folder, "lib") if env.torch else None
+        bundled = child(lib, "libiomp5md.dll") if lib else None
+        return {"vs": [p for vs in machine.visual_studio for p in vs.libomp140],
+                "torch-bundled": [bundled] if bundled else []}
+
+    def plan(self, system: System, env: PythonEnvironment, machine: MachineFacts, findings: list[Finding],
+             source: Optional[str]) -> Plan:
+        if env.torch is None or child(env.torch.folder, "lib") is None:
+            raise PlanRefused([_said("repair.refused.no_torch")])
+        lib = child(env.torch.folder, "lib")
+        if source is not None and source not in self.sources:
+            raise PlanRefused([_said("repair.refused.unknown_source", source=source,
+                                     sources=", ".join(self.sources))])
+        found = self.candidates(system, env, machine)
+        refusals: list[dict[str, str]] = []
+        for name in [source] if source else self.sources:
+            for path in found[name]:
+                check = check_candidate(path, lib)
+                if check.ok:
+                    target = lib / LIBOMP140
+                    existing = child(lib, LIBOMP140)
+                    change = Change("replace-file" if existing else "create-file", system.windows_path(target),
+                                    system.windows_path(path), host_target=existing or target, host_source=path)
+                    return Plan(self.id, name, system.windows_path(env.python), [change],
+                                notes=[_said(f"repair.note.source.{name}")])
+                for refusal in check.reasons:
+                    refusals.append({lang: words("repair.refused.candidate", lang, path=system.windows_path(path),
+                                                 reason=refusal_text(refusal, lang)) for lang in LANGUAGES})
+        if not refusals:
+            raise PlanRefused([_said("repair.refused.no_source", source=source or "-")])
+        raise PlanRefused(refusals)
+
+    def apply(self, system: System, plan: Plan, transaction: Transaction) -> None:
+        for change in plan.changes:
+            transaction.put_file(system, change.host_target, change.host_source)
+
+
+class UserSettings:
+    """`unset-env-var` and `remove-path-entry`: the user's own settings (HKCU) that the diagnosis named."""
+
+    def __init__(self, action: str) -> None:
+        self.id = action
+        self.sources = ()
+
+    def plan(self, system: System, env: Optional[PythonEnvironment], machine: MachineFacts, findings: list[Finding],
+             source: Optional[str]) -> Plan:
+        user = {k.lower(): (k, v) for k, v in system.environment("user").items()}
+        changes: list[Change] = []
+        notes: list[dict[str, str]] = []
+        for finding in findings:
+            if self.id not in finding.repairs:
+                continue
+            if self.id == "unset-env-var":
+                name = finding.evidence.get("variable", "")
+                if name.lower() in user:
+                    changes.append(Change("delete-variable", user[name.lower()][0]))
+                else:
+                    notes.append(_said("repair.note.machine_setting", name=name))
+            else:
+                entry = finding.evidence.get("entry", "")
+                path = user.get("path")
+                entries = [e for e in (path[1].split(";") if path else []) if e.strip()]
+                same = [i for i, e in enumerate(entries) if _same_folder(system, e, entry)]
+                if finding.code == "path-duplicate-entry":
+                    same = same[1:]  # the first stays
+                kept = [e for i, e in enumerate(entries) if i not in same]
+                if path and same:
+                    changes.append(Change("set-variable", path[0], value=";".join(kept)))
+                    user["path"] = (path[0], ";".join(kept))
+                else:
+                    notes.append(_said("repair.note.machine_path", entry=entry))
+        if not changes:
+            raise PlanRefused(notes or [_said("repair.refused.nothing_to_do", action=self.id)])
+        merged: dict[str, Change] = {c.target.lower(): c for c in changes}  # one change per variable, the last
+        return Plan(self.id, None, system.windows_path(env.python) if env else "", list(merged.values()),
+                    notes=notes)
+
+    def apply(self, system: System, plan: Plan, transaction: Transaction) -> None:
+        for change in plan.changes:
+            transaction.set_user_variable(system, change.target, change.value)
+
+
+def _same_folder(system: System, a: str, b: str) -> bool:
+    def norm(text: str) -> str:
+        return system.expand(text.strip().strip('"')).rstrip("\\").lower()
+
+    return norm(a) == norm(b)
+
+
+ACTIONS = {action.id: action for action in (PlaceOpenMP(), UserSettings("unset-env-var"),
+                                            UserSettings("remove-path-entry"))}
+
+
+def action_for(action_id: str):
+    found = ACTIONS.get(ALIASES.get(action_id, action_id))
+    if found is None:
+        raise PlanRefused([_said("repair.refused.unknown_action", action=action_id,
+                                 actions=", ".join([*ACTIONS, *ALIASES]))])
+    return found

@@ -1,0 +1,99 @@
+"""Running a repair: diagnose the environment, plan, check that no program holds the files, apply the plan inside a
+journal transaction, then diagnose again; and undoing one. The CLI and the wizard both call these."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional
+
+from app.inventory.environment import PythonEnvironment, inspect_environment
+from app.probes.runner import Diagnosis, run_diagnosis
+from app.repair.in_use import processes_using
+from app.repair.journal import Journal, Transaction
+from app.repair.plan import Plan, action_for
+from app.system.base import System
+from app.system.offline import OfflineImage
+
+FIXED, STILL_BLOCKED = "fixed", "still-blocked"
+
+
+class FilesInUse(Exception):
+    """Programs have files loaded that the repair must change: close them, then try again."""
+
+    def __init__(self, holders: list[dict]) -> None:
+        super().__init__(", ".join(f"{h['name']} ({h['pid']})" for h in holders))
+        self.holders = holders
+
+
+def machine_of(system: System) -> dict:
+    """Which computer a transaction belongs to: this one, or a copied drive (by its folder)."""
+    if isinstance(system, OfflineImage):
+        return {"kind": "image", "root": str(system.root)}
+    return {"kind": "live"}
+
+
+def system_for(machine: dict) -> System:
+    if machine.get("kind") == "image":
+        return OfflineImage(Path(machine["root"]))
+    from app.system.live import LiveWindows  # only on Windows
+
+    return LiveWindows()
+
+
+def diagnose_environment(system: System, env: PythonEnvironment) -> Diagnosis:
+    return run_diagnosis(system, [env])
+
+
+@dataclass
+class RepairOutcome:
+    plan: Plan
+    transaction: Transaction
+    before: Diagnosis
+    after: Diagnosis
+    problems_left: list = field(default_factory=list)
+
+    @property
+    def state(self) -> str:
+        return STILL_BLOCKED if self.problems_left else FIXED
+
+
+def plan_repair(system: System, env: PythonEnvironment, action: str, source: Optional[str] = None,
+                diagnosis: Optional[Diagnosis] = None) -> tuple[Plan, Diagnosis]:
+    diagnosis = diagnosis or diagnose_environment(system, env)
+    plan = action_for(action).plan(system, env, diagnosis.machine, diagnosis.findings, source)
+    return plan, diagnosis
+
+
+def apply_plan(system: System, env: PythonEnvironment, plan: Plan, diagnosis: Diagnosis,
+               journal: Optional[Journal] = None,
+               on_step: Callable[[str], None] = lambda s: None) -> RepairOutcome:
+    """Apply a confirmed plan. Files a running program holds are refused before anything changes."""
+    if system.can_run_programs:
+        held = processes_using([c.host_target for c in plan.changes if c.host_target is not None])
+        if held:
+            raise FilesInUse(held)
+    journal = journal or Journal()
+    transaction = journal.begin(machine_of(system), plan.action, plan.source, plan.environment, plan.to_dict())
+    on_step("applying")
+    try:
+        action_for(plan.action).apply(system, plan, transaction)
+    except BaseException:
+        on_step("rolling-back")
+        transaction.rollback(system)  # a step failed (disk full, denied, cancelled): nothing stays half done
+        raise
+    on_step("verifying")
+    refreshed = inspect_environment(system, env.python) or env
+    after = diagnose_environment(system, refreshed)
+    left = [p for p in after.problems if p.severity == "blocker"]
+    transaction.finish({"state": STILL_BLOCKED if left else FIXED, "problems_left": [p.lead.code for p in left]})
+    return RepairOutcome(plan, transaction, diagnosis, after, left)
+
+
+def undo(transaction: Transaction) -> Diagnosis:
+    """Roll a transaction back on the computer it belongs to, then diagnose that environment again."""
+    system = system_for(transaction.machine)
+    transaction.rollback(system)
+    python = system.host_path(transaction.begin.get("environment") or "")
+    env = inspect_environment(system, python) if python is not None and python.exists() else None
+    return run_diagnosis(system, [env] if env else [])

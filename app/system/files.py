@@ -1,0 +1,83 @@
+"""Changing files, the one way the app does it: atomically, so a crash leaves the old file or the new one,
+never half of either.
+
+A write goes to a temporary file in the same folder (same volume, so the rename is atomic), is flushed and
+fsynced, then replaces the target with `os.replace`; the folder is fsynced too where the OS allows it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+from typing import Callable, Optional
+
+CHUNK = 1 << 20
+Progress = Callable[[int, int], None]  # (bytes done, bytes in all)
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as source:
+        for block in iter(lambda: source.read(CHUNK), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _sync_folder(folder: Path) -> None:
+    if os.name == "nt":
+        return  # Windows cannot open a folder for fsync; NTFS journals the rename itself
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _atomic(target: Path, fill: Callable[[object], None]) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            fill(out)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+    _sync_folder(target.parent)
+
+
+def write_bytes(target: Path, data: bytes) -> None:
+    _atomic(target, lambda out: out.write(data))
+
+
+def copy_file(source: Path, target: Path, progress: Optional[Progress] = None) -> None:
+    """Copy `source` over `target` atomically, streaming (DLLs can be 1 GB)."""
+    total = source.stat().st_size
+
+    def fill(out) -> None:
+        done = 0
+        with open(source, "rb") as src:
+            for block in iter(lambda: src.read(CHUNK), b""):
+                out.write(block)
+                done += len(block)
+                if progress:
+                    progress(done, total)
+
+    _atomic(target, fill)
+
+
+def delete_file(target: Path) -> None:
+    os.unlink(target)
+    _sync_folder(target.parent)
+
+
+def rename_file(source: Path, target: Path) -> None:
+    os.replace(source, target)
+    _sync_folder(target.parent)
