@@ -64,7 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     repair.add_argument("--root", metavar="DIR", help="repair inside a copied Windows drive (an offline image) at DIR")
     repair.add_argument("--env", metavar="PATH", required=True, help="the Python environment (folder or python.exe)")
     repair.add_argument("--action", metavar="ID", required=True,
-                        help="place-libomp140 (also: openmp-runtime), unset-env-var, remove-path-entry")
+                        help="place-libomp140 (also: openmp-runtime), upgrade-torch, unset-env-var, remove-path-entry")
     repair.add_argument("--source", metavar="ID", help="where the file comes from: vs, torch-bundled")
     repair.add_argument("--plan", action="store_true", help="only show what would change")
     repair.add_argument("--yes", action="store_true", help="make the changes without asking")
@@ -261,7 +261,8 @@ def run_repair(args: argparse.Namespace) -> int:
             print(words("cli.repair.declined", lang))
             return 1
     try:
-        outcome = apply_plan(system, env, plan, diagnosis, journal)
+        outcome = apply_plan(system, env, plan, diagnosis, journal,
+                             on_output=lambda line: print("    " + line.rstrip(), file=sys.stderr, flush=True))
     except FilesInUse as busy:
         programs = ", ".join(f"{h['name']} ({h['pid']})" for h in busy.holders)
         print(words("cli.repair.in_use", lang, programs=programs), file=sys.stderr)

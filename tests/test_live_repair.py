@@ -56,3 +56,37 @@ def test_repair_then_undo_of_torch_240_for_real(lab, tmp_path):
     assert hashes(lib) == before
     again = lab.run_python(["-c", MATMUL], torch_env=env)
     assert again.returncode != 0 and "WinError 126" in again.stderr
+
+
+def test_upgrade_torch_240_with_the_users_own_pip_settings_then_undo(lab, tmp_path):
+    """pip of the environment itself, configured the way a user configures it (here: PIP_NO_INDEX and
+    PIP_FIND_LINKS naming a local folder of wheels, as a mirror would be named), upgrades 2.4.0 to 2.4.1."""
+    from tests import realfiles
+    from tests.winelab import _extract_wheel
+
+    env = lab_env(lab, "upgrade-240", torch_version="2.4.0")
+    site = env / "Lib" / "site-packages"
+    _extract_wheel(realfiles.download("pip==24.2"), site)
+    wheels = [realfiles.download(req) for req in ("torch==2.4.1", "setuptools==75.1.0", "torch==2.4.0")]
+    pip_config = {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": to_windows_path(wheels[0].parent), "PIP_NO_COMPILE": "1",
+                  "TDD_DATA_DIR": to_windows_path(tmp_path / "journal")}
+
+    def app(*argv):
+        code = RUN_APP.format(repo=to_windows_path(REPO_ROOT), argv=list(argv))
+        return lab.run_python(["-c", code], env=pip_config, timeout=1200, torch_env=env)
+
+    planned = app("repair", "--env", to_windows_path(env), "--action", "upgrade-torch", "--plan")
+    assert planned.returncode == 0 and "torch: 2.4.0 -> 2.4.1" in planned.stdout, planned.stderr[-2000:]
+    upgraded = app("repair", "--env", to_windows_path(env), "--action", "upgrade-torch", "--yes", "--json", "-")
+    assert upgraded.returncode == 0, upgraded.stderr[-3000:]
+    assert "Successfully installed" in upgraded.stderr  # pip's own progress, shown as it comes
+    outcome = json.loads(upgraded.stdout[upgraded.stdout.index("{"):])
+    assert outcome["state"] == "fixed" and outcome["plan"]["packages"]["before"] == {"torch": "2.4.0"}
+    works = lab.run_python(["-c", "import torch; print(torch.__version__, float(torch.ones(3) @ torch.ones(3)))"],
+                           torch_env=env)
+    assert works.stdout.split() == ["2.4.1+cpu", "3.0"], works.stderr[-2000:]
+
+    undone = app("undo", "--last")
+    assert "Undone" in undone.stdout, undone.stderr[-3000:]
+    again = lab.run_python(["-c", MATMUL], torch_env=env)
+    assert again.returncode != 0 and "WinError 126" in again.stderr and "fbgemm.dll" in again.stderr

@@ -25,13 +25,15 @@ import signal
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
+from app.inventory.packages import installed_versions
 from app.system.base import System
 from app.system.files import copy_file, sha256_of
 
 RUNNING, DONE, ROLLED_BACK, ROLLBACK_STOPPED = "running", "done", "rolled-back", "rollback-stopped"
-FILE, VARIABLE = "file", "variable"
+FILE, VARIABLE, PACKAGES = "file", "variable", "packages"
+PIP_TIMEOUT_S = 3600.0
 APP_FOLDER = "TorchDllDoctor"
 CRASH_AT = "TDD_CRASH_AT"  # tests: the journal point at which to kill this process (SIGKILL), e.g. "intent:1"
 
@@ -174,6 +176,18 @@ class Transaction:
         crash_point(f"change:{number}")
         self._write({"kind": "applied", "step": number})
 
+    def change_packages(self, system: System, packages: dict,
+                        on_output: Callable[[str], None] = lambda line: None) -> None:
+        """pip install the `install` pins; `pip freeze` and the exact versions before are recorded first."""
+        number = self._next_step()
+        python = packages["python"]
+        freeze = system.run([python, "-m", "pip", "freeze", "--disable-pip-version-check"], timeout=300)
+        self._write({"kind": "intent", "step": number, "op": PACKAGES, **packages, "freeze": freeze.stdout})
+        crash_point(f"intent:{number}")
+        _pip_install(system, python, packages["install"], packages["index"], on_output)
+        crash_point(f"change:{number}")
+        self._write({"kind": "applied", "step": number})
+
     def finish(self, outcome: dict) -> None:
         self._write({"kind": "finish", "outcome": outcome})
         crash_point("finish")
@@ -201,6 +215,8 @@ class Transaction:
         intent = step.intent
         if intent["op"] == FILE:
             self._undo_file(system, intent)
+        elif intent["op"] == PACKAGES:
+            self._undo_packages(system, intent)
         elif intent["op"] == VARIABLE:
             now = next((v for k, v in system.environment("user").items() if k.lower() == intent["name"].lower()),
                        None)
@@ -209,6 +225,14 @@ class Transaction:
             if now != intent["after"]:
                 raise RollbackStopped("changed-since", target=intent["name"])
             system.set_user_variable(intent["name"], intent["before"])
+
+    def _undo_packages(self, system: System, intent: dict) -> None:
+        now = installed_versions(Path(intent["site_packages"]), intent["before"])
+        if now == intent["before"]:
+            return
+        if now != {**intent["before"], **intent["after"]}:
+            raise RollbackStopped("changed-since", target=", ".join(f"{n} {v}" for n, v in now.items()))
+        _pip_install(system, intent["python"], intent["restore"], intent["index"], lambda line: None)
 
     def _undo_file(self, system: System, intent: dict) -> None:
         target = Path(intent["target"])
@@ -228,6 +252,15 @@ class Transaction:
         if not backup.exists() or sha256_of(backup) != before["sha256"]:
             raise RollbackStopped("backup-damaged", target=intent["shown"], backup=str(backup))
         system.copy_file(backup, target)
+
+
+def _pip_install(system: System, python: str, pins: list[str], index: list[str],
+                 on_output: Callable[[str], None]) -> None:
+    argv = [python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input", *index, *pins]
+    result = system.run(argv, timeout=PIP_TIMEOUT_S, on_output=on_output)
+    if result.returncode != 0:
+        lines = [line for line in (result.stderr or result.stdout).strip().splitlines() if line.strip()]
+        raise OSError(f"pip install {' '.join(pins)} failed: {' | '.join(lines[-3:])}")
 
 
 class Journal:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 from app.i18n import LANGUAGES, words
 from app.inventory.environment import PythonEnvironment
@@ -19,8 +19,6 @@ from app.repair.journal import Transaction
 from app.repair.openmp_candidate import check_candidate, refusal_text
 from app.system.base import System
 from app.system.folders import child
-
-ALIASES = {"openmp-runtime": "place-libomp140"}
 
 
 class PlanRefused(Exception):
@@ -55,14 +53,15 @@ class Plan:
     needs_admin: bool = False
     download_bytes: int = 0
     notes: list[dict[str, str]] = field(default_factory=list)  # plain words, en and zh_CN
+    packages: dict = field(default_factory=dict)  # upgrade-torch: versions before and after, pip's arguments
 
     def to_dict(self) -> dict:
         return {"action": self.action, "source": self.source, "environment": self.environment,
                 "changes": [c.to_dict() for c in self.changes], "needs_admin": self.needs_admin,
-                "download_bytes": self.download_bytes, "notes": self.notes}
+                "download_bytes": self.download_bytes, "notes": self.notes, "packages": self.packages}
 
 
-def _said(key: str, **values: object) -> dict[str, str]:
+def said(key: str, **values: object) -> dict[str, str]:
     return {lang: words(key, lang, **values) for lang in LANGUAGES}
 
 
@@ -82,10 +81,10 @@ class PlaceOpenMP:
     def plan(self, system: System, env: PythonEnvironment, machine: MachineFacts, findings: list[Finding],
              source: Optional[str]) -> Plan:
         if env.torch is None or child(env.torch.folder, "lib") is None:
-            raise PlanRefused([_said("repair.refused.no_torch")])
+            raise PlanRefused([said("repair.refused.no_torch")])
         lib = child(env.torch.folder, "lib")
         if source is not None and source not in self.sources:
-            raise PlanRefused([_said("repair.refused.unknown_source", source=source,
+            raise PlanRefused([said("repair.refused.unknown_source", source=source,
                                      sources=", ".join(self.sources))])
         found = self.candidates(system, env, machine)
         refusals: list[dict[str, str]] = []
@@ -98,15 +97,16 @@ class PlaceOpenMP:
                     change = Change("replace-file" if existing else "create-file", system.windows_path(target),
                                     system.windows_path(path), host_target=existing or target, host_source=path)
                     return Plan(self.id, name, system.windows_path(env.python), [change],
-                                notes=[_said(f"repair.note.source.{name}")])
+                                notes=[said(f"repair.note.source.{name}")])
                 for refusal in check.reasons:
                     refusals.append({lang: words("repair.refused.candidate", lang, path=system.windows_path(path),
                                                  reason=refusal_text(refusal, lang)) for lang in LANGUAGES})
         if not refusals:
-            raise PlanRefused([_said("repair.refused.no_source", source=source or "-")])
+            raise PlanRefused([said("repair.refused.no_source", source=source or "-")])
         raise PlanRefused(refusals)
 
-    def apply(self, system: System, plan: Plan, transaction: Transaction) -> None:
+    def apply(self, system: System, plan: Plan, transaction: Transaction,
+              on_output: Callable[[str], None] = lambda line: None) -> None:
         for change in plan.changes:
             transaction.put_file(system, change.host_target, change.host_source)
 
@@ -131,7 +131,7 @@ class UserSettings:
                 if name.lower() in user:
                     changes.append(Change("delete-variable", user[name.lower()][0]))
                 else:
-                    notes.append(_said("repair.note.machine_setting", name=name))
+                    notes.append(said("repair.note.machine_setting", name=name))
             else:
                 entry = finding.evidence.get("entry", "")
                 path = user.get("path")
@@ -144,14 +144,15 @@ class UserSettings:
                     changes.append(Change("set-variable", path[0], value=";".join(kept)))
                     user["path"] = (path[0], ";".join(kept))
                 else:
-                    notes.append(_said("repair.note.machine_path", entry=entry))
+                    notes.append(said("repair.note.machine_path", entry=entry))
         if not changes:
-            raise PlanRefused(notes or [_said("repair.refused.nothing_to_do", action=self.id)])
+            raise PlanRefused(notes or [said("repair.refused.nothing_to_do", action=self.id)])
         merged: dict[str, Change] = {c.target.lower(): c for c in changes}  # one change per variable, the last
         return Plan(self.id, None, system.windows_path(env.python) if env else "", list(merged.values()),
                     notes=notes)
 
-    def apply(self, system: System, plan: Plan, transaction: Transaction) -> None:
+    def apply(self, system: System, plan: Plan, transaction: Transaction,
+              on_output: Callable[[str], None] = lambda line: None) -> None:
         for change in plan.changes:
             transaction.set_user_variable(system, change.target, change.value)
 
@@ -161,15 +162,3 @@ def _same_folder(system: System, a: str, b: str) -> bool:
         return system.expand(text.strip().strip('"')).rstrip("\\").lower()
 
     return norm(a) == norm(b)
-
-
-ACTIONS = {action.id: action for action in (PlaceOpenMP(), UserSettings("unset-env-var"),
-                                            UserSettings("remove-path-entry"))}
-
-
-def action_for(action_id: str):
-    found = ACTIONS.get(ALIASES.get(action_id, action_id))
-    if found is None:
-        raise PlanRefused([_said("repair.refused.unknown_action", action=action_id,
-                                 actions=", ".join([*ACTIONS, *ALIASES]))])
-    return found

@@ -9,9 +9,10 @@ from typing import Callable, Optional
 
 from app.inventory.environment import PythonEnvironment, inspect_environment
 from app.probes.runner import Diagnosis, run_diagnosis
+from app.repair.actions import action_for
 from app.repair.in_use import processes_using
 from app.repair.journal import Journal, Transaction
-from app.repair.plan import Plan, action_for
+from app.repair.plan import Plan
 from app.system.base import System
 from app.system.offline import OfflineImage
 
@@ -66,8 +67,8 @@ def plan_repair(system: System, env: PythonEnvironment, action: str, source: Opt
 
 
 def apply_plan(system: System, env: PythonEnvironment, plan: Plan, diagnosis: Diagnosis,
-               journal: Optional[Journal] = None,
-               on_step: Callable[[str], None] = lambda s: None) -> RepairOutcome:
+               journal: Optional[Journal] = None, on_step: Callable[[str], None] = lambda s: None,
+               on_output: Callable[[str], None] = lambda line: None) -> RepairOutcome:
     """Apply a confirmed plan. Files a running program holds are refused before anything changes."""
     if system.can_run_programs:
         held = processes_using([c.host_target for c in plan.changes if c.host_target is not None])
@@ -77,7 +78,7 @@ def apply_plan(system: System, env: PythonEnvironment, plan: Plan, diagnosis: Di
     transaction = journal.begin(machine_of(system), plan.action, plan.source, plan.environment, plan.to_dict())
     on_step("applying")
     try:
-        action_for(plan.action).apply(system, plan, transaction)
+        action_for(plan.action).apply(system, plan, transaction, on_output)
     except BaseException:
         on_step("rolling-back")
         transaction.rollback(system)  # a step failed (disk full, denied, cancelled): nothing stays half done

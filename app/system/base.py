@@ -12,7 +12,7 @@ import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Union
+from typing import Callable, Optional, Union
 
 from app.cancel import CancelToken
 from app.system import files
@@ -129,7 +129,8 @@ class System(ABC):
 
     @abstractmethod
     def run(self, argv: list[str], timeout: float, env: Optional[dict[str, str]] = None,
-            cwd: Optional[Path] = None, cancel: Optional[CancelToken] = None) -> RunResult:
+            cwd: Optional[Path] = None, cancel: Optional[CancelToken] = None,
+            on_output: Optional[Callable[[str], None]] = None) -> RunResult:
         """Run a program and wait for it. Raises NotAvailable where programs cannot run; TimeoutError or
         Cancelled once the program and everything it started have ended (app/system/process.py)."""
 

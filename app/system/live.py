@@ -12,7 +12,7 @@ import os
 import threading
 from ctypes import wintypes
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 from app.cancel import CancelToken
 from app.system.base import (
@@ -240,9 +240,11 @@ class LiveWindows(System):
         return None
 
     def run(self, argv: list[str], timeout: float, env: Optional[dict[str, str]] = None,
-            cwd: Optional[Path] = None, cancel: Optional[CancelToken] = None) -> RunResult:
+            cwd: Optional[Path] = None, cancel: Optional[CancelToken] = None,
+            on_output: Optional[Callable[[str], None]] = None) -> RunResult:
         code, out, err = run_process(argv, timeout, env=env, cwd=str(cwd) if cwd else None, cancel=cancel,
-                                     creationflags=CREATE_NO_WINDOW)
+                                     creationflags=CREATE_NO_WINDOW,
+                                     on_output=(lambda line: on_output(_decode(line))) if on_output else None)
         return RunResult(code, _decode(out), _decode(err))
 
 

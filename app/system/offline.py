@@ -17,7 +17,7 @@ import os
 import re
 import threading
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 from app.cancel import CancelToken
 from app.system import files
@@ -336,7 +336,8 @@ class OfflineImage(System):
         return homes
 
     def run(self, argv: list[str], timeout: float, env: Optional[dict[str, str]] = None,
-            cwd: Optional[Path] = None, cancel: Optional[CancelToken] = None) -> RunResult:
+            cwd: Optional[Path] = None, cancel: Optional[CancelToken] = None,
+            on_output: Optional[Callable[[str], None]] = None) -> RunResult:
         raise NotAvailable("programs cannot run inside an offline image")
 
 

@@ -12,8 +12,9 @@ import contextlib
 import os
 import signal
 import subprocess
+import threading
 import time
-from typing import Optional
+from typing import Callable, Optional
 
 from app.cancel import Cancelled, CancelToken
 
@@ -21,16 +22,24 @@ POLL_S = 0.05
 
 
 def run_process(argv: list[str], timeout: float, *, env: Optional[dict[str, str]] = None, cwd: Optional[str] = None,
-                cancel: Optional[CancelToken] = None, creationflags: int = 0) -> tuple[int, bytes, bytes]:
-    """(exit code, stdout, stderr). Raises TimeoutError or Cancelled after the whole tree has ended."""
+                cancel: Optional[CancelToken] = None, creationflags: int = 0,
+                on_output: Optional[Callable[[bytes], None]] = None) -> tuple[int, bytes, bytes]:
+    """(exit code, stdout, stderr). Raises TimeoutError or Cancelled after the whole tree has ended.
+    `on_output` receives each line of either stream as it comes (pip's progress, shown to the user)."""
     windows = os.name == "nt"
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                             cwd=cwd, creationflags=creationflags, start_new_session=not windows)
     job = _WindowsJob(proc.pid) if windows else None
     deadline = time.monotonic() + timeout
+    readers = [_LineReader(stream, on_output) for stream in (proc.stdout, proc.stderr)] if on_output else []
     try:
         while True:
             try:
+                if readers:
+                    proc.wait(timeout=POLL_S)
+                    for reader in readers:
+                        reader.join()
+                    return proc.returncode, readers[0].data, readers[1].data
                 out, err = proc.communicate(timeout=POLL_S)
                 return proc.returncode, out, err
             except subprocess.TimeoutExpired:
@@ -43,6 +52,23 @@ def run_process(argv: list[str], timeout: float, *, env: Optional[dict[str, str]
     finally:
         if job is not None:
             job.close()
+
+
+class _LineReader(threading.Thread):
+    def __init__(self, stream, on_line: Callable[[bytes], None]) -> None:
+        super().__init__(daemon=True)
+        self.stream, self.on_line, self.chunks = stream, on_line, []
+        self.start()
+
+    def run(self) -> None:
+        for line in iter(self.stream.readline, b""):
+            self.chunks.append(line)
+            self.on_line(line)
+        self.stream.close()
+
+    @property
+    def data(self) -> bytes:
+        return b"".join(self.chunks)
 
 
 def _end_tree(proc: subprocess.Popen, job: Optional[_WindowsJob]) -> None:

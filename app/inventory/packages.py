@@ -1,0 +1,32 @@
+"""Installed distributions of an environment, read from their `*.dist-info` folders (never imported, never pip)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Iterable, Optional
+
+from app.system.folders import child, children
+
+
+def canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def installed_versions(site_packages: Optional[Path], names: Iterable[str]) -> dict[str, str]:
+    """{name: version} of those of `names` installed in `site_packages`, from each dist-info's METADATA."""
+    wanted = {canonical(n): n for n in names}
+    found: dict[str, str] = {}
+    for folder in children(site_packages):
+        if not folder.name.lower().endswith(".dist-info"):
+            continue
+        metadata = child(folder, "METADATA")
+        try:
+            head = metadata.read_text(encoding="utf-8", errors="replace")[:4000] if metadata else ""
+        except OSError:
+            continue
+        name = re.search(r"^Name:\s*(\S+)", head, re.M)
+        version = re.search(r"^Version:\s*(\S+)", head, re.M)
+        if name and version and canonical(name.group(1)) in wanted:
+            found[wanted[canonical(name.group(1))]] = version.group(1)
+    return found

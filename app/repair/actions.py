@@ -1,0 +1,18 @@
+"""Every repair by its id (the ids the findings name), and the aliases the CLI accepts."""
+
+from __future__ import annotations
+
+from app.repair.plan import PlaceOpenMP, PlanRefused, UserSettings, said
+from app.repair.upgrade import UpgradeTorch
+
+ALIASES = {"openmp-runtime": "place-libomp140"}
+ACTIONS = {action.id: action for action in (PlaceOpenMP(), UpgradeTorch(), UserSettings("unset-env-var"),
+                                            UserSettings("remove-path-entry"))}
+
+
+def action_for(action_id: str):
+    found = ACTIONS.get(ALIASES.get(action_id, action_id))
+    if found is None:
+        raise PlanRefused([said("repair.refused.unknown_action", action=action_id,
+                                actions=", ".join([*ACTIONS, *ALIASES]))])
+    return found
