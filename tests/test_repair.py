@@ -257,3 +257,18 @@ def test_the_journal_lives_where_platformdirs_says(monkeypatch):
 
     monkeypatch.delenv("TDD_DATA_DIR")
     assert data_folder() == Path(platformdirs.user_data_dir("TorchDllDoctor", appauthor=False))
+
+
+def test_the_users_own_visual_studio_copy_is_the_first_source(torch_image, capsys):
+    image = torch_image()
+    lib = image.host(TORCH_LIB)
+    vs = (r"C:\Program Files\Microsoft Visual Studio\2022\BuildTools\VC\Redist\MSVC\14.40.33807\debug_nonredist"
+          r"\x64\Microsoft.VC143.OpenMP.LLVM\libomp140.x86_64.dll")
+    image.copy(lib / "libiomp5md.dll", vs, link=True)  # stands in for Microsoft's build: same functions, same numbers
+    image.write(r"C:\ProgramData\Microsoft\VisualStudio\Packages\_Instances\abc\state.json", json.dumps(
+        {"installationPath": r"C:\Program Files\Microsoft Visual Studio\2022\BuildTools"}))
+    assert cli("repair", "--root", str(image.root), "--env", PYTHON, "--action", "place-libomp140", "--yes",
+               "--json", "-") == 0
+    out = capsys.readouterr().out
+    assert json.loads(out[out.index("{"):])["plan"]["source"] == "vs"
+    assert "Visual Studio" in out
