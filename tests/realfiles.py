@@ -69,7 +69,9 @@ def _find(folders: list[Path], requirement: str, sdist: bool) -> Optional[Path]:
             if len(parts) < 5 or _canon(parts[0]) != _canon(name) or parts[1] != version:
                 continue
             tags, abi, platform = parts[-3], parts[-2], parts[-1]
-            if platform == "any" or (platform == "win_amd64" and ("cp312" in tags.split(".") or abi == "abi3")):
+            pure_python = abi == "none" and any(tag.startswith("py3") for tag in tags.split("."))
+            if platform == "any" or (platform == "win_amd64" and ("cp312" in tags.split(".") or abi == "abi3"
+                                                                  or pure_python)):
                 return wheel
     return None
 
