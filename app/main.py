@@ -8,6 +8,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Optional, Sequence
 
@@ -64,8 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
     repair.add_argument("--root", metavar="DIR", help="repair inside a copied Windows drive (an offline image) at DIR")
     repair.add_argument("--env", metavar="PATH", required=True, help="the Python environment (folder or python.exe)")
     repair.add_argument("--action", metavar="ID", required=True,
-                        help="place-libomp140 (also: openmp-runtime), upgrade-torch, unset-env-var, remove-path-entry")
-    repair.add_argument("--source", metavar="ID", help="where the file comes from: vs, torch-bundled")
+                        help="place-libomp140 (also: openmp-runtime), upgrade-torch, install-vc-runtime, "
+                             "unset-env-var, remove-path-entry")
+    repair.add_argument("--source", metavar="ID", help="where the file comes from: vs, torch-bundled, intel-openmp")
     repair.add_argument("--plan", action="store_true", help="only show what would change")
     repair.add_argument("--yes", action="store_true", help="make the changes without asking")
     repair.add_argument("--json", metavar="FILE", help="write the outcome as JSON to FILE, or to standard output: -")
@@ -84,8 +86,9 @@ def build_parser() -> argparse.ArgumentParser:
     history.add_argument("--lang", choices=("en", "zh_CN"), help="language of the words (default: the computer's)")
 
     explain = commands.add_parser("explain", help="say in plain words what a Windows error message means")
-    explain.add_argument("error", nargs="+", help="the error text (or its number), as pasted")
-    explain.add_argument("--lang", choices=("en", "zh_CN"), help="language of the answer")
+    explain.add_argument("error", nargs="*", help="the error text (or its number), as pasted; - reads it from "
+                         "standard input (any length); empty text: a message and exit 1")
+    explain.add_argument("--lang", choices=("en", "zh_CN"), help="language of the answer (default: the computer's)")
     return parser
 
 
@@ -143,7 +146,9 @@ def run_deps(args: argparse.Namespace) -> int:
         document = {"schema": DEPS_SCHEMA, **graph.to_dict(system.windows_path)}
         _write(args.json, json.dumps(document, indent=2, ensure_ascii=False))
     else:
-        _write("-", render_tree(graph, system.windows_path, pick_language(args.lang)))
+        live = not args.root
+        lang = pick_language(args.lang, system.ui_language if live else None, system.code_page if live else None)
+        _write("-", render_tree(graph, system.windows_path, lang))
     return 1 if any(graph.status(root) in BLOCKING for root in graph.roots) else 0
 
 
@@ -229,13 +234,37 @@ def _say_plan(plan, lang: str) -> None:
         print("  - " + words(f"cli.repair.change.{change.kind}", lang, **change.to_dict()))
     for note in plan.notes:
         print("  " + note[lang])
+    if plan.download_bytes:
+        print("  " + words("cli.repair.download_size", lang, size=_size(plan.download_bytes)))
     print(words("cli.repair.undoable", lang))
 
 
+def _size(count: float) -> str:
+    return f"{count / 1e6:.1f} MB" if count >= 1e5 else f"{count / 1e3:.0f} KB"
+
+
+def _download_printer(lang: str):
+    """Progress lines on stderr for a download, at most a few a second."""
+    last = [0.0]
+
+    def show(event) -> None:
+        now = time.monotonic()
+        if now - last[0] < 0.5 and event.done != event.total:
+            return
+        last[0] = now
+        print(words("cli.repair.download_progress", lang, done=_size(event.done),
+                    total=_size(event.total) if event.total else "?", speed=_size(event.speed),
+                    eta=f"{event.eta:.0f} s" if event.eta is not None else "?"), file=sys.stderr, flush=True)
+
+    return show
+
+
 def run_repair(args: argparse.Namespace) -> int:
+    from app.repair.download import DownloadError, download_error_text
     from app.repair.journal import Journal
     from app.repair.plan import PlanRefused
     from app.repair.run import FIXED, FilesInUse, apply_plan, plan_repair
+    from app.repair.vc_runtime import InstallerFailed
 
     system = open_system(args.root)
     lang = pick_language(args.lang, *((system.ui_language, system.code_page) if not args.root else (None, None)))
@@ -262,7 +291,19 @@ def run_repair(args: argparse.Namespace) -> int:
             return 1
     try:
         outcome = apply_plan(system, env, plan, diagnosis, journal,
-                             on_output=lambda line: print("    " + line.rstrip(), file=sys.stderr, flush=True))
+                             on_output=lambda line: print("    " + (line[lang] if isinstance(line, dict) else line)
+                                                          .rstrip(), file=sys.stderr, flush=True),
+                             on_progress=_download_printer(lang))
+    except DownloadError as failed:
+        print(download_error_text(failed, lang), file=sys.stderr)
+        return 1
+    except PlanRefused as refused:
+        for reason in refused.reasons:
+            print(reason[lang], file=sys.stderr)
+        return 1
+    except InstallerFailed as failed:
+        print(words(f"repair.vc.{failed.code}", lang, **failed.values), file=sys.stderr)
+        return 1
     except FilesInUse as busy:
         programs = ", ".join(f"{h['name']} ({h['pid']})" for h in busy.holders)
         print(words("cli.repair.in_use", lang, programs=programs), file=sys.stderr)
@@ -273,6 +314,8 @@ def run_repair(args: argparse.Namespace) -> int:
     left = [p.lead.text(lang).title for p in outcome.problems_left]
     print(words("cli.repair.fixed", lang) if outcome.state == FIXED
           else words("cli.repair.still_blocked", lang, problems="; ".join(left)))
+    if any(r.get("outcome") in ("restart-needed", "restart-started") for r in outcome.transaction.records):
+        print(words("repair.vc.restart", lang))
     print(words("cli.repair.transaction", lang, id=outcome.transaction.id))
     if args.json:
         _write(args.json, json.dumps({"schema": "torch-dll-doctor.repair/1", "plan": plan.to_dict(),
@@ -321,15 +364,43 @@ def run_history(args: argparse.Namespace) -> int:
 
 
 def run_explain(args: argparse.Namespace) -> int:
-    text = " ".join(args.error)
-    cause = classify_error(text)
-    lang = pick_language(args.lang)
-    words_of = cause.text(lang)
-    print(words_of["title"])
+    import locale
+
+    from app.probes.error_text import printable
+
+    ui_language, code_page = None, None
+    if not args.lang and os.name == "nt":  # the computer's display language, as `diagnose` chooses it
+        try:
+            system = open_system(None)
+            ui_language, code_page = system.ui_language, system.code_page
+        except Exception:  # noqa: BLE001 - no live system: LANG decides, as elsewhere
+            pass
+    lang = pick_language(args.lang, ui_language, code_page)
+    if args.error == ["-"]:
+        try:
+            data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode("utf-8")
+        except (OSError, ValueError) as exc:
+            print(printable(words("explain.unreadable", lang, error=exc)), file=sys.stderr)
+            return 1
+        if data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # PowerShell and Notepad write UTF-16
+            text = data.decode("utf-16", errors="replace")
+        else:
+            try:
+                text = data.decode("utf-8-sig")
+            except UnicodeDecodeError:  # a console's own code page (936 on Chinese Windows)
+                text = data.decode(locale.getpreferredencoding(False) or "utf-8", errors="replace")
+    else:
+        text = " ".join(args.error)
+    if not printable(text).strip():
+        print(words("explain.empty", lang), file=sys.stderr)
+        return 1
+    words_of = classify_error(text).text(lang)
+    # Nothing from the paste may reach the terminal as an escape sequence or a control character.
+    print(printable(words_of["title"]))
     print()
-    print(words_of["explanation"])
+    print(printable(words_of["explanation"]))
     print()
-    print(words_of["action"])
+    print(printable(words_of["action"]))
     return 0
 
 

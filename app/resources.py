@@ -39,3 +39,9 @@ def default_known_dlls() -> frozenset[str]:
 def known_issues() -> dict:
     """resources/known_issues.json: known-bad torch builds, runtime minimums, Python support, drivers."""
     return json.loads((resources_folder() / "known_issues.json").read_text(encoding="utf-8"))
+
+
+@cache
+def download_catalog() -> dict:
+    """resources/catalog.json: what the app downloads, and how each download is verified."""
+    return json.loads((resources_folder() / "catalog.json").read_text(encoding="utf-8"))

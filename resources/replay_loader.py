@@ -106,6 +106,9 @@ language: FormatMessageW, as torch's own error uses).
                       (the text of torch's OSError, "[WinError 126] ... Error loading ...")}
 ``path_patched``      torch's PATH patch happened;  ``path_patched_by``: name of the DLL that triggered it
 ``loaded_modules``    full paths of every module in the process after step 5 (which copy won)
+``loaded_at_end``     full paths of every module loaded when the import succeeded or failed: the copies of
+                      vcruntime140.dll, msvcp140.dll and the OpenMP runtime that really won (the parent reads
+                      their versions with its own PE reader: Wine's version.dll cannot read a builtin-named DLL)
 ``import``            {"attempted", "ok", "version", "file", "error_type", "message" (``str(exc)``),
                        "winerror", "traceback_tail" (last lines), "elapsed_s"}
 ``timings``           {"find_s", "replay_s", "import_s"}
@@ -188,6 +191,7 @@ def _new_report():
         "path_patched": False,
         "path_patched_by": None,
         "loaded_modules": [],
+        "loaded_at_end": [],
         "import": {
             "attempted": False,
             "ok": None,
@@ -679,6 +683,11 @@ def _run(r, argv, out_fd):
 
     if "--no-import" not in argv:
         _import_torch(r, out_fd)
+    _step(out_fd, "loaded")
+    try:
+        r["loaded_at_end"] = win.loaded_modules()
+    except BaseException as exc:
+        r["notes"].append(f"listing loaded modules after the import failed: {exc}")
 
 
 def main(argv=None):

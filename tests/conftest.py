@@ -89,3 +89,21 @@ def seed_env(lab):
 def fixed_env(lab):
     """torch 2.4.0 with libiomp5md.dll copied to libomp140.x86_64.dll. Shared: tests must not change it."""
     return lab_env(lab, "lab-fixed-240", torch_version="2.4.0", libomp=True)
+
+
+VC_RUNTIMES_KEY = r"HKLM\SOFTWARE\Microsoft\VisualStudio\14.0\VC\Runtimes"
+
+
+@pytest.fixture
+def clean_runtimes(lab):
+    """No VC++ runtime keys in the lab's registry before and after the test (the stand-in installer writes them):
+    a plan is then not refused as "nothing to do", and no test sees another's install."""
+
+    def clear():
+        for arch in ("x64", "x86"):
+            for view in ("64", "32"):
+                lab.wine_reg(["delete", f"{VC_RUNTIMES_KEY}\\{arch}", "/f", f"/reg:{view}"])
+
+    clear()
+    yield
+    clear()

@@ -149,3 +149,26 @@ def test_live_replay_that_times_out_or_is_cancelled_leaves_no_python_behind(lab,
     assert outcome["timed_out"] == [["check-failed", "timeout"]] and outcome["complete"] is False
     assert outcome["cancelled_after_s"] is not None and outcome["cancelled_after_s"] < 10
     assert replay_children(seed_env) == []
+
+
+def test_the_report_names_the_runtime_copies_torch_really_loaded(lab, tmp_path):
+    """A msvcp140.dll placed beside python.exe wins the search: the replay's process loaded that copy, the report
+    says so with its version, and the static model predicted the same copy."""
+    import shutil
+
+    from tests import realfiles
+
+    env = lab_env(lab, "loaded-copies", torch_version="2.4.0", libomp=True)
+    beside = env / "msvcp140.dll"
+    beside.unlink(missing_ok=True)
+    shutil.copyfile(realfiles.msvc_runtime_dlls()[0].parent / "msvcp140.dll", beside)
+    result = run_app(lab, ["diagnose", "--env", to_windows_path(env), "--json", "-", "--quiet"])
+    document = json.loads(result.stdout)
+    (ok,) = by_code(document)["import-ok"]
+    copies = {c["dll"].lower(): c for c in ok["evidence"]["runtime_copies"]}
+    msvcp = copies["msvcp140.dll"]
+    assert msvcp["path"].lower() == to_windows_path(beside).lower(), copies
+    assert msvcp["version"] and msvcp["version"].startswith("14.") and msvcp["agrees"] is True
+    assert any(c["dll"].lower() == "libomp140.x86_64.dll" for c in copies.values())
+    text = run_app(lab, ["diagnose", "--env", to_windows_path(env), "--quiet"]).stdout
+    assert "What PyTorch really loaded" in text and to_windows_path(beside) in text

@@ -80,6 +80,11 @@ TORCH_DEPS = (
 #: The app's own dependencies that its repair layer imports, so the lab's Python can run `python -m app repair`.
 APP_DEPS = (
     "psutil==7.0.0",  # which programs hold torch's DLLs
+    "requests==2.32.3",  # the downloader, and what it stands on:
+    "urllib3==2.2.3",
+    "idna==3.10",
+    "certifi==2024.8.30",
+    "charset-normalizer==3.4.0",
 )
 
 ROOT_ENV = "TDD_WINELAB_DIR"

@@ -16,7 +16,17 @@ The plain-words texts live in ``resources/error_causes.json``: for every kind, `
 sentence is ever built from translated fragments.
 
 Messages are matched after mapping full-width punctuation (``。：（）“”``) to ASCII one character for one
-character, so match positions stay valid in the original text (paths are cut from the original).
+character, so match positions stay valid in the cleaned text (paths are cut from it). Cleaning takes out terminal
+escape sequences and control characters (:func:`printable`) and the escaping of JSON and repr() output. Windows'
+system messages (English, Chinese, German, French, Spanish, Italian, Portuguese, Dutch, Polish, Turkish, Russian,
+Japanese, Korean) are matched with all whitespace taken out, so a console or a message box may wrap them anywhere;
+DLL and function names wrapped over lines are joined again.
+
+Besides the kind, every cause carries an ``advice`` (one of :data:`ADVICE`): what fixed the same error in public
+threads (``tests/data/pasted_errors.json``), e.g. fbgemm.dll missing -> ``place-libomp140`` (torch 2.4.0), c10.dll
+failing to start -> ``install-vc-runtime`` (torch 2.9), nvcuda.dll missing -> ``gpu-driver``. An error report that
+is about something else ("CUDA out of memory", "No module named ...") is ``not-a-dll-error``, whose words never
+mention PyTorch.
 """
 
 from __future__ import annotations
@@ -37,6 +47,8 @@ BAD_IMAGE = "bad-image"
 ACCESS_DENIED = "access-denied"
 OPENMP_CONFLICT = "openmp-conflict"
 DLL_INIT_FAILED = "dll-init-failed"
+PAGING_FILE = "paging-file-too-small"
+NOT_A_DLL_ERROR = "not-a-dll-error"
 UNKNOWN = "unknown"
 
 #: Windows error code -> kind.
@@ -47,9 +59,18 @@ CODE_KINDS = {
     5: ACCESS_DENIED,  # ERROR_ACCESS_DENIED
     182: OPENMP_CONFLICT,  # ERROR_INVALID_ORDINAL: conflicting OpenMP packages in conda
     1114: DLL_INIT_FAILED,  # ERROR_DLL_INIT_FAILED
+    1455: PAGING_FILE,  # ERROR_COMMITMENT_LIMIT: the paging file is too small (loading the big CUDA DLLs)
+    4551: ACCESS_DENIED,  # ERROR_SYSTEM_INTEGRITY_POLICY_VIOLATION: Application Control blocked the file
+    1260: ACCESS_DENIED,  # ERROR_ACCESS_DISABLED_BY_POLICY: blocked by group policy
 }
-KIND_CODES = {kind: code for code, kind in CODE_KINDS.items()}
-KINDS = (*CODE_KINDS.values(), UNKNOWN)
+#: kind -> the code its system message stands for.
+KIND_CODES = {MODULE_NOT_FOUND: 126, PROCEDURE_NOT_FOUND: 127, BAD_IMAGE: 193, ACCESS_DENIED: 5, OPENMP_CONFLICT: 182,
+              DLL_INIT_FAILED: 1114, PAGING_FILE: 1455}
+KINDS = (*KIND_CODES, NOT_A_DLL_ERROR, UNKNOWN)
+#: What to do, by what fixed the same error in public threads (tests/data/pasted_errors.json).
+ADVICE = ("install-vc-runtime", "place-libomp140", "upgrade-torch", "reinstall-torch", "reinstall-package",
+          "64-bit-python", "gpu-driver", "install-cudnn", "paging-file", "allow-blocked-file",
+          "remove-duplicate-openmp", "not-torch", "diagnose")
 FIELDS = ("title", "explanation", "action")
 #: Tried in this order for each field; the first that exists and whose placeholders are all known is used.
 _VARIANT_SUFFIXES = ("", "_no_symbol", "_no_dll", "_no_dll_no_symbol")
@@ -60,40 +81,57 @@ _HRESULT_FACILITY_WIN32 = 0x80070000
 @dataclass(frozen=True)
 class ErrorCause:
     kind: str  # one of KINDS
-    winerror: Optional[int] = None  # the Windows error code (126, 127, 193, 5, 182, 1114...)
+    winerror: Optional[int] = None  # the Windows error code (126, 127, 193, 5, 182, 1114, 1455...)
     hresult: Optional[str] = None  # "0x8007007E" when the input had an HRESULT
     dll: Optional[str] = None  # file name only: "fbgemm.dll"
     dll_path: Optional[str] = None  # the full path, when the input gave one
     symbol: Optional[str] = None  # the function named in an entry-point message; "#703" for an ordinal
-    language: Optional[str] = None  # "en" / "zh_CN": language of the pasted system message, when recognised
+    language: Optional[str] = None  # "en", "zh_CN", "de", "ja"...: language of the pasted system message
+    advice: Optional[str] = None  # one of ADVICE: what fixes it
 
     def text(self, lang: str) -> dict[str, str]:
         """{"title", "explanation", "action"} in `lang` ("en" or "zh_CN"; anything else gives "en"),
-        with {dll} and {symbol} filled in."""
+        with {dll} and {symbol} filled in. The advice's own words, when it has some, come before the kind's."""
         lang = supported(lang)
         texts = catalogue().get(self.kind) or catalogue()[UNKNOWN]
-        entry = texts[lang]
+        entries = [texts[lang]]
+        advice = advice_catalogue().get(self.advice or "")
+        if advice:
+            entries.insert(0, advice[lang])
         values = {"dll": self.dll, "symbol": self.symbol}
-        return {name: _fill(entry, name, values) for name in FIELDS}
+        return {name: _fill(entries, name, values) for name in FIELDS}
+
+
+@cache
+def _resource() -> dict:
+    return json.loads((resources_folder() / "error_causes.json").read_text(encoding="utf-8"))
 
 
 @cache
 def catalogue() -> dict[str, dict[str, dict[str, str]]]:
     """resources/error_causes.json: {kind: {lang: {field or field_variant: text}}}."""
-    return json.loads((resources_folder() / "error_causes.json").read_text(encoding="utf-8"))
+    return {kind: texts for kind, texts in _resource().items() if kind != "advice"}
+
+
+@cache
+def advice_catalogue() -> dict[str, dict[str, dict[str, str]]]:
+    """resources/error_causes.json "advice": {advice: {lang: {field or field_variant: text}}}; every field is
+    optional (the kind's own words are used for the rest)."""
+    return _resource().get("advice", {})
 
 
 def placeholders(template: str) -> set[str]:
     return {name for _, name, _, _ in string.Formatter().parse(template) if name}
 
 
-def _fill(entry: dict[str, str], name: str, values: dict[str, Optional[str]]) -> str:
-    for suffix in _VARIANT_SUFFIXES:
-        template = entry.get(name + suffix)
-        if template is not None and all(values.get(p) is not None for p in placeholders(template)):
-            return template.format_map(values)
+def _fill(entries: list[dict[str, str]], name: str, values: dict[str, Optional[str]]) -> str:
+    for entry in entries:
+        for suffix in _VARIANT_SUFFIXES:
+            template = entry.get(name + suffix)
+            if template is not None and all(values.get(p) is not None for p in placeholders(template)):
+                return template.format_map(values)
     # The catalogue's tests make this unreachable; if it happens anyway, show a dash rather than crash.
-    return entry[name].format_map(_Dashes((k, v) for k, v in values.items() if v is not None))
+    return entries[-1][name].format_map(_Dashes((k, v) for k, v in values.items() if v is not None))
 
 
 class _Dashes(dict):
@@ -103,26 +141,63 @@ class _Dashes(dict):
 
 # --- reading the input --------------------------------------------------------------------------------------
 
-# One character for one character, so that a match's span is valid in the original text too.
+# One character for one character, so that a match's span is valid in the cleaned text too.
 _PUNCTUATION = str.maketrans({
     "。": ".", "．": ".", "，": ",", "：": ":", "；": ";", "（": "(", "）": ")", "［": "[", "］": "]",
-    "“": '"', "”": '"', "„": '"', "＂": '"', "‘": "'", "’": "'", "＇": "'", "＃": "#", "　": " ", "\u00a0": " ",
+    "“": '"', "”": '"', "„": '"', "＂": '"', "«": '"', "»": '"', "‘": "'", "’": "'", "＇": "'", "´": "'",
+    "＃": "#", "　": " ", "\u00a0": " ", "\u2009": " ", "\u200b": " ", "\ufeff": " ", "\t": " ",
     **{chr(0xFF10 + i): str(i) for i in range(10)},  # full-width digits
 })
 
+# Terminal escape sequences (colours, cursor moves, window titles) and the other control characters.
+_ESCAPES = re.compile(r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-Z\\-_]|\x9b[0-?]*[ -/]*[@-~]")
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """`text` without terminal escape sequences and control characters (line breaks and tabs are kept), so that
+    nothing taken from a paste can change the terminal it is printed on."""
+    return _CONTROLS.sub("", _ESCAPES.sub("", text.replace("\r\n", "\n").replace("\r", "\n")))
+
+
+def _clean(text: str) -> str:
+    """The pasted text as a message: no escapes, \\" and doubled backslashes of JSON or repr() output undone."""
+    text = printable(text)
+    text = re.sub(r'\\+(["\'])', r"\1", text)  # \"C:\\x.dll\" from a Jupyter error's JSON
+    return re.sub(r"\\{2,}", lambda m: "\\", text)
+
+
 _I = re.IGNORECASE
 _EXT = r"(?:dll|pyd|exe|sys|drv|ocx|cpl|so)"
-# A DLL name or path ending in a known extension, else one word (a trailing full stop is cut later).
-_DLL_REF = rf'(?P<dll>[^\n"<>|*?]*?\.{_EXT}(?!\w)|[^\s"<>|*?]+)'
+# A DLL name or path ending in a known extension (also wrapped over lines), else one word.
+_DLL_REF = rf'(?P<dll>[^"<>|*?\n]{{0,300}}?(?:\n[^"<>|*?\n]{{0,300}}?)?\.{_EXT}(?!\w)|[^\s"<>|*?]+)'
 _WINERROR = re.compile(r"\bwin\s*error\s*[:=]?\s*(-?\d{1,12})(?!\d)", _I)
-_ERROR_CODE = re.compile(r"(?:\berror(?:\s*code)?|错误(?:代码|码)?)\s*[:=]?\s*(-?\d{1,12})(?![\w.])", _I)
+_ERROR_CODE = re.compile(r"(?:\berror(?:\s*code)?|错误(?:代码|码)?|エラー\s*コード|Fehlercode|code\s+d'erreur)"
+                         r"\s*[:=]?\s*(-?\d{1,12})(?![\w.])", _I)
 _HRESULT_HEX = re.compile(r"(?<!\w)0x([89a-f][0-9a-f]{7})(?!\w)", _I)  # failure HRESULTs have the top bit set
 _HRESULT_DEC = re.compile(r"(?<![\w.\-])(-?\d{10})(?![\w.])")
-_ERROR_LOADING = re.compile(r"\berr?or\s+loading\s+(?P<q>[\"'])(?P<path>[^\n]+?)(?P=q)", _I)
+# torch's 'Error loading "X" or one of its dependencies' (typos: "Erro", "Eror"); the path may be wrapped
+_ERROR_LOADING = re.compile(r"\be?rr?o?r?\s+loading\s+(?P<q>[\"'])(?P<path>[^\"'\n]{1,400}(?:\n[^\"'\n]{1,400}){0,3}?)"
+                            r"(?P=q)", _I)
+# Other programs' words for the DLL they could not load; the kind comes from the message or the code.
+_NAMED_DLL = [re.compile(p, _I) for p in (
+    r"\bcould\s+not\s+find\s+module\s+(?P<q>[\"'])(?P<path>[^\"'\n]+?)(?P=q)",  # ctypes
+    r"\bunable\s+to\s+load\s+(?:dll|shared\s+library)\s+(?P<q>[\"'])(?P<path>[^\"'\n]+?)(?P=q)",  # .NET
+    r"无法加载\s*DLL\s*(?P<q>[\"'])(?P<path>[^\"'\n]+?)(?P=q)",  # .NET, Chinese
+    r"\bcould\s+not\s+load\s+library\s+(?P<path>[^\s\"']+?\.dll)(?!\w)",  # cuDNN, onnxruntime
+    r"\bcould\s+not\s+(?:locate|find)\s+(?P<q>[\"']?)(?P<path>[^\s\"']+?\.dll)(?P=q)(?!\w)",  # cuDNN 8/9, TensorFlow
+    r"\bfailed\s+to\s+load\s+(?:dll\s+|library\s+)?(?P<q>[\"']?)(?P<path>[^\s\"']+?\.dll)(?P=q)(?!\w)",
+    r"\bcannot\s+load\s+(?P<q>[\"'])(?P<path>[^\"'\n]+?\.dll)(?P=q)",
+)]
+# "Could not load library X. Error code 126" / "Could not locate X" without a code: a missing file.
+_MISSING_WORDS = re.compile(r"\bcould\s+not\s+(?:locate|find)\s+[\"']?[^\s\"']+?\.dll\b|"
+                            r"\bplease\s+make\s+sure\s+\S+\.dll\s+is\s+in\s+your\s+library\s+path", _I)
+_DEPENDENCIES = re.compile(r"\be?rr?o?r?\s+loading\s+[\"'][^\n]{1,400}?[\"']\s+or\s+one\s+of\s+its\s+dep", _I)
 _CTYPES_NOT_FOUND = re.compile(r"\bcould\s+not\s+find\s+module\s+(?P<q>[\"'])(?P<path>[^\n]+?)(?P=q)", _I)
 _OMP_15 = re.compile(r"(?:\bOMP\s*:\s*Error\s*#\s*15\b|\bError\s*#\s*15\s*:\s*(?=Initializing))\s*:?\s*"
                      r"(?:Initializing\s+(?P<dll>[^\s,]+))?", _I)
 _OMP_ALREADY = re.compile(r"\bbut\s+found\s+(?P<dll>[^\s,]+)\s+already\s+initiali[sz]ed", _I)
+_ANY_DLL = re.compile(r"(?<![\w.\-{])[\w\-+]+(?:\.[\w\-+]+)*\.dll(?!\w)", _I)
 
 
 def _en(phrase: str) -> str:
@@ -138,16 +213,18 @@ def _zh(phrase: str) -> str:
 # "... could not be located in the dynamic link library Y." / "... 于动态链接库 Y 上。" (Y: a name or a full path)
 _EN_IN_LIBRARY = _en("could not be located in") + r"\s+(?:the\s+)?" + _en("dynamic link library") + r"\s+" + _DLL_REF
 _ZH_IN_LIBRARY = _zh("于动态链接库") + rf"\s*(?P<dll>[^\n]+?\.{_EXT}(?!\w)|[^\n]+?)\s*上"
+# A function name, also when a message box wrapped it over lines.
+_SYMBOL = r"(?P<symbol>\S+?(?:\s*\n\s*\S+?)*?)"
 
-# Wine's short messages are common phrases too ("Module not found: Error: Can't resolve...", "Access denied
-# for user..."), so they count only as a whole sentence: followed by a full stop or the end of the line.
+# Wine's short messages are common phrases too ("Module not found: Error: Can't resolve...", "Access denied for
+# user..."), so they count only as a whole sentence: followed by a full stop or the end of the line.
 _END = r"(?=[ \t]*(?:\.|\r?\n|$))"
 
-# (kind, language, pattern). Windows' own wording, and Wine's (measured with FormatMessageW under Wine 8,
-# English and zh_CN locales), which is what users of the Windows lab see.
+# (kind, language, pattern): messages that name the DLL or the function. Windows' own wording, and Wine's
+# (measured with FormatMessageW under Wine 8, English and zh_CN locales), which is what users of the Windows lab see.
 _MESSAGES: list[tuple[str, str, re.Pattern[str]]] = [
     (kind, lang, re.compile(pattern, _I)) for kind, lang, pattern in [
-        (PROCEDURE_NOT_FOUND, "en", _en("procedure entry point") + r"\s+(?P<symbol>[^\n]+?)\s+" + _EN_IN_LIBRARY),
+        (PROCEDURE_NOT_FOUND, "en", _en("procedure entry point") + r"\s+" + _SYMBOL + r"\s+" + _EN_IN_LIBRARY),
         (PROCEDURE_NOT_FOUND, "en", r"\bthe\s+ordinal\s+(?P<ordinal>\d+)\s+" + _EN_IN_LIBRARY),
         (PROCEDURE_NOT_FOUND, "zh_CN", _zh("无法定位程序输入点") + r"\s*(?P<symbol>[^\n]+?)\s*" + _ZH_IN_LIBRARY),
         (PROCEDURE_NOT_FOUND, "zh_CN", _zh("无法定位序数") + r"\s*(?P<ordinal>\d+)\s*" + _ZH_IN_LIBRARY),
@@ -156,33 +233,121 @@ _MESSAGES: list[tuple[str, str, re.Pattern[str]]] = [
         (MODULE_NOT_FOUND, "en", r"\bprogram\s+can'?t\s+start\s+because\s+(?P<dll>[^\n]+?)\s+is\s+missing"),
         (MODULE_NOT_FOUND, "zh_CN", _zh("由于找不到") + r"\s*(?P<dll>[^\n]+?)\s*,\s*" + _zh("无法继续执行代码")),
         (MODULE_NOT_FOUND, "zh_CN", _zh("计算机中丢失") + r"\s*" + _DLL_REF),
-        (MODULE_NOT_FOUND, "en", _en("the specified module could not be found")),
         (MODULE_NOT_FOUND, "en", _en("module not found") + _END),  # Wine
-        (MODULE_NOT_FOUND, "zh_CN", _zh("找不到指定的模块")),
         (MODULE_NOT_FOUND, "zh_CN", _zh("找不到模块") + _END),  # Wine
-        (PROCEDURE_NOT_FOUND, "en", _en("the specified procedure could not be found")),
         (PROCEDURE_NOT_FOUND, "en", _en("procedure not found") + _END),  # Wine
-        (PROCEDURE_NOT_FOUND, "zh_CN", _zh("找不到指定的程序")),
         (PROCEDURE_NOT_FOUND, "zh_CN", _zh("找不到过程") + _END),  # Wine
-        (BAD_IMAGE, "en", _en("is not a valid Win32 application")),
-        (BAD_IMAGE, "en", _en("bad EXE format for")),  # Wine
-        (BAD_IMAGE, "zh_CN", _zh("不是有效的 Win32 应用程序")),
-        (BAD_IMAGE, "zh_CN", _zh("的 EXE 格式无效")),  # Wine
-        (ACCESS_DENIED, "en", _en("access is denied")),
         (ACCESS_DENIED, "en", _en("access denied") + _END),  # Wine
-        (ACCESS_DENIED, "zh_CN", _zh("拒绝访问")),
         (ACCESS_DENIED, "zh_CN", _zh("访问被拒绝") + _END),  # Wine
-        (DLL_INIT_FAILED, "en", _en("dynamic link library") + r"\s*\(\s*DLL\s*\)\s*" +
-         _en("initialization routine failed")),
         (DLL_INIT_FAILED, "en", _en("DLL initialization failed") + _END),  # Wine
-        (DLL_INIT_FAILED, "zh_CN", _zh("动态链接库") + r"\s*\(?\s*DLL\s*\)?\s*" + _zh("初始化例程失败")),
         (DLL_INIT_FAILED, "zh_CN", r"\bDLL\s*" + _zh("初始化失败") + _END),  # Wine
-        (OPENMP_CONFLICT, "en", _en("the operating system cannot run")),
-        (OPENMP_CONFLICT, "en", _en("invalid ordinal for")),  # Wine
-        (OPENMP_CONFLICT, "zh_CN", _zh("操作系统无法运行")),
-        (OPENMP_CONFLICT, "zh_CN", _zh("的序数词无效")),  # Wine
     ]
 ]
+
+# (kind, language, phrase): Windows' system messages (FormatMessage) in the languages users paste most. They are
+# matched with every space and line break taken out, so a console or a message box may wrap them anywhere, even
+# inside a word ("T he specified module").
+_SYSTEM_MESSAGES: list[tuple[str, str, str]] = [
+    (MODULE_NOT_FOUND, "en", "The specified module could not be found"),
+    (MODULE_NOT_FOUND, "en", "The specified module was not found"),
+    (MODULE_NOT_FOUND, "en", "cannot find module."),
+    (MODULE_NOT_FOUND, "zh_CN", "找不到指定的模块"),
+    (MODULE_NOT_FOUND, "zh_TW", "找不到指定的模組"),
+    (MODULE_NOT_FOUND, "de", "Das angegebene Modul wurde nicht gefunden"),
+    (MODULE_NOT_FOUND, "fr", "Le module spécifié est introuvable"),
+    (MODULE_NOT_FOUND, "es", "No se puede encontrar el módulo especificado"),
+    (MODULE_NOT_FOUND, "it", "Impossibile trovare il modulo specificato"),
+    (MODULE_NOT_FOUND, "pt", "Não foi possível encontrar o módulo especificado"),
+    (MODULE_NOT_FOUND, "pt", "O módulo especificado não foi encontrado"),
+    (MODULE_NOT_FOUND, "nl", "Kan opgegeven module niet vinden"),
+    (MODULE_NOT_FOUND, "pl", "Nie można odnaleźć określonego modułu"),
+    (MODULE_NOT_FOUND, "tr", "Belirtilen modül bulunamadı"),
+    (MODULE_NOT_FOUND, "ru", "Не найден указанный модуль"),
+    (MODULE_NOT_FOUND, "ja", "指定されたモジュールが見つかりません"),
+    (MODULE_NOT_FOUND, "ko", "지정된 모듈을 찾을 수 없습니다"),
+    (PROCEDURE_NOT_FOUND, "en", "The specified procedure could not be found"),
+    (PROCEDURE_NOT_FOUND, "en", "The specified program could not be found"),  # 找不到指定的程序, translated back
+    (PROCEDURE_NOT_FOUND, "en", "The specified procedure cannot be found"),
+    (PROCEDURE_NOT_FOUND, "zh_CN", "找不到指定的程序"),
+    (PROCEDURE_NOT_FOUND, "de", "Die angegebene Prozedur wurde nicht gefunden"),
+    (PROCEDURE_NOT_FOUND, "fr", "La procédure spécifiée est introuvable"),
+    (PROCEDURE_NOT_FOUND, "es", "No se encontró el proceso especificado"),
+    (PROCEDURE_NOT_FOUND, "es", "No se puede encontrar el procedimiento especificado"),
+    (PROCEDURE_NOT_FOUND, "it", "Impossibile trovare la procedura specificata"),
+    (PROCEDURE_NOT_FOUND, "pt", "Não foi possível encontrar o procedimento especificado"),
+    (PROCEDURE_NOT_FOUND, "nl", "Kan opgegeven procedure niet vinden"),
+    (PROCEDURE_NOT_FOUND, "pl", "Nie można odnaleźć określonej procedury"),
+    (PROCEDURE_NOT_FOUND, "ru", "Не найдена указанная процедура"),
+    (PROCEDURE_NOT_FOUND, "ja", "指定されたプロシージャが見つかりません"),
+    (PROCEDURE_NOT_FOUND, "ko", "지정된 프로시저를 찾을 수 없습니다"),
+    (BAD_IMAGE, "en", "is not a valid Win32 application"),
+    (BAD_IMAGE, "en", "bad EXE format for"),  # Wine
+    (BAD_IMAGE, "zh_CN", "不是有效的 Win32 应用程序"),
+    (BAD_IMAGE, "zh_CN", "的 EXE 格式无效"),  # Wine
+    (BAD_IMAGE, "de", "ist keine zulässige Win32-Anwendung"),
+    (BAD_IMAGE, "fr", "n'est pas une application Win32 valide"),
+    (BAD_IMAGE, "es", "no es una aplicación Win32 válida"),
+    (BAD_IMAGE, "it", "non è un'applicazione di Win32 valida"),
+    (BAD_IMAGE, "pt", "não é um aplicativo Win32 válido"),
+    (BAD_IMAGE, "ru", "не является приложением Win32"),
+    (BAD_IMAGE, "ja", "は有効な Win32 アプリケーションではありません"),
+    (BAD_IMAGE, "ko", "올바른 Win32 응용 프로그램이 아닙니다"),
+    (ACCESS_DENIED, "en", "access is denied"),
+    (ACCESS_DENIED, "en", "An Application Control policy has blocked this file"),
+    (ACCESS_DENIED, "zh_CN", "拒绝访问"),
+    (ACCESS_DENIED, "de", "Zugriff verweigert"),
+    (ACCESS_DENIED, "fr", "Accès refusé"),
+    (ACCESS_DENIED, "es", "Acceso denegado"),
+    (ACCESS_DENIED, "it", "Accesso negato"),
+    (ACCESS_DENIED, "ru", "Отказано в доступе"),
+    (ACCESS_DENIED, "ja", "アクセスが拒否されました"),
+    (ACCESS_DENIED, "ko", "액세스가 거부되었습니다"),
+    (DLL_INIT_FAILED, "en", "A dynamic link library (DLL) initialization routine failed"),
+    (DLL_INIT_FAILED, "zh_CN", "动态链接库(DLL)初始化例程失败"),
+    (DLL_INIT_FAILED, "zh_CN", "动态链接库DLL初始化例程失败"),
+    (DLL_INIT_FAILED, "de", "Eine DLL-Initialisierungsroutine ist fehlgeschlagen"),
+    (DLL_INIT_FAILED, "fr", "Une routine d'initialisation d'une bibliothèque de liens dynamiques (DLL) a échoué"),
+    (DLL_INIT_FAILED, "es", "Error en una rutina de inicialización de biblioteca de vínculos dinámicos (DLL)"),
+    (DLL_INIT_FAILED, "ru", "Произошел сбой в программе инициализации библиотеки динамической компоновки (DLL)"),
+    (DLL_INIT_FAILED, "ja", "ダイナミック リンク ライブラリ (DLL) 初期化ルーチンの実行に失敗しました"),
+    (PAGING_FILE, "en", "The paging file is too small for this operation to complete"),
+    (PAGING_FILE, "zh_CN", "页面文件太小,无法完成操作"),
+    (PAGING_FILE, "de", "Die Auslagerungsdatei ist zu klein"),
+    (PAGING_FILE, "fr", "Le fichier de pagination est insuffisant"),
+    (PAGING_FILE, "es", "El archivo de paginación es demasiado pequeño"),
+    (PAGING_FILE, "it", "Il file di paging è troppo piccolo"),
+    (PAGING_FILE, "pt", "O arquivo de paginação é muito pequeno"),
+    (PAGING_FILE, "ru", "Файл подкачки слишком мал"),
+    (PAGING_FILE, "ja", "ページング ファイルが小さすぎる"),
+    (PAGING_FILE, "ko", "페이징 파일이 너무 작"),
+    (OPENMP_CONFLICT, "en", "The operating system cannot run"),
+    (OPENMP_CONFLICT, "en", "invalid ordinal for"),  # Wine
+    (OPENMP_CONFLICT, "zh_CN", "操作系统无法运行"),
+    (OPENMP_CONFLICT, "zh_CN", "的序数词无效"),  # Wine
+    (OPENMP_CONFLICT, "de", "Das Betriebssystem kann"),
+    (OPENMP_CONFLICT, "ru", "Операционная система не может запустить"),
+    (OPENMP_CONFLICT, "ja", "オペレーティング システムは %1 を実行できません"),
+]
+
+
+def _squeeze(text: str) -> tuple[str, list[int]]:
+    """`text` folded to lower case without any whitespace, and for each of its characters the index in `text`."""
+    chars, index = [], []
+    for i, ch in enumerate(text):
+        if not ch.isspace():
+            chars.append(ch)
+            index.append(i)
+    return "".join(chars).casefold(), index
+
+
+_SQUEEZED_MESSAGES = [(kind, lang, re.sub(r"\s+", "", phrase.translate(_PUNCTUATION)).casefold())
+                      for kind, lang, phrase in _SYSTEM_MESSAGES]
+
+# What makes a text an error report of something else: an exception line, a traceback, an "error:" line.
+_OTHER_ERROR = re.compile(r"(?m)(?:\b\w*(?:Error|Exception)\s*:|^\s*Traceback\s+\(most\s+recent\s+call\s+last\)|"
+                          r"\bCUDA\s+out\s+of\s+memory\b|^\s*(?:ERROR|error)\s*:|\bFatal\s+error\b)")
+# Words that tie a text to loading a DLL: never "not a DLL error" then.
+_DLL_WORDS = re.compile(r"\.dll\b|\.pyd\b|\bDLL\b|dynamic\s+link|LoadLibrary|动态链接库|OMP:\s*Error|\bdlopen", _I)
 
 
 @dataclass(frozen=True)
@@ -218,22 +383,27 @@ def _file_name(path: str) -> str:
     return re.split(r"[\\/]", path)[-1]
 
 
+_BAD_NAME = re.compile(r"[{}%<>|*?\x00-\x1f]")
+
+
 def _split_dll(reference: str) -> tuple[Optional[str], Optional[str]]:
-    """(file name, full path or None) of a DLL named in a message; None for nothing usable."""
-    reference = reference.strip().strip("\"'").rstrip(".,;:")
+    """(file name, full path or None) of a DLL named in a message; None for nothing usable. Line breaks a console
+    or a message box put inside the name are taken out."""
+    reference = re.sub(r"[ \t]*\n[ \t]*", "", reference)
+    reference = reference.strip().strip("\"'").rstrip(".,;:)").strip()
     if not reference:
         return None, None
-    name = _file_name(reference)
-    if not name:
+    name = printable(_file_name(reference)).strip()
+    if not name or _BAD_NAME.search(name) or len(name) > 120:
         return None, None
     return name, reference if name != reference else None
 
 
 def classify_error(error: Union[str, int]) -> ErrorCause:
     """The cause of a Windows DLL loading error given as a number or as pasted text. Never raises: input
-    that says nothing recognisable gives kind "unknown"."""
+    that says nothing recognisable gives kind "unknown"; an error report of something else, "not-a-dll-error"."""
     if isinstance(error, bool) or not isinstance(error, (int, str)):
-        return ErrorCause(UNKNOWN)
+        return ErrorCause(UNKNOWN, advice="diagnose")
     if isinstance(error, int):
         return _from_number(error)
     number = _parse_int(error) if len(error) < 40 else None
@@ -244,10 +414,12 @@ def classify_error(error: Union[str, int]) -> ErrorCause:
 
 def _from_number(value: int) -> ErrorCause:
     code, hresult = _code_from_number(value)
-    return ErrorCause(CODE_KINDS.get(code, UNKNOWN), code, hresult)
+    kind = CODE_KINDS.get(code, UNKNOWN)
+    return ErrorCause(kind, code, hresult, advice=_advice(kind, None, None, None, ""))
 
 
 def _from_text(original: str) -> ErrorCause:
+    original = _clean(original)
     text = original.translate(_PUNCTUATION)
 
     # 1. explicit numbers: [WinError N], else "error (code) N"; the last one, as the last exception of a
@@ -291,25 +463,41 @@ def _from_text(original: str) -> ErrorCause:
         code = explicit[-1]
     elif hresults and hresults[-1][0] >= 0:
         code = hresults[-1][0]
+    elif _DEPENDENCIES.search(text):  # torch's words without Windows' message: its usual cause
+        kind = MODULE_NOT_FOUND
 
     hresult = next((h for c, h in reversed(hresults) if c == code), hresults[-1][1] if hresults else None)
 
     matching = [clue for clue in clues if clue.kind == kind] or clues
     language = next((c.language for c in sorted(matching, key=lambda c: -c.at) if c.language), None)
     symbol = next((c.symbol for c in sorted(clues, key=lambda c: -c.at) if c.symbol), None)
+    if symbol:
+        symbol = printable(re.sub(r"\s+", "", symbol))
 
     dll, dll_path = None, None
     loading = list(_ERROR_LOADING.finditer(text))  # torch's own words name the DLL it was loading: they win
-    if loading:
-        dll, dll_path = _split_dll(original[loading[-1].start("path"):loading[-1].end("path")])
+    for m in reversed(loading):
+        dll, dll_path = _split_dll(original[m.start("path"):m.end("path")])
+        if dll:
+            break
     if dll is None:
         spans = [clue.dll_span for clue in sorted(matching, key=lambda c: -c.at) if clue.dll_span]
         spans += [clue.dll_span for clue in sorted(clues, key=lambda c: -c.at) if clue.dll_span]
+        named = [m.span("path") for p in _NAMED_DLL for m in p.finditer(text)]
+        spans += sorted(named, key=lambda s: -s[0])
         for start, end in spans:
             dll, dll_path = _split_dll(original[start:end])
             if dll:
                 break
-    return ErrorCause(kind, code, hresult, dll, dll_path, symbol, language)
+    if dll is None and kind != UNKNOWN:  # the last DLL file name anywhere in the text
+        names = [m for m in _ANY_DLL.finditer(text)]
+        if names:
+            dll, dll_path = _split_dll(original[names[-1].start():names[-1].end()])
+
+    if kind == UNKNOWN and code is None and _OTHER_ERROR.search(text) and not _DLL_WORDS.search(text):
+        kind = NOT_A_DLL_ERROR
+    advice = _advice(kind, dll, dll_path, symbol, text)
+    return ErrorCause(kind, code, hresult, dll, dll_path, symbol, language, advice)
 
 
 def _message_clues(text: str) -> list[_Clue]:
@@ -322,11 +510,82 @@ def _message_clues(text: str) -> list[_Clue]:
                 symbol = "#" + groups["ordinal"]
             dll_span = m.span("dll") if groups.get("dll") else None
             clues.append(_Clue(m.start(), kind, lang, dll_span, symbol.strip() if symbol else None))
-    # Messages that are English whatever the Windows language, so no clue to the user's language:
-    # Python's ctypes ("Could not find module 'x.dll' (or one of its dependencies)") and the OpenMP runtime's.
+    squeezed, index = _squeeze(text)
+    for kind, lang, phrase in _SQUEEZED_MESSAGES:
+        start = squeezed.find(phrase)
+        while start >= 0:
+            clues.append(_Clue(index[start], kind, lang))
+            start = squeezed.find(phrase, start + 1)
+    # Words that are English whatever the Windows language, so no clue to the user's language: Python's ctypes
+    # ("Could not find module 'x.dll' (or one of its dependencies)"), cuDNN's, and the OpenMP runtime's.
     for m in _CTYPES_NOT_FOUND.finditer(text):
         clues.append(_Clue(m.start(), MODULE_NOT_FOUND, None, m.span("path")))
+    for m in _MISSING_WORDS.finditer(text):
+        clues.append(_Clue(m.start(), MODULE_NOT_FOUND))
     omp = list(_OMP_15.finditer(text)) or list(_OMP_ALREADY.finditer(text))  # "found X already..." if cut short
     for m in omp:
         clues.append(_Clue(m.start(), OPENMP_CONFLICT, None, m.span("dll") if m.group("dll") else None))
     return clues
+
+
+# --- what to do ---------------------------------------------------------------------------------------------
+
+_VC_RUNTIME = re.compile(r"^(?:msvcp140(?:_\w+)?|vcruntime140(?:_\w+)?|concrt140|vcomp140|vccorlib140|ucrtbase|"
+                         r"api-ms-win-crt-[\w-]+)\.dll$", _I)
+_GPU_DRIVER = re.compile(r"^(?:nvcuda|nvapi64|nvml|nvfatbinaryloader|nvrtc-builtins\w*)\.dll$", _I)
+_CUDA_LIBRARY = re.compile(r"^(?:cudnn\w*|cublas\w*|cufft\w*|curand\w*|cusparse\w*|cusolver\w*|cudart\w*|"
+                           r"nvrtc\w*|zlibwapi)\.dll$", _I)
+_TORCH_LIB = re.compile(r"[\\/]torch[\\/]lib[\\/]", _I)
+_TORCH_WORDS = re.compile(r"\btorch\b|\bpytorch\b|torch\._C|\bcaffe2", _I)
+_THIRTY_TWO_BIT = re.compile(r"\b32[\s-]?bit\b|Python3\d*-32\b|\(Intel\)\]", _I)
+
+
+def _advice(kind: str, dll: Optional[str], dll_path: Optional[str], symbol: Optional[str], text: str) -> str:
+    """The advice (one of ADVICE) for a cause, by what fixed the same error in public threads."""
+    name = (dll or "").lower()
+    in_torch = bool(dll_path and _TORCH_LIB.search(dll_path)) or name in _TORCH_DLLS
+    torch_text = in_torch or bool(_TORCH_WORDS.search(text))
+    if kind == NOT_A_DLL_ERROR:
+        return "not-torch"
+    if kind == PAGING_FILE:
+        return "paging-file"
+    if kind == OPENMP_CONFLICT:
+        return "remove-duplicate-openmp"
+    if kind == ACCESS_DENIED:
+        return "allow-blocked-file"
+    if kind == UNKNOWN:
+        return "diagnose"
+    if kind != BAD_IMAGE and _VC_RUNTIME.match(name):
+        return "install-vc-runtime"
+    if (symbol or "").lower().startswith(("omp_", "__kmpc")) and in_torch:
+        return "place-libomp140"  # torch's DLL found an OpenMP runtime without the functions it needs
+    if kind == MODULE_NOT_FOUND:
+        if _GPU_DRIVER.match(name):
+            return "gpu-driver"
+        if name in ("fbgemm.dll", "libomp140.x86_64.dll"):
+            return "place-libomp140"  # torch 2.4.0 shipped without libomp140.x86_64.dll
+        if name == "shm.dll":
+            return "upgrade-torch"  # torch 2.3.0's new MKL dependency, missed in per-user installs; fixed in 2.3.1
+        if _CUDA_LIBRARY.match(name) and not in_torch:
+            return "install-cudnn"
+        if dll or torch_text:
+            return "install-vc-runtime"
+        return "reinstall-package"
+    if kind == PROCEDURE_NOT_FOUND:
+        if in_torch or (not dll and torch_text):
+            return "reinstall-torch"  # a stale DLL left inside torch\lib, or half an upgrade
+        return "reinstall-package"
+    if kind == BAD_IMAGE:
+        if _THIRTY_TWO_BIT.search(text) or not torch_text:
+            return "64-bit-python"
+        return "reinstall-torch"
+    if kind == DLL_INIT_FAILED:
+        if _CUDA_LIBRARY.match(name):
+            return "gpu-driver"
+        return "install-vc-runtime"  # torch 2.9 and later need the current VC++ runtime
+    return "diagnose"
+
+
+_TORCH_DLLS = {"c10.dll", "c10_cuda.dll", "torch.dll", "torch_cpu.dll", "torch_cuda.dll", "torch_python.dll",
+               "torch_global_deps.dll", "fbgemm.dll", "asmjit.dll", "shm.dll", "caffe2_nvrtc.dll", "uv.dll",
+               "libiomp5md.dll", "libiompstubs5md.dll", "cupti64_2023.1.1.dll"}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import ntpath
 from functools import cache
 from types import ModuleType
 from typing import Iterator, Optional
@@ -15,7 +16,7 @@ from typing import Iterator, Optional
 from app.probes.base import ENVIRONMENT, Probe, ProbeContext
 from app.probes.error_text import classify_error
 from app.probes.finding import BLOCKER, INFO, Finding
-from app.resources import resources_folder
+from app.resources import known_issues, resources_folder
 
 SCRIPT = resources_folder() / "replay_loader.py"
 TIMEOUT_S = 120
@@ -92,8 +93,10 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
         return
     imported = data.get("import") or {}
     failures = [d for d in data.get("dlls") or [] if not d.get("loaded")]
+    loaded = {"loaded": data.get("loaded_at_end") or [], "runtime_copies": runtime_copies(ctx, data)}
     if imported.get("ok"):
-        yield ctx.finding("import-ok", INFO, {"version": imported.get("version"), "replay": _summary(data)})
+        yield ctx.finding("import-ok", INFO, {"version": imported.get("version"), **loaded,
+                                              "replay": _summary(data)})
         return
     message = str(imported.get("message") or "")
     cause = classify_error(message) if message else None
@@ -103,7 +106,33 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
         "winerror": imported.get("winerror") or first.get("winerror"),
         "message": message or imported.get("error_type"), "cause": cause.kind if cause else None,
         "failed_dlls": [{"dll": d.get("name"), "winerror": d.get("retry_error") or d.get("error")} for d in failures],
-        "replay": _summary(data)})
+        **loaded, "replay": _summary(data)})
+
+
+def runtime_copies(ctx: ProbeContext, data: dict) -> list[dict]:
+    """Which copy of each runtime DLL the real process loaded (the evidence Process Monitor would give), and
+    whether the static model predicted that same copy."""
+    watched = set(known_issues()["vc_runtime_dlls"]) | set(known_issues()["openmp_runtimes"])
+    predicted = {}
+    try:
+        for node in ctx.graph().walk():
+            if node.path is not None and node.name.lower() in watched:
+                predicted.setdefault(node.name.lower(), ctx.display(node.path))
+    except Exception:  # noqa: BLE001 - the static graph is another probe's business; its failure is reported there
+        predicted = {}
+    copies = []
+    for path in data.get("loaded_at_end") or []:
+        path = str(path)
+        name = ntpath.basename(path).lower()
+        if name in watched:
+            expected = predicted.get(name)
+            host = ctx.system.host_path(path)
+            info = ctx.cache.get(host) if host is not None else None
+            version = info.file_version if info is not None and not isinstance(info, str) else None
+            copies.append({"dll": ntpath.basename(path), "path": path, "version": version,
+                           "predicted": expected,
+                           "agrees": None if expected is None else ntpath.normcase(expected) == ntpath.normcase(path)})
+    return sorted(copies, key=lambda c: c["dll"].lower())
 
 
 def _no_report(ctx: ProbeContext, python: str, code: int, stderr: str) -> Finding:

@@ -32,7 +32,7 @@ from app.system.base import System
 from app.system.files import copy_file, sha256_of
 
 RUNNING, DONE, ROLLED_BACK, ROLLBACK_STOPPED = "running", "done", "rolled-back", "rollback-stopped"
-FILE, VARIABLE, PACKAGES = "file", "variable", "packages"
+FILE, VARIABLE, PACKAGES, INSTALLER = "file", "variable", "packages", "installer"
 PIP_TIMEOUT_S = 3600.0
 APP_FOLDER = "TorchDllDoctor"
 CRASH_AT = "TDD_CRASH_AT"  # tests: the journal point at which to kill this process (SIGKILL), e.g. "intent:1"
@@ -133,6 +133,7 @@ class Transaction:
         return {"id": self.id, "created": self.begin.get("created"), "action": self.begin.get("action"),
                 "source": self.begin.get("source"), "environment": self.begin.get("environment"),
                 "machine": self.machine, "state": self.state, "changes": [s.intent for s in self.steps()],
+                "results": [r for r in self.records if r["kind"] == "applied"],
                 "outcome": finish.get("outcome"), "stopped": stopped}
 
     # -- writing ---------------------------------------------------------------------------------------
@@ -188,6 +189,23 @@ class Transaction:
         crash_point(f"change:{number}")
         self._write({"kind": "applied", "step": number})
 
+    def run_installer(self, system: System, arch: str, installer: Path,
+                      runner: Callable[[list[str]], tuple[int, str]]) -> None:
+        """Run a system-wide installer (the one elevated step). Recorded, but never undone: other programs share
+        what it installs, so rollback leaves it (the plan says so)."""
+        number = self._next_step()
+        log = installer.with_suffix(".log")
+        argv = [system.windows_path(installer), "/install", "/quiet", "/norestart", "/log", system.windows_path(log)]
+        self._write({"kind": "intent", "step": number, "op": INSTALLER, "arch": arch, "argv": argv,
+                     "sha256": sha256_of(installer), "shown": argv[0]})
+        crash_point(f"intent:{number}")
+        code, outcome = runner(argv)
+        self._write({"kind": "applied", "step": number, "exit_code": code, "outcome": outcome})
+
+    def note(self, record: dict) -> None:
+        """Facts worth keeping with the transaction (where a download came from, its checks)."""
+        self._write({**record, "kind": "note"})
+
     def finish(self, outcome: dict) -> None:
         self._write({"kind": "finish", "outcome": outcome})
         crash_point("finish")
@@ -215,6 +233,8 @@ class Transaction:
         intent = step.intent
         if intent["op"] == FILE:
             self._undo_file(system, intent)
+        elif intent["op"] == INSTALLER:
+            return  # a shared, system-wide runtime stays (its own uninstaller removes it, if ever)
         elif intent["op"] == PACKAGES:
             self._undo_packages(system, intent)
         elif intent["op"] == VARIABLE:

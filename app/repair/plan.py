@@ -17,6 +17,8 @@ from app.inventory.machine import LIBOMP140, MachineFacts
 from app.probes.finding import Finding
 from app.repair.journal import Transaction
 from app.repair.openmp_candidate import check_candidate, refusal_text
+from app.repair.pip_settings import read_pip_settings
+from app.resources import download_catalog
 from app.system.base import System
 from app.system.folders import child
 
@@ -54,11 +56,13 @@ class Plan:
     download_bytes: int = 0
     notes: list[dict[str, str]] = field(default_factory=list)  # plain words, en and zh_CN
     packages: dict = field(default_factory=dict)  # upgrade-torch: versions before and after, pip's arguments
+    download: dict = field(default_factory=dict)  # a source that is downloaded when the plan is applied
 
     def to_dict(self) -> dict:
         return {"action": self.action, "source": self.source, "environment": self.environment,
                 "changes": [c.to_dict() for c in self.changes], "needs_admin": self.needs_admin,
-                "download_bytes": self.download_bytes, "notes": self.notes, "packages": self.packages}
+                "download_bytes": self.download_bytes, "notes": self.notes, "packages": self.packages,
+                "download": self.download}
 
 
 def said(key: str, **values: object) -> dict[str, str]:
@@ -67,10 +71,11 @@ def said(key: str, **values: object) -> dict[str, str]:
 
 class PlaceOpenMP:
     """`place-libomp140`: an OpenMP runtime into this environment's torch\\lib as libomp140.x86_64.dll.
-    Sources, best first: the user's own Visual Studio copy, then the Intel runtime torch ships."""
+    Sources, best first: the user's own Visual Studio copy, the Intel runtime torch ships, then Intel's runtime
+    downloaded from the user's package index (resources/catalog.json: a pinned, signed build)."""
 
     id = "place-libomp140"
-    sources = ("vs", "torch-bundled")
+    sources = ("vs", "torch-bundled", "intel-openmp")
 
     def candidates(self, system: System, env: PythonEnvironment, machine: MachineFacts) -> dict[str, list[Path]]:
         lib = child(env.torch.folder, "lib") if env.torch else None
@@ -89,6 +94,15 @@ class PlaceOpenMP:
         found = self.candidates(system, env, machine)
         refusals: list[dict[str, str]] = []
         for name in [source] if source else self.sources:
+            if name == "intel-openmp":  # checked when it arrives: pinned hash, Intel's signature, the same check
+                target = lib / LIBOMP140
+                existing = child(lib, LIBOMP140)
+                entry = download_catalog()["intel_openmp"]
+                change = Change("replace-file" if existing else "create-file", system.windows_path(target),
+                                f"{entry['package']} {entry['version']}", host_target=existing or target)
+                return Plan(self.id, name, system.windows_path(env.python), [change],
+                            download_bytes=entry["member_download_bytes"],
+                            download={"pip_prefix": str(env.exec_prefix)}, notes=[said("repair.note.source.intel")])
             for path in found[name]:
                 check = check_candidate(path, lib)
                 if check.ok:
@@ -106,9 +120,20 @@ class PlaceOpenMP:
         raise PlanRefused(refusals)
 
     def apply(self, system: System, plan: Plan, transaction: Transaction,
-              on_output: Callable[[str], None] = lambda line: None) -> None:
+              on_output: Callable[[str], None] = lambda line: None, on_progress=None) -> None:
         for change in plan.changes:
-            transaction.put_file(system, change.host_target, change.host_source)
+            source = change.host_source
+            if source is None:  # intel-openmp: download, verify, check, then place like any other source
+                from app.repair.intel_openmp import fetch_runtime
+
+                settings = read_pip_settings(system, Path(plan.download["pip_prefix"]))
+                source, facts = fetch_runtime(system, settings, transaction.folder / "downloads",
+                                              progress=on_progress)
+                transaction.note({"kind": "downloaded", **facts})
+                check = check_candidate(source, change.host_target.parent)
+                if not check.ok:
+                    raise PlanRefused([{lang: refusal_text(check.reasons[0], lang) for lang in LANGUAGES}])
+            transaction.put_file(system, change.host_target, source)
 
 
 class UserSettings:
@@ -152,7 +177,7 @@ class UserSettings:
                     notes=notes)
 
     def apply(self, system: System, plan: Plan, transaction: Transaction,
-              on_output: Callable[[str], None] = lambda line: None) -> None:
+              on_output: Callable[[str], None] = lambda line: None, on_progress=None) -> None:
         for change in plan.changes:
             transaction.set_user_variable(system, change.target, change.value)
 

@@ -68,7 +68,7 @@ def plan_repair(system: System, env: PythonEnvironment, action: str, source: Opt
 
 def apply_plan(system: System, env: PythonEnvironment, plan: Plan, diagnosis: Diagnosis,
                journal: Optional[Journal] = None, on_step: Callable[[str], None] = lambda s: None,
-               on_output: Callable[[str], None] = lambda line: None) -> RepairOutcome:
+               on_output: Callable[[str], None] = lambda line: None, on_progress=None) -> RepairOutcome:
     """Apply a confirmed plan. Files a running program holds are refused before anything changes."""
     if system.can_run_programs:
         held = processes_using([c.host_target for c in plan.changes if c.host_target is not None])
@@ -78,7 +78,7 @@ def apply_plan(system: System, env: PythonEnvironment, plan: Plan, diagnosis: Di
     transaction = journal.begin(machine_of(system), plan.action, plan.source, plan.environment, plan.to_dict())
     on_step("applying")
     try:
-        action_for(plan.action).apply(system, plan, transaction, on_output)
+        action_for(plan.action).apply(system, plan, transaction, on_output, on_progress)
     except BaseException:
         on_step("rolling-back")
         transaction.rollback(system)  # a step failed (disk full, denied, cancelled): nothing stays half done

@@ -63,5 +63,5 @@ class UpgradeTorch:
                     notes=[said("repair.note.pip", index=" ".join(index_arguments(env)) or "-")])
 
     def apply(self, system: System, plan: Plan, transaction: Transaction,
-              on_output: Callable[[str], None] = lambda line: None) -> None:
+              on_output: Callable[[str], None] = lambda line: None, on_progress=None) -> None:
         transaction.change_packages(system, plan.packages, on_output)

@@ -145,6 +145,24 @@ def _summary_lines(document: dict, lang: str) -> list[str]:
     return lines
 
 
+def _loaded_lines(document: dict, lang: str) -> list[str]:
+    """Per environment, the runtime copies the live replay's process really loaded, against the prediction."""
+    lines = []
+    for finding in document["findings"]:
+        replayed = finding["code"] in ("import-ok", "import-failed")
+        copies = finding["evidence"].get("runtime_copies") if replayed else None
+        if not copies:
+            continue
+        lines.extend(["", f"{finding['environment']}:", words("report.loaded.intro", lang)])
+        for copy in copies:
+            verdict = (words("report.loaded.unpredicted", lang) if copy["agrees"] is None
+                       else words("report.loaded.agrees", lang) if copy["agrees"]
+                       else words("report.loaded.differs", lang, predicted=copy["predicted"]))
+            lines.append(f"  {copy['dll']}  {copy['path']}  {copy['version'] or words('report.unknown', lang)}"
+                         f"  ({verdict})")
+    return lines
+
+
 def _details(finding: dict) -> str:
     details = json.dumps(finding["evidence"], ensure_ascii=False)
     return details[:1500] + (" ..." if len(details) > 1500 else "")
@@ -209,6 +227,10 @@ def text_report(document: dict, trees: dict[str, str], lang: str) -> str:
         out.append(words("report.no_environments", lang))
     for env in document["environments"]:
         out.extend(_environment_lines(env, lang))
+    loaded = _loaded_lines(document, lang)
+    if loaded:
+        heading(words("report.loaded", lang))
+        out.extend(loaded)
     heading(words("report.dependencies", lang))
     out.append(words("report.dependencies.legend", lang))
     for python, tree in trees.items():

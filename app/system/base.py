@@ -16,6 +16,7 @@ from typing import Callable, Optional, Union
 
 from app.cancel import CancelToken
 from app.system import files
+from app.system.signature import SignatureCheck, verify_with_lief
 
 RegistryData = Union[str, int, list, bytes]
 KNOWN_DLLS_KEY = r"HKLM\SYSTEM\CurrentControlSet\Control\Session Manager\KnownDLLs"
@@ -33,6 +34,10 @@ class NotAvailable(Exception):
 
 class NeedsElevation(PermissionError):
     """The change is machine-wide (HKLM...): only the elevated helper may make it, never the app itself."""
+
+
+class ElevationDeclined(Exception):
+    """The user said No at Windows' consent (UAC) prompt (ERROR_CANCELLED): nothing ran."""
 
 
 @dataclass(frozen=True)
@@ -134,6 +139,14 @@ class System(ABC):
         """Run a program and wait for it. Raises NotAvailable where programs cannot run; TimeoutError or
         Cancelled once the program and everything it started have ended (app/system/process.py)."""
 
+    def run_elevated(self, argv: list[str], timeout: float, cancel: Optional[CancelToken] = None) -> int:
+        """Run one installer (argv[0]: its absolute .exe path, e.g. vc_redist.x64.exe) with administrator rights,
+        in its own process, and return its exit code. The only elevated step of a repair (DESIGN.md): the caller
+        passes the installer's argv, nothing else is ever elevated. Raises ElevationDeclined when the user says
+        No at the consent prompt, Cancelled or TimeoutError once the installer has been ended, NotAvailable where
+        programs cannot run, ValueError for anything but an absolute .exe path, OSError when it cannot start."""
+        raise NotAvailable("this machine cannot run programs elevated")
+
     # -- changing files: atomically (app/system/files.py), never in System32 --------------------------------
     def write_file(self, path: Path, data: bytes) -> None:
         target = self._writable(path)
@@ -184,6 +197,12 @@ class System(ABC):
     def _files_changed(self) -> None:
         """Called after a file operation, for Systems that cache what folders hold."""
         return None
+
+    # -- signatures (app/system/signature.py) ----------------------------------------------------------------
+    def verify_signature(self, path: Path) -> SignatureCheck:
+        """The Authenticode signature of a file on this machine (`path` as host_path gives it): LIEF plus the
+        pinned roots here; LiveWindows asks Windows (WinVerifyTrust) instead."""
+        return verify_with_lief(Path(path))
 
     # -- derived facts, the same for every System ----------------------------------------------------------
     def registry_value(self, key: str, name: str) -> Optional[RegistryValue]:

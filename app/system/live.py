@@ -26,6 +26,7 @@ from app.system.base import (
     variable_value,
 )
 from app.system.process import run_process
+from app.system.signature import SignatureCheck, verify_with_windows
 
 HIVES = {"HKLM": "HKEY_LOCAL_MACHINE", "HKCU": "HKEY_CURRENT_USER", "HKU": "HKEY_USERS", "HKCR": "HKEY_CLASSES_ROOT"}
 USER_ENVIRONMENT = USER_ENVIRONMENT_KEY
@@ -239,6 +240,10 @@ class LiveWindows(System):
             return buffer.value or None
         return None
 
+    def verify_signature(self, path: Path) -> SignatureCheck:
+        """Windows' own decision: WinVerifyTrust (chain to the machine's roots; revocation not checked)."""
+        return verify_with_windows(Path(path))
+
     def run(self, argv: list[str], timeout: float, env: Optional[dict[str, str]] = None,
             cwd: Optional[Path] = None, cancel: Optional[CancelToken] = None,
             on_output: Optional[Callable[[str], None]] = None) -> RunResult:
@@ -246,6 +251,12 @@ class LiveWindows(System):
                                      creationflags=CREATE_NO_WINDOW,
                                      on_output=(lambda line: on_output(_decode(line))) if on_output else None)
         return RunResult(code, _decode(out), _decode(err))
+
+    def run_elevated(self, argv: list[str], timeout: float, cancel: Optional[CancelToken] = None) -> int:
+        """ShellExecuteExW "runas" and a cancellable wait (app/system/elevation.py)."""
+        from app.system.elevation import run_elevated
+
+        return run_elevated(argv, timeout, cancel)
 
 
 def _decode(data: bytes) -> str:

@@ -1,0 +1,653 @@
+"""The one downloader: every file the app fetches (the VC++ installer, Intel's OpenMP runtime, one member of a
+zip) comes through here.
+
+- HTTPS only, on every hop: redirects are followed by hand and an `http://` hop is refused.
+- The file streams into a temporary file beside the target (same folder, so the final rename is atomic), is
+  fsynced, checked (size cap, SHA-256, the optional `verify_file` hook, where the Authenticode check plugs
+  in), then renamed over the target. Anything that fails or is cancelled leaves the folder as it was.
+- A dropped connection is resumed with an HTTP Range request, but only when the server really resumed (206
+  with the right Content-Range start, same validator); otherwise it starts again from byte 0.
+- Transient failures (dropped connection, timeout, refused connection, 408/429/5xx) are retried with bounded
+  exponential backoff; the count restarts whenever an attempt brought new bytes.
+- The system proxy: requests' default `trust_env` is kept, so HTTPS_PROXY / HTTP_PROXY / NO_PROXY (and on
+  Windows the Internet Options proxy, which urllib reads from the registry) apply, as does REQUESTS_CA_BUNDLE.
+- Errors are `DownloadError(code, **values)`; `download_error_text` turns one into plain words (en, zh_CN) from
+  `resources/ui_text.json` (`download.error.<code>`). No user-facing words live in this module.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import os
+import queue
+import socket
+import ssl
+import tempfile
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Optional, TypeVar
+from urllib.parse import urljoin, urlsplit
+
+import requests
+import urllib3.exceptions
+
+from app.cancel import Cancelled, CancelToken
+from app.i18n import words
+from app.system.files import rename_file
+
+T = TypeVar("T")
+CHUNK = 4 << 20  # largest read; the size adapts to the speed (_read_pieces)
+SMALLEST_READ = 16 << 10
+READ_SLICE = 0.1  # seconds one read should take
+MAX_REDIRECTS = 10
+CONNECT_TIMEOUT = 15.0
+READ_TIMEOUT = 30.0
+RETRIES = 4
+BACKOFF = 1.0  # seconds before the first retry; doubles each time, capped at BACKOFF_CAP
+BACKOFF_CAP = 30.0
+PROGRESS_INTERVAL = 0.1  # seconds between progress events (also sent after every 1% of the file)
+SPEED_WINDOW = 3.0  # seconds of history behind the speed figure
+RETRIED_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+
+ERROR_CODES = (
+    "offline", "name-lookup", "tls", "proxy", "not-found", "server-error", "http-error", "timeout",
+    "connection-lost", "disk-full", "permission-denied", "write-failed", "hash-mismatch", "too-large",
+    "insecure-redirect", "too-many-redirects", "cancelled", "not-https", "range-not-supported", "bad-response",
+    "verification-failed",
+)
+
+
+class DownloadError(Exception):
+    """A download that did not happen; `code` is one of ERROR_CODES, `values` fill its sentence."""
+
+    def __init__(self, code: str, **values: object) -> None:
+        super().__init__(code, values)
+        self.code = code
+        self.values = values
+
+    def __str__(self) -> str:
+        return f"{self.code} {self.values}" if self.values else self.code
+
+
+class DownloadCancelled(DownloadError, Cancelled):
+    """Cancelled through the CancelToken: also a `Cancelled`, so the app's usual handling applies."""
+
+    def __init__(self, **values: object) -> None:
+        DownloadError.__init__(self, "cancelled", **values)
+
+
+class RangeNotSupported(DownloadError):
+    """The server sent the whole file instead of the asked range: fetch the whole file instead."""
+
+    def __init__(self, **values: object) -> None:
+        DownloadError.__init__(self, "range-not-supported", **values)
+
+
+def download_error_text(error: DownloadError, lang: str = "en") -> str:
+    return words(f"download.error.{error.code}", lang, **error.values)
+
+
+@dataclass(frozen=True)
+class DownloadProgress:
+    url: str
+    done: int  # bytes on disk so far
+    total: Optional[int]  # None while the server has not said
+    speed: float  # bytes per second over the last few seconds
+    eta: Optional[float]  # seconds left; None while unknown
+    attempt: int  # 1 for the first try, more after retries and resumes
+
+    @property
+    def fraction(self) -> Optional[float]:
+        return self.done / self.total if self.total else None
+
+
+@dataclass(frozen=True)
+class DownloadResult:
+    path: Path
+    size: int
+    sha256: str
+    url: str  # after redirects
+    attempts: int
+
+
+ProgressCallback = Callable[[DownloadProgress], None]
+VerifyFile = Callable[[Path], None]  # raises DownloadError to refuse the file
+
+
+@dataclass(frozen=True)
+class _Policy:
+    connect_timeout: float
+    read_timeout: float
+    retries: int
+    backoff: float
+
+
+class _Retry(Exception):
+    """An attempt failed in a way worth another try; `error` is what to report if none is left."""
+
+    def __init__(self, error: DownloadError, wait: bool = True) -> None:
+        super().__init__(error.code)
+        self.error = error
+        self.wait = wait
+
+
+def _host(url: str) -> str:
+    return urlsplit(url).hostname or url
+
+
+def _require_https(url: str, code: str = "not-https") -> None:
+    parts = urlsplit(url)
+    if parts.scheme.lower() != "https" or not parts.hostname:
+        raise DownloadError(code, host=parts.hostname or url, url=url)
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """The exception and everything it wraps (urllib3's `reason`, args, __cause__, __context__)."""
+    found: list[BaseException] = []
+    todo = [exc]
+    while todo:
+        current = todo.pop()
+        if any(current is seen for seen in found):
+            continue
+        found.append(current)
+        linked = [getattr(current, "reason", None), current.__cause__, current.__context__, *current.args]
+        todo.extend(item for item in linked if isinstance(item, BaseException))
+    return found
+
+
+def _network_error(exc: BaseException, url: str) -> DownloadError:
+    """A requests/urllib3/socket failure in the user's words."""
+    host = _host(url)
+    causes = _chain(exc)
+    if any(isinstance(c, (requests.exceptions.SSLError, ssl.SSLError, urllib3.exceptions.SSLError)) for c in causes):
+        return DownloadError("tls", host=host)
+    if any(isinstance(c, (requests.exceptions.ProxyError, urllib3.exceptions.ProxyError)) for c in causes):
+        return DownloadError("proxy", host=host)
+    if any(isinstance(c, (socket.gaierror, urllib3.exceptions.NameResolutionError)) for c in causes):
+        return DownloadError("name-lookup", host=host)  # before "offline": NameResolutionError is a NewConnectionError
+    if any(isinstance(c, urllib3.exceptions.NewConnectionError) or
+           (isinstance(c, OSError) and c.errno in (errno.ECONNREFUSED, errno.ENETUNREACH, errno.EHOSTUNREACH,
+                                                   errno.ENETDOWN, errno.EADDRNOTAVAIL))
+           for c in causes):
+        return DownloadError("offline", host=host)  # before "timeout": NewConnectionError is a ConnectTimeoutError
+    if any(isinstance(c, (requests.exceptions.Timeout, urllib3.exceptions.TimeoutError, socket.timeout,
+                          TimeoutError)) for c in causes):
+        return DownloadError("timeout", host=host)
+    return DownloadError("connection-lost", host=host)
+
+
+def _retried_network_error(exc: BaseException, url: str) -> BaseException:
+    error = _network_error(exc, url)
+    if error.code in ("tls", "name-lookup"):
+        return error  # another try would end the same way
+    return _Retry(error)
+
+
+def _disk_error(exc: OSError, folder: Path) -> DownloadError:
+    if exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
+        return DownloadError("disk-full", folder=str(folder))
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS) or isinstance(exc, PermissionError):
+        return DownloadError("permission-denied", folder=str(folder))
+    return DownloadError("write-failed", folder=str(folder), detail=exc.strerror or str(exc))
+
+
+def _too_large(host: str, size: int, limit: int) -> DownloadError:
+    return DownloadError("too-large", host=host, size=size, limit=limit, size_mb=size / 1e6, limit_mb=limit / 1e6)
+
+
+def _status_error(response: requests.Response) -> BaseException:
+    status = response.status_code
+    host = _host(response.url)
+    if status in (404, 410):
+        return DownloadError("not-found", host=host, status=status)
+    if status in RETRIED_STATUSES:
+        return _Retry(DownloadError("server-error", host=host, status=status))
+    return DownloadError("http-error", host=host, status=status)
+
+
+def _open(session: requests.Session, url: str, headers: dict[str, str], policy: _Policy,
+          token: Optional[CancelToken]) -> requests.Response:
+    """GET `url`, following redirects by hand so that every hop is checked to be HTTPS."""
+    _require_https(url)
+    for _ in range(MAX_REDIRECTS + 1):
+        if token is not None and token.cancelled:
+            raise DownloadCancelled(host=_host(url))
+        try:
+            # verify= spelled out: requests lets REQUESTS_CA_BUNDLE override a session's own CA bundle otherwise
+            response = session.get(url, headers=headers, stream=True, allow_redirects=False,
+                                   timeout=(policy.connect_timeout, policy.read_timeout), verify=session.verify)
+        except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
+            raise _retried_network_error(exc, url) from exc
+        if response.is_redirect:
+            location = response.headers.get("Location", "")
+            response.close()
+            url = urljoin(url, location)
+            _require_https(url, "insecure-redirect")
+            continue
+        return response
+    raise DownloadError("too-many-redirects", host=_host(url))
+
+
+def _content_range(response: requests.Response) -> Optional[tuple[int, int, Optional[int]]]:
+    """(first, last, total) of a `Content-Range: bytes first-last/total` header; None when absent or malformed."""
+    value = response.headers.get("Content-Range", "")
+    unit, _, spec = value.strip().partition(" ")
+    span, _, total = spec.partition("/")
+    first, _, last = span.partition("-")
+    if unit.lower() != "bytes":
+        return None
+    try:
+        return int(first), int(last), None if total.strip() == "*" else int(total)
+    except ValueError:
+        return None
+
+
+def _content_length(response: requests.Response) -> Optional[int]:
+    try:
+        return int(response.headers["Content-Length"])
+    except (KeyError, ValueError):
+        return None
+
+
+def _read_pieces(response: requests.Response, largest: int):
+    """The body as it arrives, in reads sized to take about READ_SLICE seconds at the speed seen so far: large
+    reads are what make a fast link fast (read1's 16 KB TLS records cost 3x the time), small ones keep progress
+    and cancellation prompt on a slow link."""
+    raw = response.raw
+    size = min(SMALLEST_READ, largest)
+    while True:
+        started = time.monotonic()
+        piece = raw.read(size)
+        if not piece:
+            return
+        yield piece
+        took = time.monotonic() - started
+        rate = len(piece) / took if took > 0 else float("inf")
+        size = int(max(SMALLEST_READ, min(largest, size * 4, rate * READ_SLICE)))  # grows 4x a read at most
+
+
+def _write_all(out, data: bytes) -> None:
+    """An unbuffered write may take only part of the data (a nearly full disk): write the rest, or fail."""
+    view = memoryview(data)
+    while view:
+        written = out.write(view)
+        if not written:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        view = view[written:]
+
+
+class _Sink:
+    """Writes and hashes in a thread of its own, so the disk and SHA-256 work while the next piece arrives (both
+    release the GIL); a bounded queue keeps at most QUEUED pieces in memory. A write error is raised in the
+    downloading thread at its next call."""
+
+    QUEUED = 4
+
+    def __init__(self, out) -> None:
+        self.out = out
+        self.digest = hashlib.sha256()
+        self.queue: queue.Queue[Optional[bytes]] = queue.Queue(self.QUEUED)
+        self.error: Optional[OSError] = None
+        self.thread = threading.Thread(target=self._run, name="download-writer", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while True:
+            piece = self.queue.get()
+            try:
+                if piece is None:
+                    return
+                if self.error is None:
+                    try:
+                        _write_all(self.out, piece)
+                        self.digest.update(piece)
+                    except OSError as exc:
+                        self.error = exc
+            finally:
+                self.queue.task_done()
+
+    def _raise(self) -> None:
+        if self.error is not None:
+            raise self.error
+
+    def write(self, piece: bytes) -> None:
+        self._raise()
+        self.queue.put(piece)
+
+    def drain(self) -> None:
+        """Everything handed over is on disk (or its error is raised)."""
+        self.queue.join()
+        self._raise()
+
+    def reset(self) -> None:
+        self.drain()
+        self.out.seek(0)
+        self.out.truncate(0)
+        self.digest = hashlib.sha256()
+
+    def close(self) -> None:
+        self.queue.put(None)
+        self.thread.join()
+
+
+class _Meter:
+    """Speed over the last few seconds, ETA, and when the next progress event is due."""
+
+    def __init__(self, url: str, callback: Optional[ProgressCallback]) -> None:
+        self.url = url
+        self.callback = callback
+        self.samples: deque[tuple[float, int]] = deque()
+        self.last_time = 0.0
+        self.last_done = -1
+
+    def restart(self) -> None:
+        self.samples.clear()
+
+    def update(self, done: int, total: Optional[int], attempt: int, final: bool = False) -> None:
+        if self.callback is None:
+            return
+        now = time.monotonic()
+        self.samples.append((now, done))
+        while len(self.samples) > 2 and now - self.samples[0][0] > SPEED_WINDOW:
+            self.samples.popleft()
+        step = (total or 0) // 100
+        due = (final or self.last_done < 0 or now - self.last_time >= PROGRESS_INTERVAL
+               or (step > 0 and done - self.last_done >= step))
+        if not due:
+            return
+        first_time, first_done = self.samples[0]
+        speed = (done - first_done) / (now - first_time) if now > first_time and done >= first_done else 0.0
+        eta = None
+        if total is not None:
+            eta = 0.0 if done >= total else ((total - done) / speed if speed > 0 else None)
+        self.last_time, self.last_done = now, done
+        self.callback(DownloadProgress(self.url, done, total, speed, eta, attempt))
+
+
+def _backoff(policy: _Policy, failures: int, token: Optional[CancelToken], url: str) -> None:
+    delay = min(policy.backoff * (2 ** (failures - 1)), BACKOFF_CAP)
+    if token is not None:
+        if token.wait(delay):
+            raise DownloadCancelled(host=_host(url))
+    else:
+        time.sleep(delay)
+
+
+def download(url: str, target: Path, *, max_bytes: int, sha256: Optional[str] = None,
+             progress: Optional[ProgressCallback] = None, token: Optional[CancelToken] = None,
+             verify_file: Optional[VerifyFile] = None, connect_timeout: float = CONNECT_TIMEOUT,
+             read_timeout: float = READ_TIMEOUT, retries: int = RETRIES, backoff: float = BACKOFF,
+             chunk_size: int = CHUNK, session: Optional[requests.Session] = None) -> DownloadResult:
+    """Fetch `url` into `target` (replaced atomically). Raises DownloadError (DownloadCancelled when `token` is
+    cancelled); then `target` is as it was and no temporary file is left.
+
+    `max_bytes` refuses a bigger file (announced or streamed). `sha256` (hex) is checked before the rename;
+    so is `verify_file(temporary_path)`, which raises DownloadError to refuse. `retries` is how many failed
+    attempts in a row (without new bytes) are tried again."""
+    _require_https(url)
+    target = Path(target)
+    folder = target.parent
+    policy = _Policy(connect_timeout, read_timeout, retries, backoff)
+    expected = sha256.lower() if sha256 else None
+    own_session = session is None
+    session = session or requests.Session()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=folder)
+    except OSError as exc:
+        if own_session:
+            session.close()
+        raise _disk_error(exc, folder) from exc
+    temporary = Path(name)
+    try:
+        with open(fd, "wb", buffering=0) as out:
+            result = _fetch_into(session, url, out, max_bytes=max_bytes, expected=expected, policy=policy,
+                                 token=token, meter=_Meter(url, progress), chunk_size=chunk_size, folder=folder)
+            try:
+                os.fsync(out.fileno())
+            except OSError as exc:
+                raise _disk_error(exc, folder) from exc
+        final_url, size, digest, attempts = result
+        if verify_file is not None:
+            verify_file(temporary)
+        if token is not None and token.cancelled:
+            raise DownloadCancelled(host=_host(url))
+        try:
+            rename_file(temporary, target)
+        except OSError as exc:
+            raise _disk_error(exc, folder) from exc
+        return DownloadResult(target, size, digest, final_url, attempts)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+    finally:
+        if own_session:
+            session.close()
+
+
+def _fetch_into(session: requests.Session, url: str, out, *, max_bytes: int, expected: Optional[str],
+                policy: _Policy, token: Optional[CancelToken], meter: _Meter, chunk_size: int,
+                folder: Path) -> tuple[str, int, str, int]:
+    """The attempts: (final url, size, sha256, attempts). `out` holds the bytes so far; the hash follows it."""
+    sink = _Sink(out)
+    try:
+        return _attempts(session, url, sink, max_bytes=max_bytes, expected=expected, policy=policy, token=token,
+                         meter=meter, chunk_size=chunk_size, folder=folder)
+    finally:
+        sink.close()
+
+
+def _attempts(session: requests.Session, url: str, sink: _Sink, *, max_bytes: int, expected: Optional[str],
+              policy: _Policy, token: Optional[CancelToken], meter: _Meter, chunk_size: int,
+              folder: Path) -> tuple[str, int, str, int]:
+    host = _host(url)
+    done = 0
+    validator: Optional[str] = None  # ETag or Last-Modified of the first answer: a resume must match it
+    total: Optional[int] = None
+    attempts = 0
+    failures = 0  # in a row, without new bytes
+
+    def restart() -> None:
+        nonlocal done
+        try:
+            sink.reset()
+        except OSError as exc:
+            raise _disk_error(exc, folder) from exc
+        done = 0
+        meter.restart()
+
+    while True:
+        attempts += 1
+        before = done
+        try:
+            if token is not None and token.cancelled:
+                raise DownloadCancelled(host=host)
+            headers = {"Accept-Encoding": "identity"}
+            if done:
+                headers["Range"] = f"bytes={done}-"
+                if validator:
+                    headers["If-Range"] = validator
+            response = _open(session, url, headers, policy, token)
+            try:
+                status = response.status_code
+                if status not in (200, 206):
+                    raise _status_error(response)
+                if status == 206:
+                    span = _content_range(response)
+                    if not done or span is None or span[0] != done or (total is not None and span[2] != total):
+                        restart()  # not the resume we asked for: start again from byte 0, at once
+                        raise _Retry(DownloadError("bad-response", host=host), wait=False)
+                    length = span[2]
+                else:
+                    if done:
+                        restart()  # the server ignored Range (or the file changed): this answer is from byte 0
+                    length = _content_length(response)
+                if response.headers.get("Content-Encoding", "identity").lower() != "identity":
+                    length = None  # decoded size is unknown in advance
+                if length is not None and length > max_bytes:
+                    raise _too_large(host, length, max_bytes)
+                total = length
+                validator = _strong_validator(response) if validator is None or status == 200 else validator
+                meter.update(done, total, attempts)
+                try:
+                    for piece in _read_pieces(response, chunk_size):
+                        if token is not None and token.cancelled:
+                            raise DownloadCancelled(host=host)
+                        if done + len(piece) > max_bytes:
+                            raise _too_large(host, done + len(piece), max_bytes)
+                        try:
+                            sink.write(piece)
+                        except OSError as exc:
+                            raise _disk_error(exc, folder) from exc
+                        done += len(piece)
+                        meter.update(done, total, attempts)
+                except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
+                    raise _retried_network_error(exc, url) from exc
+                if total is not None and done != total:
+                    raise _Retry(DownloadError("connection-lost", host=host))
+                final_url = response.url
+            finally:
+                response.close()
+        except _Retry as retry:
+            failures = 1 if done > before else failures + 1
+            if failures > policy.retries:
+                raise retry.error from retry
+            if retry.wait:
+                _backoff(policy, failures, token, url)
+            continue
+        try:
+            sink.drain()
+        except OSError as exc:
+            raise _disk_error(exc, folder) from exc
+        meter.update(done, done, attempts, final=True)
+        hexdigest = sink.digest.hexdigest()
+        if expected is not None and hexdigest != expected:
+            raise DownloadError("hash-mismatch", host=host, expected=expected, actual=hexdigest)
+        return final_url, done, hexdigest, attempts
+
+
+def _strong_validator(response: requests.Response) -> Optional[str]:
+    """What If-Range may carry: a strong ETag, else Last-Modified (weak ETags are not allowed there)."""
+    etag = response.headers.get("ETag")
+    if etag and not etag.startswith("W/"):
+        return etag
+    return response.headers.get("Last-Modified")
+
+
+def _retrying(session: Optional[requests.Session], policy: _Policy, token: Optional[CancelToken], url: str,
+              attempt: Callable[[requests.Session], T]) -> T:
+    """Run `attempt` until it returns, retrying what `_Retry` marks as worth retrying, with backoff."""
+    own_session = session is None
+    session = session or requests.Session()
+    failures = 0
+    try:
+        while True:
+            try:
+                return attempt(session)
+            except _Retry as retry:
+                failures += 1
+                if failures > policy.retries:
+                    raise retry.error from retry
+                if retry.wait:
+                    _backoff(policy, failures, token, url)
+    finally:
+        if own_session:
+            session.close()
+
+
+def _read_body(response: requests.Response, url: str, limit: int, token: Optional[CancelToken]) -> bytes:
+    """The whole body, at most `limit` bytes (more is an error raised by the caller's check)."""
+    pieces, got = [], 0
+    try:
+        for piece in _read_pieces(response, CHUNK):
+            if token is not None and token.cancelled:
+                raise DownloadCancelled(host=_host(url))
+            got += len(piece)
+            if got > limit:
+                raise _too_large(_host(url), got, limit)
+            pieces.append(piece)
+    except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
+        raise _retried_network_error(exc, url) from exc
+    return b"".join(pieces)
+
+
+def fetch_range(url: str, start: int, length: int, *, token: Optional[CancelToken] = None,
+                connect_timeout: float = CONNECT_TIMEOUT, read_timeout: float = READ_TIMEOUT,
+                retries: int = RETRIES, backoff: float = BACKOFF,
+                session: Optional[requests.Session] = None) -> bytes:
+    """Bytes `start` .. `start + length - 1` of `url` (fewer at the end of the file), with the same HTTPS and
+    redirect rules as `download`. Raises RangeNotSupported when the server answers with the whole file, so
+    the caller can download the whole file instead."""
+    _require_https(url)
+    if start < 0 or length <= 0:
+        raise ValueError("start must be >= 0 and length > 0")
+    host = _host(url)
+    policy = _Policy(connect_timeout, read_timeout, retries, backoff)
+
+    def attempt(session: requests.Session) -> bytes:
+        headers = {"Accept-Encoding": "identity", "Range": f"bytes={start}-{start + length - 1}"}
+        response = _open(session, url, headers, policy, token)
+        try:
+            if response.status_code == 200:
+                raise RangeNotSupported(host=host)  # closed unread: it may be the whole large file
+            if response.status_code != 206:
+                raise _status_error(response)
+            span = _content_range(response)
+            if span is None or span[0] != start or span[1] > start + length - 1:
+                raise DownloadError("bad-response", host=host)
+            want = span[1] - span[0] + 1
+            try:
+                data = _read_body(response, url, want, token)
+            except DownloadError as exc:
+                raise DownloadError("bad-response", host=host) if exc.code == "too-large" else exc from exc
+            if len(data) != want:
+                raise _Retry(DownloadError("connection-lost", host=host))
+            return data
+        finally:
+            response.close()
+
+    return _retrying(session, policy, token, url, attempt)
+
+
+def fetch_page(url: str, *, accept: str, max_bytes: int = 8 << 20, token: Optional[CancelToken] = None,
+               session: Optional[requests.Session] = None) -> tuple[str, str, bytes]:
+    """A small document (a package index page): (final URL after redirects, Content-Type, body), with the same
+    HTTPS, redirect and error rules as `download`."""
+    policy = _Policy(CONNECT_TIMEOUT, READ_TIMEOUT, RETRIES, BACKOFF)
+
+    def attempt(session: requests.Session) -> tuple[str, str, bytes]:
+        response = _open(session, url, {"Accept": accept}, policy, token)
+        try:
+            if response.status_code != 200:
+                raise _status_error(response)
+            return response.url, response.headers.get("Content-Type", ""), _read_body(response, url, max_bytes, token)
+        finally:
+            response.close()
+
+    return _retrying(session, policy, token, url, attempt)
+
+
+def remote_size(url: str, *, token: Optional[CancelToken] = None,
+                session: Optional[requests.Session] = None) -> Optional[int]:
+    """The file's size from a one-byte range request (Content-Range's total); None when the server cannot say."""
+    policy = _Policy(CONNECT_TIMEOUT, READ_TIMEOUT, RETRIES, BACKOFF)
+    own_session = session is None
+    session = session or requests.Session()
+    try:
+        response = _open(session, url, {"Accept-Encoding": "identity", "Range": "bytes=0-0"}, policy, token)
+        try:
+            span = _content_range(response) if response.status_code == 206 else None
+            return span[2] if span else None
+        finally:
+            response.close()
+    except _Retry as retry:
+        raise retry.error from retry
+    finally:
+        if own_session:
+            session.close()

