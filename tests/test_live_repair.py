@@ -90,3 +90,39 @@ def test_upgrade_torch_240_with_the_users_own_pip_settings_then_undo(lab, tmp_pa
     assert "Undone" in undone.stdout, undone.stderr[-3000:]
     again = lab.run_python(["-c", MATMUL], torch_env=env)
     assert again.returncode != 0 and "WinError 126" in again.stderr and "fbgemm.dll" in again.stderr
+
+
+def test_intel_runtime_from_the_users_package_index_for_real(lab, tmp_path):
+    """The real wheel's member, served by a local HTTPS mirror that the user's pip settings name (index and
+    certificate through PIP_INDEX_URL / PIP_CERT): downloaded by ranges, hash- and signature-checked by Windows'
+    own WinVerifyTrust, placed; then torch works; undo brings WinError 126 back."""
+    from tests import realfiles
+    from tests.https_server import HttpsServer
+    from tests.test_intel_openmp import ENTRY, WHEEL_PATH, serve_index
+
+    env = lab_env(lab, "intel-240", torch_version="2.4.0")
+    lib = env / "Lib" / "site-packages" / "torch" / "lib"
+    before = hashes(lib)
+    wheel = realfiles.download("intel-openmp==2024.2.1")
+    with HttpsServer(tmp_path / "certs") as mirror:
+        serve_index(mirror, wheel.read_bytes())
+        config = {"PIP_INDEX_URL": mirror.url("/simple"), "PIP_CERT": to_windows_path(mirror.ca),
+                  "TDD_DATA_DIR": to_windows_path(tmp_path / "journal")}
+
+        def app(*argv):
+            code = RUN_APP.format(repo=to_windows_path(REPO_ROOT), argv=list(argv))
+            return lab.run_python(["-c", code], env=config, timeout=600, torch_env=env)
+
+        repaired = app("repair", "--env", to_windows_path(env), "--action", "openmp-runtime", "--source",
+                       "intel-openmp", "--yes", "--json", "-")
+        assert repaired.returncode == 0, repaired.stderr[-3000:]
+        assert all(r.headers.get("Range") for r in mirror.requests_for(WHEEL_PATH))
+    placed = lib / "libomp140.x86_64.dll"
+    assert hashlib.sha256(placed.read_bytes()).hexdigest() == ENTRY["member_sha256"]
+    works = lab.run_python(["-c", MATMUL], torch_env=env)
+    assert works.returncode == 0 and works.stdout.strip() == "3.0", works.stderr[-2000:]
+    undone = app("undo", "--last")
+    assert "Undone" in undone.stdout, undone.stderr[-2000:]
+    assert hashes(lib) == before
+    again = lab.run_python(["-c", MATMUL], torch_env=env)
+    assert again.returncode != 0 and "WinError 126" in again.stderr
