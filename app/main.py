@@ -66,12 +66,17 @@ def build_parser() -> argparse.ArgumentParser:
     repair.add_argument("--env", metavar="PATH", required=True, help="the Python environment (folder or python.exe)")
     repair.add_argument("--action", metavar="ID", required=True,
                         help="place-libomp140 (also: openmp-runtime), upgrade-torch, install-vc-runtime, "
-                             "unset-env-var, remove-path-entry")
+                             "unset-env-var, remove-path-entry, enable-long-paths")
     repair.add_argument("--source", metavar="ID", help="where the file comes from: vs, torch-bundled, intel-openmp")
     repair.add_argument("--plan", action="store_true", help="only show what would change")
     repair.add_argument("--yes", action="store_true", help="make the changes without asking")
     repair.add_argument("--json", metavar="FILE", help="write the outcome as JSON to FILE, or to standard output: -")
     repair.add_argument("--lang", choices=("en", "zh_CN"), help="language of the words (default: the computer's)")
+    repair.add_argument("--no-restore-point", action="store_true",
+                        help="install-vc-runtime: do not make a System Restore point first")
+
+    step = commands.add_parser("elevated-step")  # hidden: the elevated helper (app/repair/elevated.py)
+    step.add_argument("job")
 
     undo = commands.add_parser("undo", help="undo a repair: every file and setting back as it was")
     which = undo.add_mutually_exclusive_group(required=True)
@@ -279,6 +284,10 @@ def run_repair(args: argparse.Namespace) -> int:
         for reason in refused.reasons:
             print(reason[lang], file=sys.stderr)
         return 1
+    if args.no_restore_point and plan.download.get("restore_point"):
+        from app.repair.vc_runtime import without_restore_point
+
+        plan = without_restore_point(plan)
     _say_plan(plan, lang)
     if args.plan:
         return 0
@@ -302,6 +311,7 @@ def run_repair(args: argparse.Namespace) -> int:
             print(reason[lang], file=sys.stderr)
         return 1
     except InstallerFailed as failed:
+        _say_restore_point(journal.last(), lang)
         print(words(f"repair.vc.{failed.code}", lang, **failed.values), file=sys.stderr)
         return 1
     except FilesInUse as busy:
@@ -311,6 +321,7 @@ def run_repair(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:
         print(words("cli.repair.failed", lang, error=f"{exc.__class__.__name__}: {exc}"), file=sys.stderr)
         return 1
+    _say_restore_point(outcome.transaction, lang)
     left = [p.lead.text(lang).title for p in outcome.problems_left]
     print(words("cli.repair.fixed", lang) if outcome.state == FIXED
           else words("cli.repair.still_blocked", lang, problems="; ".join(left)))
@@ -323,6 +334,28 @@ def run_repair(args: argparse.Namespace) -> int:
                                       "problems_left": [p.lead.code for p in outcome.problems_left]},
                                      indent=2, ensure_ascii=False))
     return 0 if outcome.state == FIXED else 1
+
+
+def _say_restore_point(transaction, lang: str) -> None:
+    """Whether the elevated step made a System Restore point, plainly (also when Windows did not allow one)."""
+    for record in transaction.records if transaction is not None else []:
+        made = record.get("restore_point") if record.get("kind") == "note" else None
+        if made is None:
+            continue
+        if made["ok"]:
+            print(words("repair.restore_point.made", lang))
+        else:
+            why = str(made.get("detail") or "")
+            reason = why.partition(":")[0] if why.partition(":")[0] in ("unavailable", "protection-off") else "error"
+            print(words("repair.restore_point.not_allowed", lang,
+                        reason=words(f"repair.restore_point.reason.{reason}", lang), detail=why))
+
+
+def run_elevated_step(args: argparse.Namespace) -> int:
+    """The elevated helper: performs only the job it was given (app/repair/elevated.py)."""
+    from app.repair.elevated import perform
+
+    return perform(open_system(None), Path(args.job))
 
 
 def run_undo(args: argparse.Namespace) -> int:
@@ -428,6 +461,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return run_repair(args)
         if args.command == "undo":
             return run_undo(args)
+        if args.command == "elevated-step":
+            return run_elevated_step(args)
         if args.command == "history":
             return run_history(args)
         parser.print_help()

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from app.repair.plan import PlaceOpenMP, PlanRefused, UserSettings, said
+from app.repair.plan import EnableLongPaths, PlaceOpenMP, PlanRefused, UserSettings, said
 from app.repair.upgrade import UpgradeTorch
 from app.repair.vc_runtime import InstallVCRuntime
 
 ALIASES = {"openmp-runtime": "place-libomp140"}
 ACTIONS = {action.id: action for action in (PlaceOpenMP(), UpgradeTorch(), InstallVCRuntime(),
                                             UserSettings("unset-env-var"),
-                                            UserSettings("remove-path-entry"))}
+                                            UserSettings("remove-path-entry"), EnableLongPaths())}
 
 
 def action_for(action_id: str):

@@ -110,7 +110,7 @@ class DownloadProgress:
 class DownloadResult:
     path: Path
     size: int
-    sha256: str
+    sha256: Optional[str]  # computed only when one was asked for: hashing a local 200 MB file costs as much as the copy
     url: str  # after redirects
     attempts: int
 
@@ -288,8 +288,9 @@ class _Sink:
 
     QUEUED = 4
 
-    def __init__(self, out) -> None:
+    def __init__(self, out, hashing: bool = True) -> None:
         self.out = out
+        self.hashing = hashing
         self.digest = hashlib.sha256()
         self.queue: queue.Queue[Optional[bytes]] = queue.Queue(self.QUEUED)
         self.error: Optional[OSError] = None
@@ -305,7 +306,8 @@ class _Sink:
                 if self.error is None:
                     try:
                         _write_all(self.out, piece)
-                        self.digest.update(piece)
+                        if self.hashing:
+                            self.digest.update(piece)
                     except OSError as exc:
                         self.error = exc
             finally:
@@ -433,9 +435,9 @@ def download(url: str, target: Path, *, max_bytes: int, sha256: Optional[str] = 
 
 def _fetch_into(session: requests.Session, url: str, out, *, max_bytes: int, expected: Optional[str],
                 policy: _Policy, token: Optional[CancelToken], meter: _Meter, chunk_size: int,
-                folder: Path) -> tuple[str, int, str, int]:
+                folder: Path) -> tuple[str, int, Optional[str], int]:
     """The attempts: (final url, size, sha256, attempts). `out` holds the bytes so far; the hash follows it."""
-    sink = _Sink(out)
+    sink = _Sink(out, hashing=expected is not None)
     try:
         return _attempts(session, url, sink, max_bytes=max_bytes, expected=expected, policy=policy, token=token,
                          meter=meter, chunk_size=chunk_size, folder=folder)
@@ -526,7 +528,7 @@ def _attempts(session: requests.Session, url: str, sink: _Sink, *, max_bytes: in
         except OSError as exc:
             raise _disk_error(exc, folder) from exc
         meter.update(done, done, attempts, final=True)
-        hexdigest = sink.digest.hexdigest()
+        hexdigest = sink.digest.hexdigest() if sink.hashing else None
         if expected is not None and hexdigest != expected:
             raise DownloadError("hash-mismatch", host=host, expected=expected, actual=hexdigest)
         return final_url, done, hexdigest, attempts

@@ -28,11 +28,12 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
 from app.inventory.packages import installed_versions
-from app.system.base import System
+from app.system.base import RegistryValue, System
 from app.system.files import copy_file, sha256_of
 
 RUNNING, DONE, ROLLED_BACK, ROLLBACK_STOPPED = "running", "done", "rolled-back", "rollback-stopped"
 FILE, VARIABLE, PACKAGES, INSTALLER = "file", "variable", "packages", "installer"
+MACHINE_VALUE = "machine-value"  # a machine-wide (HKLM) value, written and restored by the elevated helper
 PIP_TIMEOUT_S = 3600.0
 APP_FOLDER = "TorchDllDoctor"
 CRASH_AT = "TDD_CRASH_AT"  # tests: the journal point at which to kill this process (SIGKILL), e.g. "intent:1"
@@ -177,6 +178,19 @@ class Transaction:
         crash_point(f"change:{number}")
         self._write({"kind": "applied", "step": number})
 
+    def set_machine_value(self, system: System, key: str, name: str, value: Optional[RegistryValue]) -> None:
+        """A machine-wide value (HKLM): the value before is recorded, then the elevated helper writes it."""
+        from app.repair.elevated import value_json, write_machine_value
+
+        number = self._next_step()
+        before = system.registry_value(key, name)
+        self._write({"kind": "intent", "step": number, "op": MACHINE_VALUE, "key": key, "name": name,
+                     "shown": f"{key}\\{name}", "before": value_json(before), "after": value_json(value)})
+        crash_point(f"intent:{number}")
+        write_machine_value(system, self.folder / "elevated", key, name, value)
+        crash_point(f"change:{number}")
+        self._write({"kind": "applied", "step": number})
+
     def change_packages(self, system: System, packages: dict,
                         on_output: Callable[[str], None] = lambda line: None) -> None:
         """pip install the `install` pins; `pip freeze` and the exact versions before are recorded first."""
@@ -237,6 +251,8 @@ class Transaction:
             return  # a shared, system-wide runtime stays (its own uninstaller removes it, if ever)
         elif intent["op"] == PACKAGES:
             self._undo_packages(system, intent)
+        elif intent["op"] == MACHINE_VALUE:
+            self._undo_machine_value(system, intent)
         elif intent["op"] == VARIABLE:
             now = next((v for k, v in system.environment("user").items() if k.lower() == intent["name"].lower()),
                        None)
@@ -245,6 +261,18 @@ class Transaction:
             if now != intent["after"]:
                 raise RollbackStopped("changed-since", target=intent["name"])
             system.set_user_variable(intent["name"], intent["before"])
+
+    def _undo_machine_value(self, system: System, intent: dict) -> None:
+        """Written back by another elevated step (rollback of a machine-wide change needs elevation too)."""
+        from app.repair.elevated import value_json, value_of, write_machine_value
+
+        now = value_json(system.registry_value(intent["key"], intent["name"]))
+        if now == intent["before"]:
+            return
+        if now != intent["after"]:
+            raise RollbackStopped("changed-since", target=intent["shown"])
+        write_machine_value(system, self.folder / "elevated", intent["key"], intent["name"],
+                            value_of(intent["before"]))
 
     def _undo_packages(self, system: System, intent: dict) -> None:
         now = installed_versions(Path(intent["site_packages"]), intent["before"])

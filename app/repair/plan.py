@@ -19,7 +19,7 @@ from app.repair.journal import Transaction
 from app.repair.openmp_candidate import check_candidate, refusal_text
 from app.repair.pip_settings import read_pip_settings
 from app.resources import download_catalog
-from app.system.base import System
+from app.system.base import RegistryValue, System
 from app.system.folders import child
 
 
@@ -41,6 +41,7 @@ class Change:
     value: Optional[str] = None  # the new value, for settings
     host_target: Optional[Path] = None
     host_source: Optional[Path] = None
+    data_type: Optional[str] = None  # set-machine-value: the registry type written (REG_DWORD, REG_EXPAND_SZ)
 
     def to_dict(self) -> dict:
         return {"kind": self.kind, "target": self.target, "source": self.source, "value": self.value}
@@ -168,18 +169,81 @@ class UserSettings:
                 if path and same:
                     changes.append(Change("set-variable", path[0], value=";".join(kept)))
                     user["path"] = (path[0], ";".join(kept))
+                elif finding.code == "path-dead-entry" and system.can_run_programs:
+                    machine_change = _machine_path_change(system, entry, changes)
+                    if machine_change is not None:
+                        changes.append(machine_change)
+                    else:
+                        notes.append(said("repair.note.machine_path", entry=entry))
                 else:
                     notes.append(said("repair.note.machine_path", entry=entry))
         if not changes:
             raise PlanRefused(notes or [said("repair.refused.nothing_to_do", action=self.id)])
         merged: dict[str, Change] = {c.target.lower(): c for c in changes}  # one change per variable, the last
+        machine = any(c.kind == "set-machine-value" for c in merged.values())
+        if machine:
+            notes = [*notes, said("repair.note.machine_elevated")]
         return Plan(self.id, None, system.windows_path(env.python) if env else "", list(merged.values()),
-                    notes=notes)
+                    needs_admin=machine and system.elevates_machine_changes, notes=notes)
 
     def apply(self, system: System, plan: Plan, transaction: Transaction,
               on_output: Callable[[str], None] = lambda line: None, on_progress=None) -> None:
         for change in plan.changes:
-            transaction.set_user_variable(system, change.target, change.value)
+            if change.kind == "set-machine-value":
+                apply_machine_change(system, transaction, change)
+            else:
+                transaction.set_user_variable(system, change.target, change.value)
+
+
+MACHINE_ENVIRONMENT_KEY = r"HKLM\SYSTEM\CurrentControlSet\Control\Session Manager\Environment"
+LONG_PATHS_KEY = r"HKLM\SYSTEM\CurrentControlSet\Control\FileSystem"
+
+
+def _machine_path_change(system: System, entry: str, changes: list[Change]) -> Optional[Change]:
+    """The machine PATH without the dead entry `entry` (after the changes already planned), or None."""
+    target = f"{MACHINE_ENVIRONMENT_KEY}\\Path"
+    planned = next((c for c in changes if c.target.lower() == target.lower()), None)
+    current = system.registry_value(MACHINE_ENVIRONMENT_KEY, "Path")
+    if current is None or current.type not in ("REG_SZ", "REG_EXPAND_SZ"):
+        return None
+    text = planned.value if planned is not None else str(current.data)
+    entries = text.split(";")
+    kept = [e for e in entries if not (e.strip() and _same_folder(system, e, entry))]
+    if len(kept) == len(entries):
+        return None
+    if planned is not None:
+        changes.remove(planned)
+    return Change("set-machine-value", target, value=";".join(kept), data_type=current.type)
+
+
+def apply_machine_change(system: System, transaction: Transaction, change: Change) -> None:
+    key, _, name = change.target.rpartition("\\")
+    data: object = int(change.value) if change.data_type in ("REG_DWORD", "REG_QWORD") else change.value
+    transaction.set_machine_value(system, key, name, RegistryValue(change.data_type or "REG_SZ", data))
+
+
+class EnableLongPaths:
+    """`enable-long-paths`: LongPathsEnabled = 1 (HKLM FileSystem), through the elevated helper; undo writes the
+    value before back (0, or no value) through it again. In an image: registry.json directly."""
+
+    id = "enable-long-paths"
+    sources = ()
+
+    def plan(self, system: System, env: Optional[PythonEnvironment], machine: MachineFacts, findings: list[Finding],
+             source: Optional[str]) -> Plan:
+        if system.elevates_machine_changes and not system.can_run_programs:
+            raise PlanRefused([said("repair.refused.needs_live", action=self.id)])
+        current = system.registry_value(LONG_PATHS_KEY, "LongPathsEnabled")
+        if current is not None and current.data == 1:
+            raise PlanRefused([said("repair.refused.nothing_to_do", action=self.id)])
+        change = Change("set-machine-value", f"{LONG_PATHS_KEY}\\LongPathsEnabled", value="1", data_type="REG_DWORD")
+        return Plan(self.id, None, system.windows_path(env.python) if env else "", [change],
+                    needs_admin=system.elevates_machine_changes, notes=[said("repair.note.machine_elevated")])
+
+    def apply(self, system: System, plan: Plan, transaction: Transaction,
+              on_output: Callable[[str], None] = lambda line: None, on_progress=None) -> None:
+        for change in plan.changes:
+            apply_machine_change(system, transaction, change)
 
 
 def _same_folder(system: System, a: str, b: str) -> bool:

@@ -16,6 +16,7 @@ from app.engine.versions import version_tuple
 from app.inventory.environment import PythonEnvironment
 from app.inventory.machine import MachineFacts, read_machine_facts
 from app.probes.finding import Finding
+from app.repair.elevated import run_job
 from app.repair.journal import Transaction
 from app.repair.plan import Change, Plan, PlanRefused, said
 from app.resources import download_catalog
@@ -29,6 +30,7 @@ BUSY_TRIES = 5
 OK_CODES = {0: "installed", 1638: "newer-present", 5100: "newer-present", 3010: "restart-needed",
             1641: "restart-started"}
 BUSY, USER_CANCELLED = 1618, 1602
+APPLICATION_INSTALL = 0  # the restore point's kind (SRSetRestorePointW, app/system/restore_point.py)
 
 
 class InstallerFailed(Exception):
@@ -71,15 +73,23 @@ class InstallVCRuntime:
                    for arch in archs]
         return Plan(self.id, None, system.windows_path(env.python) if env else "", changes, needs_admin=True,
                     download_bytes=sum(catalog[a]["approx_bytes"] for a in archs),
-                    download={"archs": archs}, notes=[said("repair.note.vc.admin"), said("repair.note.vc.no_undo")])
+                    download={"archs": archs, "restore_point": True},
+                    notes=[said("repair.note.vc.admin"), said("repair.note.vc.restore_point")])
 
     def apply(self, system: System, plan: Plan, transaction: Transaction,
               on_output: Callable[[str], None] = lambda line: None, on_progress=None,
               token: Optional[CancelToken] = None) -> None:
+        restore = [bool(plan.download.get("restore_point"))]  # once, before the first installer
+
+        def runner(argv: list[str]) -> tuple[int, str]:
+            result = run_installer(system, argv, on_output, token, transaction.folder / "elevated", restore[0],
+                                   lambda outcome: transaction.note({"restore_point": outcome}))
+            restore[0] = False
+            return result
+
         for arch in plan.download["archs"]:
             installer = fetch_installer(system, arch, transaction.folder / "downloads", on_progress, token)
-            transaction.run_installer(system, arch, installer, lambda argv: run_installer(system, argv, on_output,
-                                                                                          token))
+            transaction.run_installer(system, arch, installer, runner)
         after = read_machine_facts(system)
         minimum = download_catalog()["vc_redist"]["min_version"]
         missing = [a for a in plan.download["archs"] if not runtime_ok(after, a, minimum)]
@@ -110,14 +120,35 @@ def fetch_installer(system: System, arch: str, folder: Path, progress, token: Op
     return target
 
 
+def without_restore_point(plan: Plan) -> Plan:
+    """The user opted out (`--no-restore-point`): no restore point, and the plan says so."""
+    plan.download["restore_point"] = False
+    plan.notes = [said("repair.note.vc.no_undo") if n == said("repair.note.vc.restore_point") else n
+                  for n in plan.notes]
+    return plan
+
+
 def run_installer(system: System, argv: list[str], on_output: Callable[[str], None],
-                  token: Optional[CancelToken]) -> tuple[int, str]:
-    """Run the installer elevated; wait and retry while another installation runs (1618). (exit code, outcome)."""
+                  token: Optional[CancelToken], folder: Path, restore_point: bool = False,
+                  on_restore_point: Callable[[dict], None] = lambda outcome: None) -> tuple[int, str]:
+    """Run the installer through the elevated helper (first a restore point, when asked, in the same elevated
+    step); wait and retry while another installation runs (1618). (exit code, outcome)."""
     for attempt in range(BUSY_TRIES):
+        steps = [{"op": "run", "argv": argv}]
+        if restore_point and attempt == 0:
+            steps.insert(0, {"op": "restore-point", "kind": APPLICATION_INSTALL,
+                             "description": "Torch DLL Doctor: Microsoft Visual C++ Redistributable"})
         try:
-            code = system.run_elevated(argv, TIMEOUT_S, token)
+            helper_code, results = run_job(system, folder, steps, TIMEOUT_S, token)
         except ElevationDeclined:
             raise InstallerFailed("declined") from None
+        for result in results:
+            if result["op"] == "restore-point":
+                on_restore_point({"ok": result["ok"], "detail": result["detail"]})
+        ran = next((r for r in results if r["op"] == "run"), None)
+        if ran is not None and not ran["ok"]:
+            raise InstallerFailed("failed", code=helper_code, log=ran["detail"])
+        code = ran["code"] if ran is not None else helper_code  # no result file: the helper's own exit code
         if code in OK_CODES:
             return code, OK_CODES[code]
         if code == BUSY and attempt + 1 < BUSY_TRIES:

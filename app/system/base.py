@@ -147,6 +147,17 @@ class System(ABC):
         programs cannot run, ValueError for anything but an absolute .exe path, OSError when it cannot start."""
         raise NotAvailable("this machine cannot run programs elevated")
 
+    elevates_machine_changes: bool = True  # False where machine-wide values are written directly (an image)
+
+    def set_machine_value(self, key: str, name: str, value: Optional[RegistryValue]) -> None:
+        """Write (or delete, with None) one machine-wide value (HKLM\\...). On a live machine only the elevated
+        helper (app/repair/elevated.py) calls this; an offline image has no elevation and writes registry.json."""
+        raise NotAvailable("this machine cannot change machine-wide settings")
+
+    def create_restore_point(self, description: str, kind: int) -> tuple[bool, str]:
+        """A System Restore point (only from the elevated helper): (True, "") or (False, why not)."""
+        return False, "unavailable: no System Restore here"
+
     # -- changing files: atomically (app/system/files.py), never in System32 --------------------------------
     def write_file(self, path: Path, data: bytes) -> None:
         target = self._writable(path)
@@ -289,6 +300,15 @@ def user_key(key: str) -> str:
     if not path or any(not part or "\0" in part for part in parts):
         raise ValueError(f"not a key under HKCU: {key!r}")
     return "HKCU\\" + path
+
+
+def machine_key(key: str) -> str:
+    """A machine-wide key, spelled `HKLM\\...`; ValueError for anything else."""
+    hive, _, path = key.rstrip("\\").partition("\\")
+    parts = path.split("\\")
+    if hive.upper() not in ("HKLM", "HKEY_LOCAL_MACHINE") or not path or any(not p or "\0" in p for p in parts):
+        raise ValueError(f"not a key under HKLM: {key!r}")
+    return "HKLM\\" + path
 
 
 def check_registry_value(name: str, value: Optional[RegistryValue]) -> None:

@@ -22,6 +22,7 @@ from app.system.base import (
     System,
     check_registry_value,
     check_variable,
+    machine_key,
     user_key,
     variable_value,
 )
@@ -130,14 +131,23 @@ class LiveWindows(System):
         return sorted(names)
 
     def set_registry_value(self, key: str, name: str, value: Optional[RegistryValue]) -> None:
-        path = user_key(key).partition("\\")[2]
+        self._write_value(self._winreg.HKEY_CURRENT_USER, key, user_key(key).partition("\\")[2], name, value)
+
+    def set_machine_value(self, key: str, name: str, value: Optional[RegistryValue]) -> None:
+        """HKLM, 64-bit view, with winreg: only the elevated helper calls this (app/repair/elevated.py)."""
+        self._write_value(self._winreg.HKEY_LOCAL_MACHINE, key, machine_key(key).partition("\\")[2], name, value)
+        if key.lower().endswith("\\environment"):
+            self._announce_environment_change()
+
+    def _write_value(self, hive, key: str, path: str, name: str, value: Optional[RegistryValue]) -> None:
+        """Write (or, with None, delete) one value in the 64-bit view; a missing value to delete is no error."""
         check_registry_value(name, value)
         winreg = self._winreg
         access = winreg.KEY_SET_VALUE | winreg.KEY_WOW64_64KEY
         try:
             if value is None:
                 try:
-                    handle = winreg.OpenKey(winreg.HKEY_CURRENT_USER, path, 0, access)
+                    handle = winreg.OpenKey(hive, path, 0, access)
                 except FileNotFoundError:
                     return  # no key, so no value: nothing to delete
                 with handle:
@@ -146,12 +156,18 @@ class LiveWindows(System):
                     except FileNotFoundError:
                         return
             else:
-                with winreg.CreateKeyEx(winreg.HKEY_CURRENT_USER, path, 0, access) as handle:
+                with winreg.CreateKeyEx(hive, path, 0, access) as handle:
                     winreg.SetValueEx(handle, name, 0, getattr(winreg, value.type), value.data)
         except OSError as exc:
             action = "delete" if value is None else "write"
             message = f"could not {action} the registry value {key}\\{name or '(default)'}: {exc.strerror or exc}"
             raise (OSError(exc.errno, message) if exc.errno is not None else OSError(message)) from exc
+
+    def create_restore_point(self, description: str, kind: int) -> tuple[bool, str]:
+        """SRSetRestorePointW (app/system/restore_point.py); only from the elevated helper."""
+        from app.system.restore_point import create_restore_point
+
+        return create_restore_point(description, kind)
 
     # -- environment --------------------------------------------------------------------------------------
     def environment(self, scope: str) -> dict[str, str]:

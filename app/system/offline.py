@@ -30,6 +30,7 @@ from app.system.base import (
     UserProfile,
     check_registry_value,
     check_variable,
+    machine_key,
     user_key,
     variable_value,
 )
@@ -179,8 +180,15 @@ class OfflineImage(System):
         text = json.dumps(document, indent=1, ensure_ascii=False)
         files.write_bytes(self.root / name, text.encode("utf-8"))
 
+    elevates_machine_changes = False  # no elevation exists in an image: machine values are written here directly
+
     def set_registry_value(self, key: str, name: str, value: Optional[RegistryValue]) -> None:
-        spelled = user_key(key)
+        self._set_value(user_key(key), name, value)
+
+    def set_machine_value(self, key: str, name: str, value: Optional[RegistryValue]) -> None:
+        self._set_value(machine_key(key), name, value)
+
+    def _set_value(self, spelled: str, name: str, value: Optional[RegistryValue]) -> None:
         check_registry_value(name, value)
         lower = spelled.lower()
         with self._write_lock:
