@@ -150,6 +150,11 @@ def test_the_installer_succeeds(lab, setup, clean_runtimes, tmp_path, code, outc
     assert item["state"] == "done" and item["action"] == "install-vc-runtime"
     assert [(c["op"], c["arch"]) for c in item["changes"]] == [("installer", "x64")]
     assert [(r["exit_code"], r["outcome"]) for r in item["results"]] == [(code, outcome)]
+    # the restore point was asked for in the same elevated step; Wine's srclient.dll is a stub that refuses it,
+    # which the journal records and the user is told, and the installation still goes ahead
+    (restore,) = [r["restore_point"] for r in journal_records(tmp_path) if r["kind"] == "note" and "restore_point" in r]
+    assert restore["ok"] is False and restore["detail"]
+    assert "Windows did not allow a System Restore point" in stdout + stderr
     assert ("needs a restart" in stdout) == (code == 3010)
     print(f"exit {code}: repair took {seconds:.1f} s")
 

@@ -14,7 +14,7 @@ from app.cancel import CancelToken
 from app.engine.pe import PEError, read_pe
 from app.engine.versions import version_tuple
 from app.inventory.environment import PythonEnvironment
-from app.inventory.machine import MachineFacts, read_machine_facts
+from app.inventory.machine import CORE_VC_DLLS, MachineFacts, read_machine_facts
 from app.probes.finding import Finding
 from app.repair.elevated import run_job
 from app.repair.journal import Transaction
@@ -95,6 +95,12 @@ class InstallVCRuntime:
         missing = [a for a in plan.download["archs"] if not runtime_ok(after, a, minimum)]
         if missing:
             raise InstallerFailed("not-registered", archs=", ".join(missing))
+        folders = {"x64": "System32", "arm64": "System32", "x86": "SysWOW64"}
+        wanted = {folders[a] for a in plan.download["archs"]}
+        old = [d for d in after.runtime_dlls if d.folder in wanted and d.name.lower() in CORE_VC_DLLS
+               and d.version is not None and version_tuple(d.version) < version_tuple(minimum)]
+        if old:  # registered, but the files Windows loads are still the old ones (a pending restart, or damage)
+            raise InstallerFailed("old-files", dll=system.windows_path(old[0].path), version=old[0].version)
 
 
 def fetch_installer(system: System, arch: str, folder: Path, progress, token: Optional[CancelToken]) -> Path:
