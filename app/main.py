@@ -451,22 +451,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if sys.stdout and hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(encoding="utf-8", errors="replace")
     try:
-        if args.command == "deps":
-            return run_deps(args)
-        if args.command == "diagnose":
-            return run_diagnose(args)
-        if args.command == "explain":
-            return run_explain(args)
-        if args.command == "repair":
-            return run_repair(args)
-        if args.command == "undo":
-            return run_undo(args)
-        if args.command == "elevated-step":
-            return run_elevated_step(args)
-        if args.command == "history":
-            return run_history(args)
-        parser.print_help()
-        return 2
+        commands = {"deps": run_deps, "diagnose": run_diagnose, "explain": run_explain, "repair": run_repair,
+                    "undo": run_undo, "history": run_history, "elevated-step": run_elevated_step}
+        if args.command not in commands:
+            parser.print_help()
+            return 2
+        return commands[args.command](args)
     except UsageError as exc:
         print(words(exc.key, lang, **exc.values), file=sys.stderr)
         return 2

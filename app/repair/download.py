@@ -639,17 +639,13 @@ def remote_size(url: str, *, token: Optional[CancelToken] = None,
                 session: Optional[requests.Session] = None) -> Optional[int]:
     """The file's size from a one-byte range request (Content-Range's total); None when the server cannot say."""
     policy = _Policy(CONNECT_TIMEOUT, READ_TIMEOUT, RETRIES, BACKOFF)
-    own_session = session is None
-    session = session or requests.Session()
-    try:
+
+    def attempt(session: requests.Session) -> Optional[int]:
         response = _open(session, url, {"Accept-Encoding": "identity", "Range": "bytes=0-0"}, policy, token)
         try:
             span = _content_range(response) if response.status_code == 206 else None
             return span[2] if span else None
         finally:
             response.close()
-    except _Retry as retry:
-        raise retry.error from retry
-    finally:
-        if own_session:
-            session.close()
+
+    return _retrying(session, policy, token, url, attempt)
