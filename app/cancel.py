@@ -21,9 +21,38 @@ class CancelToken:
     def __init__(self, parent: Optional[CancelToken] = None) -> None:
         self._event = threading.Event()
         self._parent = parent
+        self._lock = threading.Lock()
+        self._hooks: list[Callable[[], None]] = []
+        self._children: list[CancelToken] = []
+        if parent is not None:
+            with parent._lock:
+                parent._children.append(self)
 
     def cancel(self) -> None:
-        self._event.set()
+        """Set the token, then run the hooks (in this thread): they wake work blocked where it cannot poll."""
+        with self._lock:
+            if self._event.is_set():
+                return
+            self._event.set()
+            hooks, children = list(self._hooks), list(self._children)
+        for hook in hooks:
+            hook()
+        for child in children:
+            child.cancel()
+
+    def on_cancel(self, hook: Callable[[], None]) -> Callable[[], None]:
+        """Call `hook` when cancelled (now, if already); returns the function that unregisters it."""
+        with self._lock:
+            if not self.cancelled:
+                self._hooks.append(hook)
+                return lambda: self._remove(hook)
+        hook()
+        return lambda: None
+
+    def _remove(self, hook: Callable[[], None]) -> None:
+        with self._lock:
+            if hook in self._hooks:
+                self._hooks.remove(hook)
 
     def child(self) -> CancelToken:
         return CancelToken(self)

@@ -21,7 +21,7 @@ from app.inventory.environment import PythonEnvironment, inspect_environment
 from app.inventory.search_context import loader_for
 from app.probes.error_text import classify_error
 from app.probes.runner import ProbeEvent, run_diagnosis
-from app.report.document import build_document, dependency_trees, html_report, redact, text_report
+from app.report.document import diagnosis_report, render_report, report_format, text_report
 from app.report.tree_text import render_tree
 from app.system.base import System
 from app.system.offline import OfflineImage
@@ -41,6 +41,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m app", description="Torch DLL Doctor: find out why PyTorch cannot load its DLLs on Windows.")
     parser.add_argument("--version", action="version", version=f"Torch DLL Doctor {__version__}")
+    wizard = parser.add_argument_group("the wizard (no COMMAND)")
+    wizard.add_argument("--demo", action="store_true", help="open the wizard on the built-in demo computer")
+    wizard.add_argument("--root", metavar="DIR", help="open the wizard on a copied Windows drive at DIR")
+    wizard.add_argument("--lang", choices=("en", "zh_CN"), help="language (default: the computer's)")
+    wizard.add_argument("--screenshot-pages", metavar="DIR",
+                        help="save every page of a run on the demo computer as PNG, in both languages, at 100%% "
+                             "and 200%% scale, then exit")
+    wizard.add_argument("--scale", type=float, help=argparse.SUPPRESS)  # one scale of --screenshot-pages
+    wizard.add_argument("--first-window-exit", action="store_true",
+                        help="exit as soon as the first window is shown (measures the start time)")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     deps = commands.add_parser("deps", help="show the dependency tree of a DLL, or of every DLL in a folder")
     deps.add_argument("path", help="a DLL, or a folder of DLLs such as torch\\lib")
@@ -197,21 +207,13 @@ def run_diagnose(args: argparse.Namespace) -> int:
                 say(words("cli.progress", lang, done=event.done, total=event.total, label=event.probe.label[lang]))
 
         diagnosis = run_diagnosis(system, envs, on_event=on_event)
-        user = system.variable("USERNAME")
-        names = [user] if user and not args.no_redact else []
-        document = build_document(
-            diagnosis.machine, diagnosis.environments, diagnosis.findings, diagnosis.graphs, system.windows_path,
-            lang=lang, source=source, source_root=root, redact_names=names, redacted=not args.no_redact,
-            complete=diagnosis.complete, elapsed_s=diagnosis.elapsed_s)
-        trees = dependency_trees(diagnosis.graphs, system.windows_path, lang)
-        if not args.no_redact:
-            trees = redact(trees, names)
+        document, trees = diagnosis_report(diagnosis, system, lang=lang, source=source, source_root=root,
+                                           redacted=not args.no_redact)
         if args.json:
-            _write(args.json, json.dumps(document, indent=2, ensure_ascii=False))
+            _write(args.json, render_report(document, trees, lang, "json"))
         if args.report:
-            is_html = args.report.lower().endswith((".html", ".htm"))
-            text = html_report(document, trees, lang) if is_html else text_report(document, trees, lang)
-            Path(args.report).write_text(text, encoding="utf-8")
+            fmt = "html" if report_format(args.report) == "html" else "text"
+            Path(args.report).write_text(render_report(document, trees, lang, fmt), encoding="utf-8")
             say(words("cli.report_written", lang, path=args.report))
         if args.json != "-":
             sys.stdout.write(text_report(document, trees, lang))
@@ -444,18 +446,51 @@ def _write(destination: str, text: str) -> None:
         Path(destination).write_text(text + "\n", encoding="utf-8")
 
 
+QT_OPTIONS = ("-platform", "-style", "-qwindowgeometry")  # Qt's own options, each with a value
+
+
+def _split_qt_arguments(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    ours, qt = [], []
+    items = list(argv)
+    while items:
+        item = items.pop(0)
+        if item in QT_OPTIONS and items:
+            qt += [item, items.pop(0)]
+        else:
+            ours.append(item)
+    return ours, qt
+
+
+def run_wizard(args: argparse.Namespace, qt_arguments: list[str]) -> int:
+    """No command: the wizard. Where no window can open, one line says so and points to the command line."""
+    lang = pick_language(args.lang)
+    try:
+        from app.ui.application import no_window_reason, run
+    except ImportError as exc:  # PySide6 missing or its libraries (libGL, libxkbcommon…) not installed
+        print(words("ui.no_window", lang, reason=str(exc)), file=sys.stderr)
+        return 2
+    reason = no_window_reason() if not args.screenshot_pages and "-platform" not in qt_arguments else None
+    if reason:
+        print(words("ui.no_window", lang, reason=reason), file=sys.stderr)
+        return 2
+    if args.screenshot_pages and no_window_reason() and "-platform" not in qt_arguments:
+        qt_arguments = [*qt_arguments, "-platform", "offscreen"]  # pictures need no screen
+    return run(demo=args.demo, root=args.root, lang=args.lang, screenshot_pages=args.screenshot_pages,
+               scale=args.scale, first_window_exit=args.first_window_exit, qt_arguments=qt_arguments)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    ours, qt_arguments = _split_qt_arguments(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(ours)
     lang = pick_language(getattr(args, "lang", None))
     if sys.stdout and hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(encoding="utf-8", errors="replace")
     try:
         commands = {"deps": run_deps, "diagnose": run_diagnose, "explain": run_explain, "repair": run_repair,
                     "undo": run_undo, "history": run_history, "elevated-step": run_elevated_step}
-        if args.command not in commands:
-            parser.print_help()
-            return 2
+        if args.command is None:
+            return run_wizard(args, qt_arguments)
         return commands[args.command](args)
     except UsageError as exc:
         print(words(exc.key, lang, **exc.values), file=sys.stderr)

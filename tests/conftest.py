@@ -8,6 +8,8 @@ import pytest
 from app.demo.image_builder import ImageBuilder
 from tests import realfiles
 
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # the wizard's tests need no screen
+
 PYTHON_HOME = r"C:\Users\alice\AppData\Local\Programs\Python\Python312"
 VENV = r"C:\Users\alice\ComfyUI\venv"
 SITE = VENV + r"\Lib\site-packages"

@@ -8,6 +8,7 @@ import os
 import re
 import socket
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -185,6 +186,17 @@ def test_cancel_halfway_leaves_no_file(serve, tmp_path):
     with pytest.raises(Cancelled) as caught:
         download(url, tmp_path / "out.bin", max_bytes=CAP, progress=cancel_at_half, token=token, **FAST)
     assert isinstance(caught.value, DownloadError) and caught.value.code == "cancelled"
+    assert leftovers(tmp_path) == []
+
+
+def test_cancel_while_the_server_is_silent_returns_at_once_not_after_the_read_timeout(serve, tmp_path):
+    url = serve("/silent.bin", stall_at=100_000)
+    token = CancelToken()
+    threading.Timer(0.5, token.cancel).start()
+    started = time.monotonic()
+    with pytest.raises(Cancelled):
+        download(url, tmp_path / "out.bin", max_bytes=CAP, token=token, read_timeout=60.0, connect_timeout=5.0)
+    assert time.monotonic() - started < 5.0  # the read timeout is 60 s: the socket was shut under the read
     assert leftovers(tmp_path) == []
 
 

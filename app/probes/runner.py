@@ -39,6 +39,7 @@ class ProbeEvent:
     state: str  # STARTED, DONE, FAILED
     done: int
     total: int
+    findings: tuple[Finding, ...] = ()  # DONE: what this probe found (the wizard's checklist shows the worst)
 
 
 @dataclass
@@ -114,7 +115,10 @@ def run_diagnosis(system: System, environments: Iterable[PythonEnvironment], *,
         else:
             diagnosis.complete = False
             diagnosis.findings.append(_failed(probe, ctx, f"{payload.__class__.__name__}: {payload}"))
-        on_event(ProbeEvent(probe, ctx.python, state, done, total))
+        on_event(ProbeEvent(probe, ctx.python, state, done, total,
+                            tuple(payload) if state == DONE else (diagnosis.findings[-1],)))
+    if caller.cancelled:  # the last probes may have ended on the cancel itself: still a cancelled diagnosis
+        _stop(cancel, threads)
     if waiting:  # out of time: the stragglers are told to stop (ending their child processes), then abandoned
         cancel.cancel()
         _wait_for(threads, WORKER_STOP_S)

@@ -254,21 +254,45 @@ def _content_length(response: requests.Response) -> Optional[int]:
         return None
 
 
-def _read_pieces(response: requests.Response, largest: int):
+def _read_pieces(response: requests.Response, largest: int, token: Optional[CancelToken], host: str):
     """The body as it arrives, in reads sized to take about READ_SLICE seconds at the speed seen so far: large
     reads are what make a fast link fast (read1's 16 KB TLS records cost 3x the time), small ones keep progress
-    and cancellation prompt on a slow link."""
+    and cancellation prompt on a slow link. Cancelling shuts the socket under a read that waits on a silent
+    server, so Stop never waits for the read timeout."""
     raw = response.raw
     size = min(SMALLEST_READ, largest)
-    while True:
-        started = time.monotonic()
-        piece = raw.read(size)
-        if not piece:
-            return
-        yield piece
-        took = time.monotonic() - started
-        rate = len(piece) / took if took > 0 else float("inf")
-        size = int(max(SMALLEST_READ, min(largest, size * 4, rate * READ_SLICE)))  # grows 4x a read at most
+    unhook = token.on_cancel(lambda: _interrupt(response)) if token is not None else (lambda: None)
+    try:
+        while True:
+            started = time.monotonic()
+            try:
+                piece = raw.read(size)
+            except Exception:
+                if token is not None and token.cancelled:
+                    raise DownloadCancelled(host=host) from None
+                raise
+            if token is not None and token.cancelled:
+                raise DownloadCancelled(host=host)
+            if not piece:
+                return
+            yield piece
+            took = time.monotonic() - started
+            rate = len(piece) / took if took > 0 else float("inf")
+            size = int(max(SMALLEST_READ, min(largest, size * 4, rate * READ_SLICE)))  # grows 4x a read at most
+    finally:
+        unhook()
+
+
+def _interrupt(response: requests.Response) -> None:
+    """Wake the thread blocked reading `response`: shut its socket down (the plain socket's shutdown, under
+    TLS, so the reader sees end of file or an error instead of waiting)."""
+    sock = getattr(getattr(response.raw, "_connection", None), "sock", None)
+    if sock is None:
+        fp = getattr(getattr(response.raw, "_fp", None), "fp", None)
+        sock = getattr(getattr(fp, "raw", None), "_sock", None)
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            socket.socket.shutdown(sock, socket.SHUT_RDWR)
 
 
 def _write_all(out, data: bytes) -> None:
@@ -498,7 +522,7 @@ def _attempts(session: requests.Session, url: str, sink: _Sink, *, max_bytes: in
                 validator = _strong_validator(response) if validator is None or status == 200 else validator
                 meter.update(done, total, attempts)
                 try:
-                    for piece in _read_pieces(response, chunk_size):
+                    for piece in _read_pieces(response, chunk_size, token, host):
                         if token is not None and token.cancelled:
                             raise DownloadCancelled(host=host)
                         if done + len(piece) > max_bytes:
@@ -567,7 +591,7 @@ def _read_body(response: requests.Response, url: str, limit: int, token: Optiona
     """The whole body, at most `limit` bytes (more is an error raised by the caller's check)."""
     pieces, got = [], 0
     try:
-        for piece in _read_pieces(response, CHUNK):
+        for piece in _read_pieces(response, CHUNK, token, _host(url)):
             if token is not None and token.cancelled:
                 raise DownloadCancelled(host=_host(url))
             got += len(piece)

@@ -35,15 +35,20 @@ BOOTSTRAP = ("import sys; sys.path.insert(0, sys.argv[1]); from app.main import 
              "raise SystemExit(main(sys.argv[2:]))")
 
 
-def helper_argv(job: str) -> list[str]:
-    """The elevated helper's command line. Frozen: the app's .exe. Else this Python with a bootstrap that puts the
-    folder holding the `app` package on sys.path (`-m app` would depend on the working folder, which
-    ShellExecuteEx sets to the program's own, and an embeddable Python's ._pth ignores PYTHONPATH)."""
+def app_argv(*arguments: str) -> list[str]:
+    """This app's own command line with `arguments`. Frozen: the app's .exe. Else this Python with a bootstrap
+    that puts the folder holding the `app` package on sys.path (`-m app` would depend on the working folder,
+    which ShellExecuteEx sets to the program's own, and an embeddable Python's ._pth ignores PYTHONPATH)."""
     exe = os.path.abspath(sys.executable)
     if getattr(sys, "frozen", False):
-        return [exe, "elevated-step", job]
+        return [exe, *arguments]
     root = str(Path(__file__).resolve().parent.parent.parent)
-    return [exe, "-c", BOOTSTRAP, root, "elevated-step", job]
+    return [exe, "-c", BOOTSTRAP, root, *arguments]
+
+
+def helper_argv(job: str) -> list[str]:
+    """The elevated helper's command line."""
+    return app_argv("elevated-step", job)
 
 
 def value_json(value: Optional[RegistryValue]) -> Optional[dict]:

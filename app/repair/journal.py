@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
+from app.cancel import CancelToken
 from app.inventory.packages import installed_versions
 from app.system.base import RegistryValue, System
 from app.system.files import copy_file, sha256_of
@@ -192,14 +193,16 @@ class Transaction:
         self._write({"kind": "applied", "step": number})
 
     def change_packages(self, system: System, packages: dict,
-                        on_output: Callable[[str], None] = lambda line: None) -> None:
-        """pip install the `install` pins; `pip freeze` and the exact versions before are recorded first."""
+                        on_output: Callable[[str], None] = lambda line: None,
+                        token: Optional[CancelToken] = None) -> None:
+        """pip install the `install` pins; `pip freeze` and the exact versions before are recorded first.
+        Cancelling `token` ends pip's whole process tree; the rollback then reinstalls the versions before."""
         number = self._next_step()
         python = packages["python"]
         freeze = system.run([python, "-m", "pip", "freeze", "--disable-pip-version-check"], timeout=300)
         self._write({"kind": "intent", "step": number, "op": PACKAGES, **packages, "freeze": freeze.stdout})
         crash_point(f"intent:{number}")
-        _pip_install(system, python, packages["install"], packages["index"], on_output)
+        _pip_install(system, python, packages["install"], packages["index"], on_output, token)
         crash_point(f"change:{number}")
         self._write({"kind": "applied", "step": number})
 
@@ -303,9 +306,9 @@ class Transaction:
 
 
 def _pip_install(system: System, python: str, pins: list[str], index: list[str],
-                 on_output: Callable[[str], None]) -> None:
+                 on_output: Callable[[str], None], token: Optional[CancelToken] = None) -> None:
     argv = [python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input", *index, *pins]
-    result = system.run(argv, timeout=PIP_TIMEOUT_S, on_output=on_output)
+    result = system.run(argv, timeout=PIP_TIMEOUT_S, on_output=on_output, cancel=token)
     if result.returncode != 0:
         lines = [line for line in (result.stderr or result.stdout).strip().splitlines() if line.strip()]
         raise OSError(f"pip install {' '.join(pins)} failed: {' | '.join(lines[-3:])}")

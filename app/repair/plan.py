@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
+from app.cancel import CancelToken
 from app.i18n import LANGUAGES, words
 from app.inventory.environment import PythonEnvironment
 from app.inventory.machine import LIBOMP140, MachineFacts
@@ -121,7 +122,8 @@ class PlaceOpenMP:
         raise PlanRefused(refusals)
 
     def apply(self, system: System, plan: Plan, transaction: Transaction,
-              on_output: Callable[[str], None] = lambda line: None, on_progress=None) -> None:
+              on_output: Callable[[str], None] = lambda line: None, on_progress=None,
+              token: Optional[CancelToken] = None) -> None:
         for change in plan.changes:
             source = change.host_source
             if source is None:  # intel-openmp: download, verify, check, then place like any other source
@@ -129,7 +131,7 @@ class PlaceOpenMP:
 
                 settings = read_pip_settings(system, Path(plan.download["pip_prefix"]))
                 source, facts = fetch_runtime(system, settings, transaction.folder / "downloads",
-                                              progress=on_progress)
+                                              progress=on_progress, token=token)
                 transaction.note({"kind": "downloaded", **facts})
                 check = check_candidate(source, change.host_target.parent)
                 if not check.ok:
@@ -187,7 +189,8 @@ class UserSettings:
                     needs_admin=machine and system.elevates_machine_changes, notes=notes)
 
     def apply(self, system: System, plan: Plan, transaction: Transaction,
-              on_output: Callable[[str], None] = lambda line: None, on_progress=None) -> None:
+              on_output: Callable[[str], None] = lambda line: None, on_progress=None,
+              token: Optional[CancelToken] = None) -> None:
         for change in plan.changes:
             if change.kind == "set-machine-value":
                 apply_machine_change(system, transaction, change)
@@ -241,7 +244,8 @@ class EnableLongPaths:
                     needs_admin=system.elevates_machine_changes, notes=[said("repair.note.machine_elevated")])
 
     def apply(self, system: System, plan: Plan, transaction: Transaction,
-              on_output: Callable[[str], None] = lambda line: None, on_progress=None) -> None:
+              on_output: Callable[[str], None] = lambda line: None, on_progress=None,
+              token: Optional[CancelToken] = None) -> None:
         for change in plan.changes:
             apply_machine_change(system, transaction, change)
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
+from app.cancel import CancelToken
 from app.inventory.environment import PythonEnvironment, inspect_environment
 from app.probes.runner import Diagnosis, run_diagnosis
 from app.repair.actions import action_for
@@ -68,8 +69,10 @@ def plan_repair(system: System, env: PythonEnvironment, action: str, source: Opt
 
 def apply_plan(system: System, env: PythonEnvironment, plan: Plan, diagnosis: Diagnosis,
                journal: Optional[Journal] = None, on_step: Callable[[str], None] = lambda s: None,
-               on_output: Callable[[str], None] = lambda line: None, on_progress=None) -> RepairOutcome:
-    """Apply a confirmed plan. Files a running program holds are refused before anything changes."""
+               on_output: Callable[[str], None] = lambda line: None, on_progress=None,
+               token: Optional[CancelToken] = None) -> RepairOutcome:
+    """Apply a confirmed plan. Files a running program holds are refused before anything changes. Cancelling
+    `token` stops the step under way (a download, pip, the installer) and rolls everything back."""
     if system.can_run_programs:
         held = processes_using([c.host_target for c in plan.changes if c.host_target is not None])
         if held:
@@ -78,7 +81,9 @@ def apply_plan(system: System, env: PythonEnvironment, plan: Plan, diagnosis: Di
     transaction = journal.begin(machine_of(system), plan.action, plan.source, plan.environment, plan.to_dict())
     on_step("applying")
     try:
-        action_for(plan.action).apply(system, plan, transaction, on_output, on_progress)
+        action_for(plan.action).apply(system, plan, transaction, on_output, on_progress, token)
+        if token is not None:
+            token.check()  # cancelled after the last step: rolled back all the same
     except BaseException:
         on_step("rolling-back")
         transaction.rollback(system)  # a step failed (disk full, denied, cancelled): nothing stays half done
@@ -98,3 +103,27 @@ def undo(transaction: Transaction) -> Diagnosis:
     python = system.host_path(transaction.begin.get("environment") or "")
     env = inspect_environment(system, python) if python is not None and python.exists() else None
     return run_diagnosis(system, [env] if env else [])
+
+
+def failure_text(error: BaseException, lang: str) -> str:
+    """Why a repair or an undo stopped, in the reader's words (what the CLI prints and the wizard shows)."""
+    from app.cancel import Cancelled
+    from app.i18n import words
+    from app.repair.download import DownloadError, download_error_text
+    from app.repair.journal import RollbackStopped
+    from app.repair.plan import PlanRefused
+    from app.repair.vc_runtime import InstallerFailed
+
+    if isinstance(error, DownloadError):
+        return download_error_text(error, lang)
+    if isinstance(error, PlanRefused):
+        return "\n".join(reason[lang] for reason in error.reasons)
+    if isinstance(error, InstallerFailed):
+        return words(f"repair.vc.{error.code}", lang, **error.values)
+    if isinstance(error, FilesInUse):
+        return words("cli.repair.in_use", lang, programs=", ".join(f"{h['name']} ({h['pid']})" for h in error.holders))
+    if isinstance(error, RollbackStopped):
+        return words(f"cli.undo.stopped.{error.code}", lang, **error.values)
+    if isinstance(error, Cancelled):
+        return words("repair.cancelled", lang)
+    return words("cli.repair.failed", lang, error=f"{error.__class__.__name__}: {error}")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
+from app.cancel import CancelToken
 from app.engine.versions import matches
 from app.inventory.environment import PythonEnvironment
 from app.inventory.machine import MachineFacts
@@ -63,5 +64,6 @@ class UpgradeTorch:
                     notes=[said("repair.note.pip", index=" ".join(index_arguments(env)) or "-")])
 
     def apply(self, system: System, plan: Plan, transaction: Transaction,
-              on_output: Callable[[str], None] = lambda line: None, on_progress=None) -> None:
-        transaction.change_packages(system, plan.packages, on_output)
+              on_output: Callable[[str], None] = lambda line: None, on_progress=None,
+              token: Optional[CancelToken] = None) -> None:
+        transaction.change_packages(system, plan.packages, on_output, token)

@@ -113,6 +113,37 @@ def dependency_trees(graphs: dict[str, DependencyGraph], display: Callable[[Path
     return {python: render_tree(graph, display, lang) for python, graph in graphs.items()}
 
 
+def diagnosis_report(diagnosis: Any, system: Any, *, lang: str, source: str, source_root: Optional[str] = None,
+                     redacted: bool = True) -> tuple[dict, dict[str, str]]:
+    """The JSON document and the dependency trees of a finished diagnosis (app.probes.runner.Diagnosis), with
+    this computer's user name redacted unless `redacted` is False. The CLI and the wizard both report this way."""
+    user = system.variable("USERNAME")
+    names = [user] if user and redacted else []
+    document = build_document(
+        diagnosis.machine, diagnosis.environments, diagnosis.findings, diagnosis.graphs, system.windows_path,
+        lang=lang, source=source, source_root=source_root, redact_names=names, redacted=redacted,
+        complete=diagnosis.complete, elapsed_s=diagnosis.elapsed_s)
+    trees = dependency_trees(diagnosis.graphs, system.windows_path, lang)
+    return document, (redact(trees, names) if redacted else trees)
+
+
+REPORT_FORMATS = ("text", "html", "json")
+
+
+def report_format(path: str) -> str:
+    """The format a file name asks for: .html/.htm a web page, .json the JSON document, anything else text."""
+    suffix = Path(path).suffix.lower()
+    return "html" if suffix in (".html", ".htm") else "json" if suffix == ".json" else "text"
+
+
+def render_report(document: dict, trees: dict[str, str], lang: str, fmt: str) -> str:
+    if fmt == "html":
+        return html_report(document, trees, lang)
+    if fmt == "json":
+        return json.dumps(document, indent=2, ensure_ascii=False)
+    return text_report(document, trees, lang)
+
+
 def _severity_word(severity: str, lang: str) -> str:
     return words(f"report.severity.{severity}", lang)
 

@@ -1,0 +1,93 @@
+"""Starting the wizard: the QApplication, fonts, translations, the computer to look at, and the two
+non-interactive modes (`--screenshot-pages DIR`, `--first-window-exit`)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Optional
+
+from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtGui import QFontDatabase
+from PySide6.QtWidgets import QApplication
+
+from app.system.offline import OfflineImage
+from app.ui.icons import icon
+from app.ui.pages.base import ENVIRONMENTS
+from app.ui.session import IMAGE, Session, language_for, this_computer
+from app.ui.wizard import DoctorWizard
+
+FONT_SUFFIXES = (".ttf", ".ttc", ".otf")
+
+
+def add_fonts(folder: Optional[str]) -> int:
+    """Fonts from `folder` (TDD_FONT_DIR): where Qt finds none of its own, as on the offscreen platform under
+    Wine. On Windows and desktop Linux the system's fonts are used and this adds nothing."""
+    if not folder or not Path(folder).is_dir():
+        return 0
+    added = 0
+    for path in sorted(Path(folder).rglob("*")):
+        if path.suffix.lower() in FONT_SUFFIXES and QFontDatabase.addApplicationFont(str(path)) >= 0:
+            added += 1
+    return added
+
+
+def application(qt_arguments: list[str]) -> QApplication:
+    app = QApplication.instance() or QApplication(["TorchDllDoctor", *qt_arguments])
+    app.setApplicationName("Torch DLL Doctor")
+    app.setOrganizationName("TorchDllDoctor")
+    app.setWindowIcon(icon("app"))
+    add_fonts(os.environ.get("TDD_FONT_DIR"))
+    return app
+
+
+def new_wizard(*, demo: bool = False, root: Optional[str] = None, lang: Optional[str] = None,
+               session: Optional[Session] = None) -> DoctorWizard:
+    """The wizard on this computer, a copied drive (`root`) or the demo computer (built in a worker)."""
+    session = session or Session()
+    if root:
+        session.use(OfflineImage(Path(root)), IMAGE, str(Path(root).resolve()))
+    elif not demo:
+        system, source = this_computer()
+        if system is not None:
+            session.use(system, source)
+    session.lang = language_for(lang, session.system)
+    wizard = DoctorWizard(session)
+    if demo:
+        wizard.pages[ENVIRONMENTS].start_demo()
+    return wizard
+
+
+class _FirstPaint(QObject):
+    """Quits when the wizard has painted itself once: the time to the first window."""
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Paint:
+            QTimer.singleShot(0, QApplication.quit)
+        return False
+
+
+def run(*, demo: bool, root: Optional[str], lang: Optional[str], screenshot_pages: Optional[str],
+        scale: Optional[float], first_window_exit: bool, qt_arguments: list[str]) -> int:
+    if screenshot_pages:
+        from app.ui.screenshots import render_all
+
+        return render_all(Path(screenshot_pages), scale, qt_arguments)
+    app = application(qt_arguments)
+    wizard = new_wizard(demo=demo, root=root, lang=lang)
+    if first_window_exit:
+        watcher = _FirstPaint(wizard)
+        wizard.installEventFilter(watcher)
+    wizard.show()
+    code = app.exec()
+    wizard.shutdown()
+    return code
+
+
+def no_window_reason() -> Optional[str]:
+    """Why no window can open here (a Linux box without a display), or None."""
+    if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+                                                 or os.environ.get("QT_QPA_PLATFORM")):
+        return "no display"
+    return None

@@ -1,0 +1,82 @@
+"""What every page shares: its session and worker pool, and redrawing its words when the language changes."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtWidgets import QFrame, QLabel, QPushButton, QSizePolicy, QWizardPage
+
+from app.ui.icons import icon
+
+if TYPE_CHECKING:
+    from app.ui.session import Session
+    from app.ui.wizard import DoctorWizard
+
+WELCOME, ENVIRONMENTS, DIAGNOSE, FINDINGS, PLAN, REPAIR, VERIFY, FINISH = range(8)
+
+
+class Page(QWizardPage):
+    def __init__(self) -> None:
+        super().__init__()
+        self._ready = False
+
+    @property
+    def doctor(self) -> DoctorWizard:
+        return self.wizard()  # type: ignore[return-value]
+
+    @property
+    def session(self) -> Session:
+        return self.doctor.session
+
+    def retranslate(self) -> None:
+        """Set every text of the page in the current language (called at start and on a language switch)."""
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.LanguageChange and self.wizard() is not None:
+            self.retranslate()
+        super().changeEvent(event)
+
+    def set_ready(self, ready: bool) -> None:
+        if ready != self._ready:
+            self._ready = ready
+            self.completeChanged.emit()
+
+    def isComplete(self) -> bool:
+        return self._ready
+
+
+def wrapped(text: str = "", *, bold: bool = False, selectable: bool = False, name: Optional[str] = None) -> QLabel:
+    label = QLabel(text)
+    label.setWordWrap(True)
+    label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
+    if bold:
+        font = label.font()
+        font.setBold(True)
+        label.setFont(font)
+    if selectable:
+        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse
+                                      | Qt.TextInteractionFlag.TextSelectableByKeyboard)
+    if name:
+        label.setObjectName(name)
+    return label
+
+
+def icon_label(name: str, size: int = 20) -> QLabel:
+    label = QLabel()
+    label.setPixmap(icon(name).pixmap(size, size))
+    label.setAlignment(Qt.AlignmentFlag.AlignTop)
+    return label
+
+
+def button(name: str) -> QPushButton:
+    pushed = QPushButton()
+    pushed.setObjectName(name)
+    return pushed
+
+
+def card() -> QFrame:
+    frame = QFrame()
+    frame.setFrameShape(QFrame.Shape.StyledPanel)
+    frame.setObjectName("card")
+    return frame

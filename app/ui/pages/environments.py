@@ -1,0 +1,197 @@
+"""Choose the environment: they appear while discovery streams them; Browse…, Search everywhere, and (off
+Windows, or when nothing is found) a copied Windows drive or the demo computer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QItemSelectionModel, Qt
+from PySide6.QtWidgets import QAbstractItemView, QFileDialog, QHBoxLayout, QHeaderView, QTreeView, QVBoxLayout
+
+from app.system.offline import OfflineImage
+from app.ui.models import ROLE_ITEM, EnvironmentModel
+from app.ui.pages.base import DIAGNOSE, Page, button, wrapped
+from app.ui.session import DEMO, IMAGE, environment_at, find_environments, open_demo
+
+
+class EnvironmentsPage(Page):
+    def __init__(self) -> None:
+        super().__init__()
+        self.model = EnvironmentModel(self._display)
+        self.view = QTreeView()
+        self.view.setModel(self.model)
+        self.view.setRootIsDecorated(False)
+        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.view.header().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.view.header().setStretchLastSection(True)
+        self.view.selectionModel().selectionChanged.connect(self._selected)
+        self.view.doubleClicked.connect(lambda index: self.doctor.next() if self.isComplete() else None)
+        self.status = wrapped(name="search-status")
+        self.browse = button("browse")
+        self.everywhere = button("everywhere")
+        self.image = button("image")
+        self.demo = button("demo")
+        self.browse.clicked.connect(self._browse)
+        self.everywhere.clicked.connect(lambda: self._search(everywhere=True))
+        self.image.clicked.connect(self._open_image)
+        self.demo.clicked.connect(self._open_demo)
+        buttons = QHBoxLayout()
+        for pushed in (self.browse, self.everywhere, self.image, self.demo):
+            buttons.addWidget(pushed)
+        buttons.addStretch(1)
+        self.explain = wrapped()
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.explain)
+        layout.addWidget(self.view, 1)
+        layout.addWidget(self.status)
+        layout.addLayout(buttons)
+        self._worker = None
+        self._state = "idle"  # idle, searching, done, none-here, failed
+        self._error = ""
+
+    def _display(self, path) -> str:
+        system = self.session.system
+        return system.windows_path(Path(path)) if system is not None else str(path)
+
+    def initializePage(self) -> None:
+        if self.session.system is not None and not self.session.environments and self._worker is None:
+            self._search()
+        self.retranslate()
+
+    def nextId(self) -> int:
+        return DIAGNOSE
+
+    def retranslate(self) -> None:
+        self.setTitle(self.tr("Choose the Python installation"))
+        self.setSubTitle(self.tr("Pick the one your AI app uses (ComfyUI, a Stable Diffusion web UI, …)."))
+        self.explain.setText(self.tr("Installations appear here as they are found. Only those with PyTorch can "
+                                     "be checked."))
+        self.browse.setText(self.tr("&Browse…"))
+        self.browse.setAccessibleName(self.tr("Choose a folder that holds a Python installation"))
+        self.everywhere.setText(self.tr("&Search everywhere"))
+        self.everywhere.setAccessibleName(self.tr("Search every drive, deeper and longer"))
+        self.image.setText(self.tr("Analyse a &copied Windows folder…"))
+        self.image.setAccessibleName(self.tr("Analyse a copied Windows drive"))
+        self.demo.setText(self.tr("Try the &demo computer"))
+        self.demo.setAccessibleName(self.tr("Try the demo computer"))
+        self.view.setAccessibleName(self.tr("Python installations found"))
+        self.model.headerDataChanged.emit(Qt.Orientation.Horizontal, 0, self.model.COLUMNS - 1)
+        self.model.layoutAboutToBeChanged.emit()  # the words in the rows change, not the rows
+        self.model.layoutChanged.emit()
+        self._show_state()
+
+    def _show_state(self) -> None:
+        count = len(self.model.envs)
+        nothing = self.session.system is None
+        off_windows_or_none = nothing or self.session.source in (IMAGE, DEMO) or (
+            self._state == "done" and not any(e.torch for e in self.model.envs))
+        self.image.setVisible(off_windows_or_none)
+        self.demo.setVisible(off_windows_or_none)
+        self.browse.setEnabled(not nothing and self._state != "searching")
+        self.everywhere.setEnabled(not nothing and self._state != "searching")
+        if nothing:
+            text = self.tr("This computer is not running Windows, so there is nothing here to check. Analyse a "
+                           "copied Windows drive, or try the demo computer to see how the assistant works.")
+        elif self._state == "searching":
+            text = self.tr("Searching… {count} found so far.").format(count=count)
+        elif self._state == "failed":
+            text = self.tr("The search stopped: {error}").format(error=self._error)
+        elif not any(e.torch for e in self.model.envs):
+            text = self.tr("No Python installation with PyTorch was found. Use Browse… to pick your AI app's "
+                           "folder, or Search everywhere.")
+        else:
+            text = self.tr("{count} installation(s) found. Select one and press Next.").format(count=count)
+        if self.session.source == DEMO:
+            text = self.tr("The demo computer (a built-in example, nothing real is changed). ") + text
+        elif self.session.source == IMAGE:
+            text = self.tr("A copied Windows drive: {folder}. ").format(folder=self.session.root) + text
+        self.status.setText(text)
+
+    # -- searching ----------------------------------------------------------------------------------------
+    def _search(self, everywhere: bool = False, folders: tuple = ()) -> None:
+        system = self.session.system
+        if system is None:
+            return
+        if self._worker is not None:
+            self._worker.cancel()
+        if not folders:
+            self.model.clear()
+            self.session.environments = []
+        self._state = "searching"
+        self._show_state()
+        self._worker = self.doctor.pool.start(
+            lambda worker: find_environments(system, worker.token, worker.emit, everywhere=everywhere,
+                                             folders=folders),
+            yielded=self._found, returned=self._searched, errored=self._failed)
+
+    def _found(self, env) -> None:
+        if any(e.exec_prefix == env.exec_prefix for e in self.model.envs):
+            return
+        self.model.add(env)
+        self.session.environments.append(env)
+        if not self.view.selectionModel().hasSelection() and env.torch is not None:
+            self.select(len(self.model.envs) - 1)
+        self._show_state()
+
+    def _searched(self, envs) -> None:
+        self._worker = None
+        self._state = "done"
+        self._show_state()
+
+    def _failed(self, error) -> None:
+        from app.cancel import Cancelled
+
+        self._worker = None
+        self._state = "done" if isinstance(error, Cancelled) else "failed"
+        self._error = str(error)
+        self._show_state()
+
+    def select(self, row: int) -> None:
+        self.view.selectionModel().select(self.model.index(row, 0), QItemSelectionModel.SelectionFlag.ClearAndSelect
+                                          | QItemSelectionModel.SelectionFlag.Rows)
+        self.view.setCurrentIndex(self.model.index(row, 0))
+
+    def _selected(self) -> None:
+        rows = self.view.selectionModel().selectedRows()
+        env = self.model.data(rows[0], ROLE_ITEM) if rows else None
+        self.session.env = env if env is not None and env.torch is not None else None
+        self.set_ready(self.session.env is not None)
+
+    # -- other places ---------------------------------------------------------------------------------------
+    def _browse(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, self.tr("Choose the folder of your AI app or its Python"))
+        if not folder:
+            return
+        system = self.session.system
+        self.doctor.pool.start(lambda worker: environment_at(system, Path(folder)),
+                               returned=lambda env: self._browsed(env, folder))
+
+    def _browsed(self, env, folder: str) -> None:
+        if env is None:
+            self.status.setText(self.tr("No Python installation was found in {folder}.").format(folder=folder))
+            return
+        self._found(env)
+        self.select([e.exec_prefix for e in self.model.envs].index(env.exec_prefix))
+
+    def _open_image(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, self.tr("Choose the folder that holds the copied drive "
+                                                                "(it has a Windows folder inside)"))
+        if folder:
+            self.open_computer(OfflineImage(Path(folder)), IMAGE, folder)
+
+    def _open_demo(self) -> None:
+        self.start_demo()
+
+    def start_demo(self) -> None:
+        """Build the demo computer in a worker, then search it like any other."""
+        self.demo.setEnabled(False)
+        session = self.session
+        self.doctor.pool.start(lambda worker: open_demo(session),
+                               returned=lambda system: self.open_computer(system, DEMO, None),
+                               finished=lambda: self.demo.setEnabled(True))
+
+    def open_computer(self, system, source: str, root) -> None:
+        self.session.use(system, source, root)
+        self.model.clear()
+        self._search()

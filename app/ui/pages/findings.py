@@ -1,0 +1,160 @@
+"""Findings: one card per problem, by severity, in plain words ("What this means", "How we can fix it"), then
+the technical details (the dependency tree), Copy, and Save report…"""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QFileDialog, QGridLayout, QHBoxLayout, QScrollArea, QSplitter, QVBoxLayout, QWidget
+
+from app.report.document import diagnosis_report, render_report
+from app.ui.icons import SEVERITY_ICON
+from app.ui.pages.base import FINISH, PLAN, Page, button, card, icon_label, wrapped
+from app.ui.pages.tree import DependencyTreePanel
+
+
+class FindingsPage(Page):
+    def __init__(self) -> None:
+        super().__init__()
+        self.headline = wrapped(bold=True, name="headline")
+        self.cards = QWidget()
+        self.cards_layout = QVBoxLayout(self.cards)
+        self.cards_layout.addStretch(1)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(self.cards)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.scroll = scroll
+        self.details = button("details")
+        self.details.setCheckable(True)
+        self.details.toggled.connect(self._toggle_details)
+        self.copy = button("copy")
+        self.copy.clicked.connect(self._copy)
+        self.save = button("save")
+        self.save.clicked.connect(self._save)
+        self.tree = DependencyTreePanel()
+        self.tree.hide()
+        self.saved = wrapped(name="saved")
+        row = QHBoxLayout()
+        row.addWidget(self.details)
+        row.addStretch(1)
+        row.addWidget(self.copy)
+        row.addWidget(self.save)
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.addWidget(scroll)
+        splitter.addWidget(self.tree)
+        splitter.setChildrenCollapsible(False)
+        self.splitter = splitter
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.headline)
+        layout.addWidget(splitter, 1)
+        layout.addWidget(self.saved)
+        layout.addLayout(row)
+        self._saved_to = None
+
+    def initializePage(self) -> None:
+        self._saved_to = None
+        self.details.setChecked(False)
+        diagnosis = self.session.diagnosis
+        graph = diagnosis.graphs.get(self.session.system.windows_path(self.session.env.python)) if diagnosis else None
+        if graph is None and diagnosis is not None and diagnosis.graphs:
+            graph = next(iter(diagnosis.graphs.values()))
+        self.details.setEnabled(graph is not None)
+        if graph is not None:
+            self.tree.show_graph(self.session, graph)
+        self.set_ready(True)
+        self.retranslate()
+
+    def nextId(self) -> int:
+        fixable = [p for p in self.session.problems() if p.severity in ("blocker", "warning") and p.repairs
+                   and not p.contradicted]
+        return PLAN if fixable else FINISH
+
+    def retranslate(self) -> None:
+        self.setTitle(self.tr("What we found"))
+        self.setSubTitle(self.tr("Problems first. Technical readers can open the dependency tree."))
+        self.details.setText(self.tr("Show &technical details"))
+        self.details.setAccessibleName(self.tr("Show the dependency tree"))
+        self.copy.setText(self.tr("&Copy"))
+        self.copy.setAccessibleName(self.tr("Copy the report"))
+        self.save.setText(self.tr("Sa&ve report…"))
+        self.save.setAccessibleName(self.tr("Save the report to a file"))
+        self.saved.setText(self.tr("Report saved: {path}").format(path=self._saved_to) if self._saved_to else "")
+        self.tree.retranslate()
+        self._fill_cards()
+
+    def _fill_cards(self) -> None:
+        while self.cards_layout.count() > 1:
+            widget = self.cards_layout.takeAt(0).widget()
+            if widget is not None:
+                widget.hide()  # gone now, not at the next turn of the event loop
+                widget.deleteLater()
+        if self.session.diagnosis is None:
+            return
+        problems = [p for p in self.session.problems() if p.severity != "info" or p.lead.code == "import-ok"]
+        notes = [p for p in self.session.problems() if p not in problems]
+        blockers = [p for p in problems if p.severity == "blocker"]
+        if not self.session.diagnosis.complete:
+            self.headline.setText(self.tr("Some checks could not finish, so this list may be incomplete."))
+        elif blockers:
+            self.headline.setText(self.tr("%n problem(s) stop PyTorch from loading.", "", len(blockers)))
+        elif problems:
+            self.headline.setText(self.tr("PyTorch should load. There are warnings worth a look."))
+        else:
+            self.headline.setText(self.tr("No problems found: PyTorch should load."))
+        for number, problem in enumerate(problems + notes):
+            self.cards_layout.insertWidget(number, self._card(problem))
+
+    def _card(self, problem) -> QWidget:
+        lang = self.session.lang
+        text = problem.lead.text(lang)
+        frame = card()
+        grid = QGridLayout(frame)
+        grid.addWidget(icon_label(SEVERITY_ICON.get(problem.severity, "info")), 0, 0)
+        grid.addWidget(wrapped(text.title, bold=True, selectable=True), 0, 1)
+        if problem.contradicted:
+            grid.addWidget(wrapped(self.tr("PyTorch started anyway when it was tried for real, so this may not "
+                                           "matter on this computer."), selectable=True), 1, 1)
+        grid.addWidget(wrapped(self.tr("<b>What this means:</b> {text}").format(text=html.escape(text.explanation)),
+                               selectable=True), 2, 1)
+        if problem.severity != "info":
+            grid.addWidget(wrapped(self.tr("<b>How we can fix it:</b> {text}").format(text=html.escape(text.action)),
+                                   selectable=True), 3, 1)
+        grid.setColumnStretch(1, 1)
+        frame.setAccessibleName(text.title)
+        return frame
+
+    def _toggle_details(self, shown: bool) -> None:
+        self.tree.setVisible(shown)
+        if shown:
+            self.splitter.setSizes([120, 400])
+
+    # -- the report ----------------------------------------------------------------------------------------
+    def _report_text(self, fmt: str) -> str:
+        document, trees = diagnosis_report(self.session.diagnosis, self.session.system, lang=self.session.lang,
+                                           source=self.session.source, source_root=self.session.root)
+        return render_report(document, trees, self.session.lang, fmt)
+
+    def _copy(self) -> None:
+        QGuiApplication.clipboard().setText(self._report_text("text"))
+        self._saved_to = None
+        self.saved.setText(self.tr("The report is copied: paste it into a forum post or a message."))
+
+    def _save(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, self.tr("Save the report"), "torch-dll-doctor-report.html",
+                                              self.tr("Web page (*.html);;Text (*.txt);;JSON (*.json)"))
+        if path:
+            self.save_report(path)
+
+    def save_report(self, path: str) -> None:
+        session, diagnosis = self.session, self.session.diagnosis
+        self.doctor.pool.start(lambda worker: session.report(path, diagnosis),
+                               returned=lambda _: self._report_saved(path),
+                               errored=lambda error: self.saved.setText(
+                                   self.tr("The report could not be saved: {error}").format(error=error)))
+
+    def _report_saved(self, path: str) -> None:
+        self._saved_to = path
+        self.saved.setText(self.tr("Report saved: {path}").format(path=path))

@@ -1,0 +1,112 @@
+"""Finish: what was done, Save report…, Undo these changes, and the log folder."""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import QUrl
+from PySide6.QtGui import QDesktopServices
+from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QVBoxLayout
+
+from app.repair.run import failure_text, undo
+from app.ui.pages.base import Page, button, wrapped
+from app.ui.pages.plan import repair_name
+
+
+class FinishPage(Page):
+    def __init__(self) -> None:
+        super().__init__()
+        self.summary = wrapped(selectable=True, name="summary")
+        self.result = wrapped(name="finish-result")
+        self.save = button("save-report")
+        self.undo = button("undo")
+        self.logs = button("logs")
+        self.save.clicked.connect(self._save)
+        self.undo.clicked.connect(self._undo)
+        self.logs.clicked.connect(self._open_logs)
+        row = QHBoxLayout()
+        for pushed in (self.save, self.undo, self.logs):
+            row.addWidget(pushed)
+        row.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.summary)
+        layout.addLayout(row)
+        layout.addWidget(self.result)
+        layout.addStretch(1)
+        self._undone = False
+        self._message = lambda: ""  # a function: a language switch says it again in the new language
+        self.set_ready(True)
+
+    def initializePage(self) -> None:
+        self._undone, self._message = False, lambda: ""
+        self.retranslate()
+
+    def retranslate(self) -> None:
+        self.setTitle(self.tr("Done"))
+        self.setSubTitle(self.tr("Thank you for using Torch DLL Doctor."))
+        self.save.setText(self.tr("&Save report…"))
+        self.save.setAccessibleName(self.tr("Save the report to a file"))
+        self.undo.setText(self.tr("&Undo these changes"))
+        self.undo.setAccessibleName(self.tr("Undo every change the repairs made"))
+        self.logs.setText(self.tr("Open the &log folder"))
+        self.logs.setAccessibleName(self.tr("Open the folder with the record of every change"))
+        transactions = self.session.transactions
+        self.undo.setVisible(bool(transactions) and not self._undone)
+        self.save.setEnabled(self.session.diagnosis is not None)
+        if transactions:
+            items = "".join(f"<li>{html.escape(repair_name(t.begin.get('action', '')))} "
+                            f"<small>({html.escape(t.id)})</small></li>" for t in transactions)
+            self.summary.setText(self.tr("<p>Changes made on this computer:</p><ul>{items}</ul><p>Each one is "
+                                         "recorded; “Undo these changes” puts everything back as it was, now or "
+                                         "later.</p>").format(items=items))
+        elif self.session.diagnosis is not None and not self.session.blockers():
+            self.summary.setText(self.tr("Nothing needed repairing: PyTorch should load. Nothing was changed."))
+        else:
+            self.summary.setText(self.tr("Nothing was changed on this computer."))
+        self.result.setText(self._message())
+
+    def _save(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, self.tr("Save the report"), "torch-dll-doctor-report.html",
+                                              self.tr("Web page (*.html);;Text (*.txt);;JSON (*.json)"))
+        if path:
+            self.save_report(path)
+
+    def save_report(self, path: str) -> None:
+        session = self.session
+        self.doctor.pool.start(lambda worker: session.report(path),
+                               returned=lambda _: self._said(lambda: self.tr("Report saved: {path}").format(path=path)),
+                               errored=lambda error: self._said(
+                                   lambda: self.tr("The report could not be saved: {error}").format(error=error)))
+
+    def _undo(self) -> None:
+        self.undo.setEnabled(False)
+        transactions = list(reversed(self.session.transactions))
+
+        def work(worker):
+            after = None
+            for transaction in transactions:
+                after = undo(transaction)
+            return after
+
+        self.doctor.pool.start(work, returned=self._undone_ok, errored=self._undo_failed)
+
+    def _undone_ok(self, after) -> None:
+        self._undone = True
+        if after is not None:
+            self.session.after = after
+        blocked = after is not None and self.session.blockers(after)
+        self._said(lambda: self.tr("Undone: every file and setting is back as it was.") if not blocked else
+                   self.tr("Undone: every file and setting is back as it was, and PyTorch does not load again, "
+                           "as before the repair."))
+        self.undo.hide()
+
+    def _undo_failed(self, error) -> None:
+        self.undo.setEnabled(True)
+        self._said(lambda: failure_text(error, self.session.lang))
+
+    def _said(self, message) -> None:
+        self._message = message
+        self.result.setText(message())
+
+    def _open_logs(self) -> None:
+        QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.session.journal.folder)))

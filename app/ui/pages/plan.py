@@ -1,0 +1,147 @@
+"""Repair plan: the repairs that fit each problem, the recommended one chosen, each saying exactly what changes
+and where, the download size, and whether Windows will ask for permission. A commit page: nothing has changed
+until the user presses "Repair now"."""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import QCoreApplication
+from PySide6.QtWidgets import QButtonGroup, QGroupBox, QRadioButton, QScrollArea, QVBoxLayout, QWidget, QWizard
+
+from app.i18n import words
+from app.ui.pages.base import REPAIR, Page, wrapped
+from app.ui.session import recommended, repair_options
+
+
+def repair_name(action: str) -> str:
+    names = {
+        "place-libomp140": QCoreApplication.translate("RepairNames", "Add the missing OpenMP runtime to PyTorch"),
+        "upgrade-torch": QCoreApplication.translate("RepairNames", "Upgrade PyTorch to a fixed version"),
+        "install-vc-runtime": QCoreApplication.translate("RepairNames", "Install Microsoft's Visual C++ runtime"),
+        "unset-env-var": QCoreApplication.translate("RepairNames", "Remove a setting that breaks PyTorch"),
+        "remove-path-entry": QCoreApplication.translate("RepairNames", "Remove a broken folder from PATH"),
+        "enable-long-paths": QCoreApplication.translate("RepairNames", "Allow long file paths in Windows"),
+    }
+    return names.get(action, action)
+
+
+class PlanPage(Page):
+    def __init__(self) -> None:
+        super().__init__()
+        self.setCommitPage(True)
+        self.intro = wrapped()
+        self.content = QWidget()
+        self.content_layout = QVBoxLayout(self.content)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(self.content)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.intro)
+        layout.addWidget(scroll, 1)
+        self._groups: list[tuple[QButtonGroup, list]] = []
+        self._state = "idle"
+        self._error = None
+
+    def initializePage(self) -> None:
+        self.set_ready(False)
+        self._state = "planning"
+        self.session.options = []
+        self.retranslate()
+        system, env, diagnosis = self.session.system, self.session.env, self.session.diagnosis
+        self.doctor.pool.start(lambda worker: repair_options(system, env, diagnosis),
+                               returned=self._planned, errored=self._failed)
+
+    def _planned(self, options) -> None:
+        self.session.options = options
+        self.session.chosen = recommended(options)
+        self._state = "ready"
+        self.retranslate()
+
+    def _failed(self, error) -> None:
+        self._state, self._error = "failed", error
+        self.retranslate()
+
+    def nextId(self) -> int:
+        return REPAIR
+
+    def retranslate(self) -> None:
+        self.setTitle(self.tr("Choose the repair"))
+        self.setSubTitle(self.tr("Nothing has changed yet. Every change below is recorded and can be undone."))
+        self.setButtonText(QWizard.WizardButton.CommitButton, self.tr("&Repair now"))
+        if self._state == "planning":
+            self.intro.setText(self.tr("Working out the repairs that fit…"))
+        elif self._state == "failed":
+            self.intro.setText(self.tr("The repairs could not be worked out: {error}").format(error=self._error))
+        elif not any(o.possible for o in self.session.options):
+            self.intro.setText(self.tr("None of the repairs can be done here. The reasons are below."))
+        else:
+            self.intro.setText(self.tr("The recommended repair is chosen for each problem. Press “Repair now” "
+                                       "when you are ready."))
+        self._fill()
+
+    def _fill(self) -> None:
+        while self.content_layout.count():
+            widget = self.content_layout.takeAt(0).widget()
+            if widget is not None:
+                widget.hide()
+                widget.deleteLater()
+        self._groups = []
+        lang = self.session.lang
+        chosen = {id(o) for o in self.session.chosen}
+        problems: dict[int, list] = {}
+        for option in self.session.options:
+            problems.setdefault(id(option.problem), []).append(option)
+        for options in problems.values():
+            box = QGroupBox(options[0].problem.lead.text(lang).title)
+            inner = QVBoxLayout(box)
+            group = QButtonGroup(box)
+            for number, option in enumerate(options):
+                radio = QRadioButton(repair_name(option.action))
+                radio.setEnabled(option.possible)
+                radio.setChecked(id(option) in chosen)
+                radio.setAccessibleName(repair_name(option.action))
+                group.addButton(radio, number)
+                inner.addWidget(radio)
+                if option.possible:
+                    detail = wrapped(self.plan_html(option.plan, lang), selectable=True)
+                else:
+                    detail = wrapped(html.escape(self.tr("Not possible here: {reasons}").format(
+                        reasons=" ".join(r[lang] for r in option.refused))), selectable=True)
+                detail.setContentsMargins(24, 0, 0, 8)
+                inner.addWidget(detail)
+            leave = QRadioButton(self.tr("Leave this as it is"))
+            leave.setAccessibleName(self.tr("Leave this problem as it is"))
+            leave.setChecked(not any(id(o) in chosen for o in options))
+            group.addButton(leave, len(options))
+            inner.addWidget(leave)
+            group.idToggled.connect(self._chosen)
+            self._groups.append((group, options))
+            self.content_layout.addWidget(box)
+        self.content_layout.addStretch(1)
+        self.set_ready(bool(self.session.chosen))
+
+    def plan_html(self, plan, lang: str) -> str:
+        """Exactly what a plan changes and where, its notes, the download, and whether Windows asks permission."""
+        items = "".join(f"<li>{html.escape(words(f'cli.repair.change.{c.kind}', lang, **c.to_dict()))}</li>"
+                        for c in plan.changes)
+        notes = "".join(f"<p>{html.escape(note[lang])}</p>" for note in plan.notes)
+        extra = []
+        if plan.download_bytes:
+            extra.append(self.tr("Download: about {size} MB.").format(size=f"{plan.download_bytes / 1e6:.1f}"))
+        elif plan.download:
+            extra.append(self.tr("Download: a small file from your package index."))
+        if plan.needs_admin:
+            extra.append(self.tr("Windows will ask for permission (administrator rights) for this step."))
+        else:
+            extra.append(self.tr("No administrator rights are needed."))
+        return f"<ul>{items}</ul>{notes}<p>{html.escape(' '.join(extra))}</p>"
+
+    def _chosen(self, *_args) -> None:
+        chosen = []
+        for group, options in self._groups:
+            number = group.checkedId()
+            if 0 <= number < len(options):
+                chosen.append(options[number])
+        self.session.chosen = chosen
+        self.set_ready(bool(chosen))

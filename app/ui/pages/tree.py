@@ -1,0 +1,165 @@
+"""The technical details: the dependency tree (lazy model), "problems only", a search field, and a detail pane
+with the full path, version, the folders searched in order, the rule that found the file, the missing
+functions, and which copy PyTorch's own process really loaded."""
+
+from __future__ import annotations
+
+import html
+import ntpath
+from typing import Optional
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLineEdit,
+    QSplitter,
+    QTextBrowser,
+    QTreeView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.engine.graph import DependencyGraph
+from app.i18n import words
+from app.ui.models import DependencyTreeModel, TreeFilter, TreeItem
+
+
+class DependencyTreePanel(QWidget):
+    def __init__(self) -> None:
+        super().__init__()
+        self.problems_only = QCheckBox()
+        self.search = QLineEdit()
+        self.search.setClearButtonEnabled(True)
+        self.view = QTreeView()
+        self.view.setUniformRowHeights(True)
+        self.view.setAlternatingRowColors(True)
+        self.detail = QTextBrowser()
+        self.detail.setOpenLinks(False)
+        self.filter = TreeFilter()
+        self.view.setModel(self.filter)
+        self.problems_only.toggled.connect(self._filter)
+        self.search.textChanged.connect(self._filter)
+        self.view.selectionModel().currentChanged.connect(lambda current, previous: self.show_detail())
+        top = QHBoxLayout()
+        top.addWidget(self.problems_only)
+        top.addWidget(self.search, 1)
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.addWidget(self.view)
+        splitter.addWidget(self.detail)
+        splitter.setSizes([220, 180])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(top)
+        layout.addWidget(splitter, 1)
+        self.model: Optional[DependencyTreeModel] = None
+        self.session = None
+
+    def show_graph(self, session, graph: DependencyGraph) -> None:
+        self.session = session
+        self.model = DependencyTreeModel(graph, session.system.windows_path, lambda: session.lang)
+        self.filter.setSourceModel(self.model)
+        header = self.view.header()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(True)
+        self.view.setColumnWidth(0, 240)
+        self.problems_only.setChecked(True)
+        self._filter()
+        first = self.filter.index(0, 0)
+        if first.isValid():
+            self.view.setCurrentIndex(first)
+        self.retranslate()
+
+    def retranslate(self) -> None:
+        self.problems_only.setText(self.tr("&Problems only"))
+        self.problems_only.setAccessibleName(self.tr("Show only DLLs with a problem"))
+        self.search.setPlaceholderText(self.tr("Search for a DLL…"))
+        self.search.setAccessibleName(self.tr("Search for a DLL"))
+        self.view.setAccessibleName(self.tr("Dependency tree"))
+        self.detail.setAccessibleName(self.tr("Details of the selected DLL"))
+        if self.model is not None:
+            self.model.headerDataChanged.emit(Qt.Orientation.Horizontal, 0, self.model.COLUMNS - 1)
+            self.model.layoutAboutToBeChanged.emit()  # the words change, not the rows
+            self.model.layoutChanged.emit()
+        self.show_detail()
+
+    def _filter(self) -> None:
+        self.filter.set_filter(self.problems_only.isChecked(), self.search.text())
+        if self.problems_only.isChecked() or self.search.text().strip():
+            self.view.expandAll()  # what the filter kept is what the reader wants to see
+
+    def current_item(self) -> Optional[TreeItem]:
+        index = self.view.currentIndex()
+        return self.model.item(self.filter.mapToSource(index)) if index.isValid() and self.model else None
+
+    def show_detail(self) -> None:
+        item = self.current_item()
+        self.detail.setHtml(self.detail_html(item) if item is not None else "")
+
+    def detail_html(self, item: TreeItem) -> str:
+        """The detail pane of one place in the tree."""
+        model, session = self.model, self.session
+        lang = session.lang
+        node, edge = item.node, item.edge
+        display = model.display
+        rows: list[tuple[str, str]] = []
+        rows.append((self.tr("Status"), model.status_words()[model.status(item)]))
+        rows.append((self.tr("Full path"), display(node.path) if node.path else self.tr("not found")))
+        if node.info is not None:
+            rows.append((self.tr("File version"), node.info.file_version or self.tr("unknown")))
+            rows.append((self.tr("Type"), node.info.cpu_name))
+        if node.resolution is not None:
+            rows.append((self.tr("Found by"), model.rule_words(item) or self.tr("not found")))
+            if node.resolution.api_set_host:
+                rows.append((self.tr("Stands for"), node.resolution.api_set_host))
+        if edge is not None:
+            rows.append((self.tr("Needed by"), edge.source.name))
+        reason = node.shown_reason(display)
+        if reason:
+            rows.append((self.tr("Why"), reason))
+        lacking = [str(m.function) for m in node.missing_exports if edge is None or m.importer == edge.source.name]
+        if lacking:
+            rows.append((self.tr("Missing functions"), ", ".join(lacking)))
+        if edge is not None and node.path is None and edge.functions:
+            rows.append((self.tr("Functions it must have"), ", ".join(str(f) for f in edge.functions[:40])
+                         + (" …" if len(edge.functions) > 40 else "")))
+        loaded = self._really_loaded(session, node)
+        if loaded:
+            rows.append((self.tr("What PyTorch really loaded"), loaded))
+        body = "".join(f"<tr><td valign='top'><b>{html.escape(k)}</b></td><td>{html.escape(v)}</td></tr>"
+                       for k, v in rows)
+        searched = ""
+        if node.resolution is not None and node.resolution.tried:
+            folders = [f"<li>{html.escape(words(f'tree.rule.{rule}', lang))}: {html.escape(display(folder))}</li>"
+                       for rule, folder in node.resolution.tried]
+            title = self.tr("Folders searched, in order")
+            searched = f"<p><b>{html.escape(title)}</b></p><ol>{''.join(folders)}</ol>"
+        return f"<h3>{html.escape(model.name(item))}</h3><table cellspacing='4'>{body}</table>{searched}"
+
+    def _really_loaded(self, session, node) -> Optional[str]:
+        """From the live replay: the copy of this DLL PyTorch's process had loaded (issue: Process Monitor's
+        evidence), or None when PyTorch was not started."""
+        diagnosis = session.after or session.diagnosis
+        if diagnosis is None:
+            return None
+        for finding in diagnosis.findings:
+            if finding.code not in ("import-ok", "import-failed"):
+                continue
+            loaded = [str(p) for p in finding.evidence.get("loaded") or []]
+            if not loaded:
+                return None
+            same = [p for p in loaded if ntpath.basename(p).lower() == node.name.lower()]
+            copies = {c["dll"].lower(): c for c in finding.evidence.get("runtime_copies") or []}
+            copy = copies.get(node.name.lower())
+            if copy is not None:
+                version = copy.get("version") or self.tr("unknown")
+                if copy.get("agrees") is False:
+                    return self.tr("{path} (version {version}), not the copy predicted here ({predicted})").format(
+                        path=copy["path"], version=version, predicted=copy.get("predicted"))
+                return self.tr("{path} (version {version})").format(path=copy["path"], version=version)
+            if same:
+                return same[0]
+            return self.tr("not loaded by PyTorch's process")
+        return None

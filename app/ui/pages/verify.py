@@ -1,0 +1,79 @@
+"""Verify: diagnosis and the live import again, then "PyTorch 2.4.1 loads now" with a green mark, or what still
+fails and what to try next."""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout
+
+from app.ui.icons import icon
+from app.ui.pages.base import FINISH, Page, icon_label, wrapped
+from app.ui.pages.diagnose import ChecklistPanel
+
+
+class VerifyPage(Page):
+    def __init__(self) -> None:
+        super().__init__()
+        self.checklist = ChecklistPanel(self)
+        self.checklist.on_done = self._done
+        self.mark = icon_label("running", 32)
+        self.headline = wrapped(bold=True, name="verdict")
+        self.next_steps = wrapped(selectable=True)
+        row = QHBoxLayout()
+        row.addWidget(self.mark)
+        row.addWidget(self.headline, 1)
+        layout = QVBoxLayout(self)
+        layout.addLayout(row)
+        layout.addWidget(self.next_steps)
+        layout.addWidget(self.checklist, 1)
+
+    def initializePage(self) -> None:
+        self.session.after = None
+        self.set_ready(False)
+        self.checklist.start(self.session.env)
+        self.retranslate()
+
+    def cleanupPage(self) -> None:
+        self.checklist.cancel()
+
+    def nextId(self) -> int:
+        return FINISH
+
+    def retranslate(self) -> None:
+        self.setTitle(self.tr("Checking PyTorch again"))
+        self.setSubTitle(self.tr("The same checks as before, now that the repairs are done."))
+        self.checklist.retranslate()
+        after = self.session.after
+        env = self.session.env
+        version = env.torch.version if env is not None and env.torch else "?"
+        if after is None:
+            self.mark.setPixmap(icon("running").pixmap(32, 32))
+            self.headline.setText(self.tr("Checking…") if self.checklist.state == "running" else
+                                  self.tr("The check did not finish."))
+            self.next_steps.setText("")
+            return
+        left = self.session.blockers(after)
+        if not left:
+            self.mark.setPixmap(icon("ok").pixmap(32, 32))
+            live = any(f.code == "import-ok" for f in after.findings)
+            self.headline.setText(self.tr("PyTorch {version} loads now.").format(version=version) if live else
+                                  self.tr("PyTorch {version} should load now: every file it needs is in place.")
+                                  .format(version=version))
+            self.next_steps.setText(self.tr("Start your AI app again. If it still fails, save the report on the "
+                                            "next page and share it."))
+            return
+        self.mark.setPixmap(icon("problem").pixmap(32, 32))
+        self.headline.setText(self.tr("PyTorch {version} still does not load.").format(version=version))
+        lang = self.session.lang
+        titles = "".join(f"<li>{html.escape(p.lead.text(lang).title)}</li>" for p in left)
+        self.next_steps.setText(self.tr(
+            "<p>Still wrong:</p><ul>{titles}</ul><p>What to try next: start the assistant again and choose "
+            "another repair; or make a fresh environment for your AI app (a new venv with "
+            "<code>pip install torch</code>); or run PyTorch inside WSL, where these Windows DLLs are not "
+            "used.</p>").format(titles=titles))
+
+    def _done(self, diagnosis) -> None:
+        self.session.after = diagnosis
+        self.set_ready(True)
+        self.retranslate()

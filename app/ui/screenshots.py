@@ -1,0 +1,124 @@
+"""`--screenshot-pages DIR`: the wizard on the demo computer, driven from Welcome to Finish as a user would
+(diagnose, open the dependency tree, repair, verify), each page saved as PNG in English and Chinese, at 100%
+and 200% scale (each scale in its own process: Qt reads the scale factor once, at start)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+from typing import Callable, Optional
+
+from PySide6.QtCore import QEventLoop
+from PySide6.QtWidgets import QApplication, QWizard
+
+from app.ui.pages.base import DIAGNOSE, ENVIRONMENTS, FINDINGS, FINISH, PLAN, REPAIR, VERIFY, WELCOME
+from app.ui.wizard import DoctorWizard
+
+PAGE_NAMES = {WELCOME: "welcome", ENVIRONMENTS: "environments", DIAGNOSE: "diagnose", FINDINGS: "findings",
+              PLAN: "plan", REPAIR: "repair", VERIFY: "verify", FINISH: "finish"}
+SCALES = (1, 2)
+EXAMPLE_ERROR = ('OSError: [WinError 126] The specified module could not be found. Error loading '
+                 '"C:\\Users\\alice\\ComfyUI\\venv\\Lib\\site-packages\\torch\\lib\\fbgemm.dll" or one of its '
+                 'dependencies.')
+
+
+def wait_until(condition: Callable[[], bool], timeout: float = 120.0) -> None:
+    """Let the event loop run until `condition()` holds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError("the wizard did not get there in time")
+        QApplication.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 50)
+        time.sleep(0.005)
+
+
+def settle() -> None:
+    for _ in range(5):
+        QApplication.processEvents()
+
+
+def drive(wizard: DoctorWizard, at_page: Callable[[int], None] = lambda page_id: None,
+          open_tree: bool = True) -> None:
+    """Click through the whole wizard on the demo computer; `at_page(id)` runs once each page is ready."""
+    wizard.show()
+    welcome = wizard.pages[WELCOME]
+    welcome.paste.setPlainText(EXAMPLE_ERROR)
+    wait_until(lambda: welcome.explanation.isVisible())
+    at_page(WELCOME)
+    next_button = wizard.button(QWizard.WizardButton.NextButton)
+    commit_button = wizard.button(QWizard.WizardButton.CommitButton)
+    for page_id in (ENVIRONMENTS, DIAGNOSE, FINDINGS, PLAN, REPAIR, VERIFY, FINISH):
+        current = wizard.currentPage()
+        wait_until(current.isComplete)
+        (commit_button if current.isCommitPage() else next_button).click()
+        wait_until(lambda wanted=page_id: wizard.currentId() == wanted)
+        wait_until(wizard.currentPage().isComplete)
+        if page_id == FINDINGS and open_tree:
+            findings = wizard.pages[FINDINGS]
+            findings.details.setChecked(True)
+            tree = findings.tree
+            tree.view.expandAll()
+            for row in range(tree.filter.rowCount()):
+                tree.view.setCurrentIndex(tree.filter.index(row, 0))  # the first DLL with a problem
+                break
+            missing = _find(tree, "libomp140.x86_64.dll")
+            if missing is not None:
+                tree.view.setCurrentIndex(missing)
+        settle()
+        at_page(page_id)
+
+
+def _find(tree, name: str):
+    from PySide6.QtCore import Qt
+
+    matches = tree.filter.match(tree.filter.index(0, 0), Qt.ItemDataRole.DisplayRole, name, 1,
+                                Qt.MatchFlag.MatchRecursive | Qt.MatchFlag.MatchFixedString)
+    return matches[0] if matches else None
+
+
+def render_pages(folder: Path, scale: float) -> list[Path]:
+    """This process's part: every page of a run on the demo computer, in both languages, at `scale`."""
+    from app.ui.application import new_wizard
+
+    folder.mkdir(parents=True, exist_ok=True)
+    wizard = new_wizard(demo=True, lang="en")
+    written: list[Path] = []
+
+    def shoot(page_id: int) -> None:
+        for lang in ("en", "zh_CN"):  # the same page, redrawn in the other language
+            wizard.set_language(lang)
+            settle()
+            path = folder / f"{page_id + 1}-{PAGE_NAMES[page_id]}-{lang}@{scale:g}x.png"
+            wizard.grab().save(str(path))
+            written.append(path)
+        wizard.set_language("en")
+        settle()
+
+    try:
+        drive(wizard, shoot)
+    finally:
+        wizard.shutdown()
+    return written
+
+
+def render_all(folder: Path, scale: Optional[float], qt_arguments: list[str]) -> int:
+    """With `scale`, render at that scale in this process; without, start one process per scale."""
+    from app.ui.application import application
+
+    if scale is not None:
+        app = application(qt_arguments)
+        written = render_pages(folder, scale)
+        print("\n".join(str(p) for p in written))
+        app.quit()
+        return 0
+    from app.repair.elevated import app_argv
+
+    for each in SCALES:
+        env = dict(os.environ, QT_SCALE_FACTOR=str(each))
+        done = subprocess.run(app_argv("--screenshot-pages", str(folder), "--scale", str(each), *qt_arguments),
+                              env=env, timeout=600)
+        if done.returncode != 0:
+            return done.returncode
+    return 0

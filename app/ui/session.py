@@ -1,0 +1,165 @@
+"""What the user is doing in the wizard: the computer looked at, the environment chosen, what was found, the
+repairs chosen and done. Plain Python, no Qt: pages read and write it, workers are handed what they need.
+
+The functions below are the work the wizard's workers run; each takes a CancelToken where it can stop early."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional
+
+from app.cancel import CancelToken
+from app.i18n import pick_language
+from app.inventory.discovery import discover
+from app.inventory.environment import PythonEnvironment, inspect_environment
+from app.probes.causes import Problem
+from app.probes.runner import Diagnosis, ProbeEvent, run_diagnosis
+from app.repair.journal import Journal, Transaction
+from app.repair.plan import Plan, PlanRefused
+from app.repair.run import RepairOutcome, plan_repair
+from app.report.document import diagnosis_report, render_report, report_format
+from app.system.base import System
+from app.system.offline import OfflineImage
+
+LIVE, IMAGE, DEMO = "live", "image", "demo"
+
+
+@dataclass
+class RepairOption:
+    """One repair the user may pick for one problem: its plan, or why it cannot be done here."""
+
+    problem: Problem
+    action: str
+    plan: Optional[Plan] = None
+    refused: list[dict[str, str]] = field(default_factory=list)
+
+    @property
+    def possible(self) -> bool:
+        return self.plan is not None
+
+
+@dataclass
+class Session:
+    system: Optional[System] = None
+    source: str = LIVE  # live, image (a copied Windows drive) or demo
+    root: Optional[str] = None  # the image's folder
+    lang: str = "en"
+    journal: Journal = field(default_factory=Journal)
+    environments: list[PythonEnvironment] = field(default_factory=list)
+    env: Optional[PythonEnvironment] = None
+    pasted_error: str = ""
+    diagnosis: Optional[Diagnosis] = None
+    options: list[RepairOption] = field(default_factory=list)
+    chosen: list[RepairOption] = field(default_factory=list)
+    outcomes: list[RepairOutcome] = field(default_factory=list)
+    after: Optional[Diagnosis] = None  # the Verify page's diagnosis
+    _scratch: Optional[tempfile.TemporaryDirectory] = None
+
+    def use(self, system: System, source: str, root: Optional[str] = None) -> None:
+        """Look at another computer (this one, a copied drive, or the demo): everything found so far goes."""
+        self.system, self.source, self.root = system, source, root
+        self.environments, self.env, self.diagnosis = [], None, None
+        self.options, self.chosen, self.outcomes, self.after = [], [], [], None
+
+    @property
+    def transactions(self) -> list[Transaction]:
+        return [outcome.transaction for outcome in self.outcomes]
+
+    def problems(self, diagnosis: Optional[Diagnosis] = None) -> list[Problem]:
+        diagnosis = diagnosis or self.diagnosis
+        return sorted(diagnosis.problems, key=lambda p: p.sort_key) if diagnosis else []
+
+    def blockers(self, diagnosis: Optional[Diagnosis] = None) -> list[Problem]:
+        return [p for p in self.problems(diagnosis) if p.severity == "blocker"]
+
+    def report(self, path: str, diagnosis: Optional[Diagnosis] = None) -> None:
+        """Write the report (text, HTML or JSON by the file's name), user names redacted."""
+        document, trees = diagnosis_report(diagnosis or self.after or self.diagnosis, self.system, lang=self.lang,
+                                           source=self.source, source_root=self.root)
+        Path(path).write_text(render_report(document, trees, self.lang, report_format(path)), encoding="utf-8")
+
+    def close(self) -> None:
+        if self._scratch is not None:
+            self._scratch.cleanup()
+            self._scratch = None
+
+
+def this_computer() -> tuple[Optional[System], str]:
+    """The live Windows system, or None off Windows (the wizard then offers a copied drive or the demo)."""
+    if os.name != "nt":
+        return None, LIVE
+    from app.system.live import LiveWindows
+
+    return LiveWindows(), LIVE
+
+
+def language_for(explicit: Optional[str], system: Optional[System]) -> str:
+    live = system is not None and not isinstance(system, OfflineImage)
+    return pick_language(explicit, system.ui_language if live else None, system.code_page if live else None)
+
+
+def open_demo(session: Session) -> OfflineImage:
+    """Build the demo computer in a scratch folder that lives as long as the session; with no data folder of
+    the user's own chosen (TDD_DATA_DIR), its repairs are journalled there too, away from real ones."""
+    from app.demo.computer import build_demo_image
+
+    session.close()
+    session._scratch = tempfile.TemporaryDirectory(prefix="tdd-demo-")
+    scratch = Path(session._scratch.name)
+    if not os.environ.get("TDD_DATA_DIR"):
+        session.journal = Journal(scratch / "data")
+    return OfflineImage(build_demo_image(scratch / "demo"))
+
+
+def find_environments(system: System, token: CancelToken, found: Callable[[PythonEnvironment], None], *,
+                      everywhere: bool = False, folders: tuple[Path, ...] = ()) -> list[PythonEnvironment]:
+    """Stream each environment as discovery finds it. `everywhere` looks deeper and longer."""
+    depth, budget = (7, 600.0) if everywhere else (4, 60.0)
+    envs = []
+    for env in discover(system, folders=folders, max_depth=depth, budget_s=budget, cancel=token):
+        envs.append(env)
+        found(env)
+    return envs
+
+
+def environment_at(system: System, folder: Path) -> Optional[PythonEnvironment]:
+    """The environment of a folder the user picked: the folder itself, or one found below it."""
+    env = inspect_environment(system, folder)
+    if env is not None:
+        return env
+    return next(iter(discover(system, folders=[folder], drives=[], budget_s=30.0)), None)
+
+
+def diagnose(system: System, env: PythonEnvironment, token: CancelToken,
+             on_event: Callable[[ProbeEvent], None]) -> Diagnosis:
+    return run_diagnosis(system, [env], cancel=token, on_event=on_event)
+
+
+def repair_options(system: System, env: PythonEnvironment, diagnosis: Diagnosis) -> list[RepairOption]:
+    """Every repair of every problem, planned (nothing changes): a plan, or the reasons it cannot be done."""
+    options = []
+    for problem in sorted(diagnosis.problems, key=lambda p: p.sort_key):
+        if problem.severity not in ("blocker", "warning") or problem.contradicted:
+            continue
+        for action in problem.repairs:
+            option = RepairOption(problem, action)
+            try:
+                option.plan, _ = plan_repair(system, env, action, None, diagnosis)
+            except PlanRefused as refused:
+                option.refused = refused.reasons
+            options.append(option)
+    return options
+
+
+def recommended(options: list[RepairOption]) -> list[RepairOption]:
+    """Per problem that stops PyTorch, the first repair that can be done here (the catalogue orders them)."""
+    chosen, seen = [], set()
+    for option in options:
+        key = id(option.problem)
+        if option.possible and option.problem.severity == "blocker" and key not in seen:
+            seen.add(key)
+            chosen.append(option)
+    return chosen

@@ -1,0 +1,129 @@
+"""The wizard: its pages by id (nextId() skips what is not needed), its worker pool, and the language switch."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from PySide6.QtCore import QCoreApplication, QEvent, QLibraryInfo, QLocale, QTranslator
+from PySide6.QtGui import QCloseEvent
+from PySide6.QtWidgets import QApplication, QWizard
+
+from app.resources import resources_folder
+from app.ui.icons import icon
+from app.ui.pages.base import DIAGNOSE, ENVIRONMENTS, FINDINGS, FINISH, PLAN, REPAIR, VERIFY, WELCOME
+from app.ui.pages.diagnose import DiagnosePage
+from app.ui.pages.environments import EnvironmentsPage
+from app.ui.pages.findings import FindingsPage
+from app.ui.pages.finish import FinishPage
+from app.ui.pages.plan import PlanPage
+from app.ui.pages.repair import RepairPage
+from app.ui.pages.verify import VerifyPage
+from app.ui.pages.welcome import WelcomePage
+from app.ui.session import Session
+from app.ui.workers import WorkerPool
+
+MINIMUM_SIZE = (800, 600)
+
+
+class Translations:
+    """Our words (resources/translations/*.qm) and Qt's own (its buttons), swapped together; kept referenced,
+    as Qt does not own a translator."""
+
+    def __init__(self, app: QCoreApplication) -> None:
+        self.app = app
+        self.installed: list[QTranslator] = []
+
+    def use(self, lang: str) -> None:
+        for translator in self.installed:
+            self.app.removeTranslator(translator)
+        self.installed = []
+        if lang == "en":
+            QLocale.setDefault(QLocale(QLocale.Language.English))
+            return
+        QLocale.setDefault(QLocale(lang))
+        ours = QTranslator()
+        if ours.load(str(resources_folder() / "translations" / f"torch_dll_doctor_{lang}.qm")):
+            self.installed.append(ours)
+        qt = QTranslator()
+        if qt.load(f"qtbase_{lang}", QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)):
+            self.installed.append(qt)
+        for translator in self.installed:
+            self.app.installTranslator(translator)
+
+
+class DoctorWizard(QWizard):
+    def __init__(self, session: Session, translations: Optional[Translations] = None) -> None:
+        super().__init__()
+        self.session = session
+        self.pool = WorkerPool(self)
+        self.translations = translations or Translations(QApplication.instance())
+        self.setWizardStyle(QWizard.WizardStyle.ModernStyle)  # AeroStyle needs a real window handle
+        self.setOption(QWizard.WizardOption.NoBackButtonOnStartPage, True)
+        self.setOption(QWizard.WizardOption.HaveHelpButton, False)
+        self.setWindowIcon(icon("app"))
+        self.setMinimumSize(*MINIMUM_SIZE)
+        self.pages = {WELCOME: WelcomePage(), ENVIRONMENTS: EnvironmentsPage(), DIAGNOSE: DiagnosePage(),
+                      FINDINGS: FindingsPage(), PLAN: PlanPage(), REPAIR: RepairPage(), VERIFY: VerifyPage(),
+                      FINISH: FinishPage()}
+        for page_id, page in self.pages.items():
+            self.setPage(page_id, page)
+        self.setStartId(WELCOME)
+        self._closing = False
+        self.pages[REPAIR].on_stopped = self._repair_stopped
+        self.translations.use(session.lang)
+        self.retranslate()
+        for page in self.pages.values():  # every page has its words before it is first shown
+            page.retranslate()
+
+    def set_language(self, lang: str) -> None:
+        """Switch every page, Qt's own buttons and the findings' words to `lang`."""
+        if lang == self.session.lang:
+            return
+        self.session.lang = lang
+        self.translations.use(lang)  # LanguageChange reaches every widget; Qt may post some of them, so:
+        self.retranslate()
+        for page in self.pages.values():
+            page.retranslate()
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslate()
+
+    def retranslate(self) -> None:
+        self.setWindowTitle(self.tr("Torch DLL Doctor"))
+        # Qt's own words for its buttons (qtbase_*.qm); QWizard reads them only once, when it is made
+        buttons = QWizard.WizardButton
+        for which, text in ((buttons.BackButton, "< &Back"), (buttons.NextButton, "&Next >"),
+                            (buttons.FinishButton, "&Finish"), (buttons.CancelButton, "Cancel")):
+            self.setButtonText(which, QCoreApplication.translate("QWizard", text))
+            self.button(which).setAccessibleName(self.button(which).text().replace("&", "").strip("<> "))
+
+    # -- closing -----------------------------------------------------------------------------------------
+    def reject(self) -> None:
+        """Cancel: a repair under way is stopped and rolled back first; other work is told to stop."""
+        repair = self.pages[REPAIR]
+        if self.currentId() == REPAIR and repair.state == "running":
+            self._closing = True
+            repair.stop_and_roll_back()
+            return
+        self.pool.cancel_all()
+        super().reject()
+
+    def _repair_stopped(self) -> None:
+        if self._closing:
+            self._closing = False
+            super().reject()
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if self.currentId() == REPAIR and self.pages[REPAIR].state in ("running", "rolling-back"):
+            event.ignore()
+            self.reject()
+            return
+        super().closeEvent(event)
+
+    def shutdown(self, msecs: int = 15000) -> bool:
+        """Stop every worker and wait for them (each ends its child processes first)."""
+        done = self.pool.wait(msecs)
+        self.session.close()
+        return done
