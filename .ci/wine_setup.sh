@@ -7,6 +7,9 @@ set -euo pipefail
 have_wine() { command -v wine >/dev/null 2>&1 && command -v wineserver >/dev/null 2>&1; }
 command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1 || { S=$([ "$(id -u)" -eq 0 ] || echo sudo); $S apt-get update -q && $S env DEBIAN_FRONTEND=noninteractive apt-get install -y -q gcc-mingw-w64-x86-64; }  # builds tests/standin (the stand-in vc_redist)
 command -v osslsigncode >/dev/null 2>&1 || { S=$([ "$(id -u)" -eq 0 ] || echo sudo); $S apt-get update -q && $S env DEBIAN_FRONTEND=noninteractive apt-get install -y -q osslsigncode; }  # signs the stand-in (tests/test_live_vc_runtime.py, test_signature.py)
+# Fonts for Qt's offscreen platform under Wine (it finds none of its own): DejaVu (Latin) and WenQuanYi Micro Hei
+# (Chinese), handed to the app through TDD_FONT_DIR by tests/winelab.py (font_dir).
+{ [ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] && [ -f /usr/share/fonts/truetype/wqy/wqy-microhei.ttc ]; } || { S=$([ "$(id -u)" -eq 0 ] || echo sudo); $S apt-get update -q && $S env DEBIAN_FRONTEND=noninteractive apt-get install -y -q fonts-dejavu-core fonts-wqy-microhei; }
 
 if have_wine; then
     echo "wine_setup: $(wine --version 2>/dev/null || echo wine) already installed"

@@ -240,3 +240,17 @@ def test_a_python_that_never_started_is_reported_as_such(ctx):
     found = _no_report(ctx, ENV, 0xC0000135, "")
     assert (found.code, found.variant) == ("import-failed", "no-python")
     assert found.evidence["message"]["en"] == "a DLL that Python itself needs was not found"
+
+
+def test_programs_we_start_get_the_users_path_without_the_folders_qt_added_for_itself():
+    import PySide6
+    import shiboken6
+
+    from app.system.process import users_environment
+
+    qt = os.path.dirname(PySide6.__file__)
+    shiboken = os.path.dirname(shiboken6.__file__)
+    user = os.pathsep.join([r"/opt/cuda/bin", qt, os.path.join(qt, "lib"), shiboken, "/usr/bin", ""])
+    env = users_environment({"PATH": user, "OTHER": "kept"})
+    assert env["PATH"].split(os.pathsep) == ["/opt/cuda/bin", "/usr/bin"]  # PySide6 puts its folder first
+    assert env["OTHER"] == "kept"

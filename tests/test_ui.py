@@ -134,7 +134,7 @@ def test_broken_torch_240_is_repaired_verified_and_undone_by_clicking(torch_imag
     assert hashes(lib) == before  # byte for byte as before
     report = Path(str(image.root) + "-report.html")
     finish.save_report(str(report))
-    qtbot.waitUntil(report.exists, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: "Report saved" in finish.result.text(), timeout=WAIT_MS)  # written, not only begun
     assert "libomp140.x86_64.dll" in report.read_text(encoding="utf-8")
 
 

@@ -21,6 +21,11 @@ Layout of the cache (default root ``<repo>/.cache/winelab``, git-ignored; ``TDD_
     site/torch-<ver>/          torch <ver> plus its pure-Python dependencies, unzipped once (~1.1 GB); the
                                read-only *base* of every env of that version. Never run Python in it.
     site/torch-<ver>.ok        marker: the base is complete (lists the wheels it was built from)
+    site/app-<recipe>/         the Windows wheels of the frozen app and its build (APP_BUILD_DEPS: PySide6,
+                               shiboken6, PyInstaller and its dependencies, the app's own), unzipped once
+    tools/app/                 the Windows Python with that site: runs the wizard from source and PyInstaller
+    fonts/                     TrueType fonts for Qt's offscreen platform under Wine (``TDD_FONT_DIR``)
+    exe/<target>-<hash>/       one-dir builds of build_installer.spec, keyed by a hash of what goes in them
     envs/<name>/               one "Python install" per env, built in well under a second by hard links:
         python.exe ...         hard links to python312/* (``python312._pth`` is shared: do not edit in place)
         Lib/site-packages/     hard links to site/torch-<ver>/* (a new directory tree, shared file inodes)
@@ -40,7 +45,10 @@ Because env files are hard links into the base, tests may add, delete or replace
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import hashlib
 import io
+import json
 import os
 import re
 import selectors
@@ -86,6 +94,37 @@ APP_DEPS = (
     "certifi==2024.8.30",
     "charset-normalizer==3.4.0",
 )
+
+#: The frozen app's Windows wheels: Qt for the wizard (PySide6-Essentials, as pyproject), what the app imports
+#: beyond APP_DEPS, and PyInstaller with its dependencies on Windows. Qt is 6.9.3, not the Linux venv's 6.12.0:
+#: from 6.10 on, Qt6Core.dll imports Windows' own ICU (icuuc.dll, Windows 10 1903 and later), which Wine 8 lacks
+#: ("DLL load failed while importing QtCore"); 6.9.3 is the newest PySide6 whose Qt6Core.dll does not.
+QT_VERSION = "6.9.3"
+PYINSTALLER_VERSION = "6.22.3"
+APP_BUILD_DEPS = (
+    f"PySide6-Essentials=={QT_VERSION}",
+    f"shiboken6=={QT_VERSION}",
+    "lief==1.0.0",  # Authenticode of offline images (app/system/signature.py)
+    f"pyinstaller=={PYINSTALLER_VERSION}",
+    "pyinstaller-hooks-contrib==2026.9",
+    "altgraph==0.17.5",
+    "pefile==2024.8.26",
+    "pywin32-ctypes==0.2.3",
+    "packaging==26.4",
+    "setuptools==75.1.0",
+)
+
+#: Debian's fonts-dejavu-core (Latin) and fonts-wqy-microhei (CJK): Qt's offscreen platform under Wine finds no
+#: fonts of its own, so the app loads these from ``TDD_FONT_DIR`` (see :meth:`WineLab.font_dir`).
+HOST_FONTS = (
+    "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+    "/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf",
+    "/usr/share/fonts/truetype/wqy/wqy-microhei.ttc",
+)
+
+#: The PyInstaller spec and the files whose content decides a build (see :meth:`WineLab.build_exe`).
+SPEC = REPO_ROOT / "build_installer.spec"
+BUILD_INPUTS = ("app", "resources", "packaging", "build_installer.spec")
 
 ROOT_ENV = "TDD_WINELAB_DIR"
 
@@ -170,6 +209,37 @@ def _link_tree(src: Path, dst: Path) -> None:
             shutil.copy2(s, d)
 
     shutil.copytree(src, dst, copy_function=link, symlinks=True, ignore=shutil.ignore_patterns(".tdd-*"))
+
+
+def _tree_hash(paths: Sequence[Path], extra: str = "") -> str:
+    """A short SHA-256 of the files under ``paths`` (names and bytes; __pycache__ and .pyc skipped)."""
+    digest = hashlib.sha256(extra.encode())
+    for top in paths:
+        files = [top] if top.is_file() else sorted(p for p in top.rglob("*") if p.is_file())
+        for f in files:
+            if "__pycache__" in f.parts or f.suffix == ".pyc":
+                continue
+            digest.update(f.relative_to(REPO_ROOT).as_posix().encode() + b"\0")
+            digest.update(hashlib.sha256(f.read_bytes()).digest())
+    return digest.hexdigest()[:16]
+
+
+@dataclasses.dataclass(frozen=True)
+class ExeBuild:
+    """One PyInstaller build in the lab: the .exe, its dist folder, how long the build took (s)."""
+
+    exe: Path
+    dist: Path
+    seconds: float
+    cached: bool = False
+
+    def save(self, record: Path) -> None:
+        record.write_text(json.dumps({"exe": str(self.exe), "dist": str(self.dist), "seconds": self.seconds}))
+
+    @classmethod
+    def load(cls, record: Path, cached: bool) -> ExeBuild:
+        data = json.loads(record.read_text())
+        return cls(exe=Path(data["exe"]), dist=Path(data["dist"]), seconds=data["seconds"], cached=cached)
 
 
 def _run_piped(
@@ -447,23 +517,37 @@ class WineLab:
 
     # ---- torch envs
 
-    def base_site(self, torch_version: str = "2.4.0") -> Path:
-        """``site/torch-<ver>/``: torch plus its pure deps, unzipped once. Read-only by convention."""
-        site = self.sites / f"torch-{torch_version}"
-        marker = self.sites / f"torch-{torch_version}.ok"
+    def _site(self, name: str, reqs: Sequence[str]) -> Path:
+        """``site/<name>/``: the wheels of ``reqs`` unzipped once (marker ``site/<name>.ok`` lists them)."""
+        site = self.sites / name
+        marker = self.sites / f"{name}.ok"
         with self._locked():
-            wheels = self.wheels([f"torch=={torch_version}", *TORCH_DEPS, *APP_DEPS])
-            if marker.is_file() and site.is_dir() and marker.read_text() == "\n".join(w.name for w in wheels) + "\n":
+            wheels = self.wheels(reqs)
+            listing = "\n".join(w.name for w in wheels) + "\n"
+            if marker.is_file() and site.is_dir() and marker.read_text() == listing:
                 return site
-            tmp = self.sites / f".tmp-torch-{torch_version}-{os.getpid()}"
+            tmp = self.sites / f".tmp-{name}-{os.getpid()}"
             shutil.rmtree(tmp, ignore_errors=True)
             tmp.mkdir(parents=True)
             for w in wheels:
                 _extract_wheel(w, tmp)
             shutil.rmtree(site, ignore_errors=True)
             os.replace(tmp, site)
-            marker.write_text("\n".join(w.name for w in wheels) + "\n")
+            marker.write_text(listing)
         return site
+
+    def base_site(self, torch_version: str = "2.4.0") -> Path:
+        """``site/torch-<ver>/``: torch plus its pure deps, unzipped once. Read-only by convention."""
+        return self._site(f"torch-{torch_version}", [f"torch=={torch_version}", *TORCH_DEPS, *APP_DEPS])
+
+    def _install(self, folder: Path, site: Path) -> None:
+        """A new Windows Python install at ``folder``: hard links to python312/ and, as its site-packages, ``site``."""
+        with self._locked():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.parent.mkdir(parents=True, exist_ok=True)
+            _link_tree(self.python_dir, folder)
+            (folder / "Lib" / "site-packages").rmdir()
+            _link_tree(site, folder / "Lib" / "site-packages")
 
     def make_torch_env(self, name: str, torch_version: str = "2.4.0", libomp: bool = False) -> Path:
         """A fresh Windows Python install ``envs/<name>/`` with torch in its ``Lib/site-packages``.
@@ -475,19 +559,108 @@ class WineLab:
         if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
             raise ValueError(f"bad env name {name!r}")
         self.ensure()
-        base = self.base_site(torch_version)
         env = self.envs / name
-        with self._locked():
-            shutil.rmtree(env, ignore_errors=True)
-            env.parent.mkdir(parents=True, exist_ok=True)
-            _link_tree(self.python_dir, env)
-            site = env / "Lib" / "site-packages"
-            site.rmdir()
-            _link_tree(base, site)
+        self._install(env, self.base_site(torch_version))
         if libomp:
-            lib = site / "torch" / "lib"
+            lib = env / "Lib" / "site-packages" / "torch" / "lib"
             shutil.copyfile(lib / "libiomp5md.dll", lib / "libomp140.x86_64.dll")
         return env
+
+    # ---- the app: Qt, the frozen .exe
+
+    def app_python(self) -> Path:
+        """``tools/app/``: a Windows Python with the app's dependencies, PySide6 and PyInstaller (APP_BUILD_DEPS).
+
+        Built once (its marker lists the wheels); run it with ``run_python(..., torch_env=lab.app_python())``.
+        Never a target of the app's repairs: it has no torch.
+        """
+        self.ensure()
+        site = self._site(f"app-{_RECIPE}", [*APP_DEPS, *APP_BUILD_DEPS])
+        folder = self.root / "tools" / "app"
+        marker = folder / ".tdd-app-ready"
+        listing = (self.sites / f"{site.name}.ok").read_text()
+        with self._locked():
+            if not (marker.is_file() and marker.read_text() == listing and (folder / "python.exe").is_file()):
+                self._install(folder, site)
+                marker.write_text(listing)
+        return folder
+
+    def font_dir(self) -> Path:
+        """``fonts/``: DejaVu Sans and WenQuanYi Micro Hei (Latin and Chinese), for ``TDD_FONT_DIR``.
+
+        Qt's offscreen platform under Wine finds no fonts at all (KNOWLEDGE.md); the app adds every TTF/TTC of
+        ``TDD_FONT_DIR`` with QFontDatabase.addApplicationFont. Copied from the host's Debian font packages.
+        """
+        missing = [f for f in HOST_FONTS if not os.path.isfile(f)]
+        if missing:
+            raise WineLabUnavailable(f"fonts missing on this machine: {', '.join(missing)} "
+                                     "(apt-get install fonts-dejavu-core fonts-wqy-microhei; .ci/wine_setup.sh)")
+        folder = self.root / "fonts"
+        with self._locked():
+            folder.mkdir(parents=True, exist_ok=True)
+            for font in HOST_FONTS:
+                target = folder / os.path.basename(font)
+                if not target.is_file() or target.stat().st_size != os.path.getsize(font):
+                    shutil.copyfile(font, target)
+        return folder
+
+    def build_exe(self, target: str = "app", onefile: bool = False, timeout: float = 1800,
+                  fresh: bool = False) -> ExeBuild:
+        """Build ``target`` ("app": TorchDllDoctor.exe; "baseline": the bare QWizard of packaging/) with the Windows
+        PyInstaller from build_installer.spec, one-dir unless ``onefile``; cached in ``exe/<target>-<hash>/``.
+
+        The hash covers BUILD_INPUTS (app/, resources/, packaging/, the spec; no __pycache__) and the wheels, so
+        an unchanged tree reuses the last build (``ExeBuild.seconds`` is then that build's time, ``cached``
+        True; ``fresh=True`` builds anyway, to time it). Raises RuntimeError with PyInstaller's output when the
+        build fails.
+        """
+        python = self.app_python()
+        key = _tree_hash([REPO_ROOT / p for p in BUILD_INPUTS], extra=f"{target} {onefile} {APP_BUILD_DEPS}")
+        folder = self.root / "exe" / f"{target}{'-onefile' if onefile else ''}-{key}"
+        record = folder / "build.json"
+        with self._locked():
+            if record.is_file() and not fresh:
+                return ExeBuild.load(record, cached=True)
+            shutil.rmtree(folder, ignore_errors=True)
+            (folder / "work").mkdir(parents=True)
+            started = time.monotonic()
+            proc = self.run_python(
+                ["-m", "PyInstaller", "--noconfirm", "--clean", "--log-level", "WARN",
+                 "--distpath", to_windows_path(folder / "dist"), "--workpath", to_windows_path(folder / "work"),
+                 to_windows_path(SPEC)],
+                env={"TDD_TARGET": target, "TDD_ONEFILE": "1" if onefile else "0"},
+                cwd=REPO_ROOT, timeout=timeout, torch_env=python)
+            seconds = time.monotonic() - started
+            (folder / "pyinstaller.log").write_text(proc.stdout + proc.stderr, encoding="utf-8")
+            dist = folder / "dist"
+            exes = sorted(dist.rglob("*.exe"))
+            if proc.returncode != 0 or not exes:
+                raise RuntimeError(f"PyInstaller failed (exit {proc.returncode}):\n{proc.stderr[-6000:]}")
+            shutil.rmtree(folder / "work", ignore_errors=True)
+            build = ExeBuild(exe=exes[0], dist=exes[0].parent, seconds=seconds, cached=False)
+            build.save(record)
+        return build
+
+    def run_exe(
+        self,
+        exe: PathLike,
+        args: Sequence[Union[str, os.PathLike[str]]],
+        env: Optional[Mapping[str, str]] = None,
+        cwd: Optional[PathLike] = None,
+        timeout: float = 300,
+        input: Optional[str] = None,
+    ) -> subprocess.CompletedProcess:
+        """Run a Windows program (``exe``, a Linux path) under Wine, as :meth:`run_python` runs python.exe."""
+        self.ensure()
+        argv = ["wine", os.fspath(exe)]
+        for a in args:
+            argv.append(a if isinstance(a, str) else to_windows_path(a))
+        with self._tlock:
+            self._warm()
+        try:
+            return _run_piped(argv, env=self.base_env(env), cwd=cwd, timeout=timeout, input=input)
+        finally:
+            self._last_wine_exit = time.monotonic()
 
     # ---- running
 
@@ -525,17 +698,33 @@ class WineLab:
         decoded as UTF-8 with ``errors="replace"`` and ``\\r\\n`` becomes ``\\n``. Raises
         ``subprocess.TimeoutExpired`` (after killing the program) when ``timeout`` s pass.
         """
-        self.ensure()
-        exe = self.python_exe(torch_env)
-        argv = ["wine", str(exe)]
-        for a in args:
-            argv.append(a if isinstance(a, str) else to_windows_path(a))
-        with self._tlock:
-            self._warm()
-        try:
-            return _run_piped(argv, env=self.base_env(env), cwd=cwd, timeout=timeout, input=input)
-        finally:
-            self._last_wine_exit = time.monotonic()
+        return self.run_exe(self.python_exe(torch_env), args, env=env, cwd=cwd, timeout=timeout, input=input)
+
+    @contextlib.contextmanager
+    def without_system_dlls(self, names: Sequence[str]) -> Iterator[dict[str, str]]:
+        """A machine without these DLLs: yields the extra environment (``WINEDLLOVERRIDES``) to run programs with.
+
+        Wine keeps a placeholder file for each builtin DLL in ``system32`` and loads its builtin whatever the file
+        says. Both are taken away: the placeholders are moved aside (so the app's static search, like Windows',
+        finds nothing there) and the DLLs are made native-only (``name=n``, so Wine does not fall back to its
+        builtin). Copies beside a program (app-local, like the _internal folder of the .exe) still load, as on
+        Windows. Restored on exit. Only for a lab where nothing else runs meanwhile (tests run one at a time).
+        """
+        system32 = self.prefix / "drive_c" / "windows" / "system32"
+        aside = self.root / "system32-aside"
+        moved: list[str] = []
+        with self._locked():
+            aside.mkdir(parents=True, exist_ok=True)
+            try:
+                for name in names:
+                    if (system32 / name).exists():
+                        os.replace(system32 / name, aside / name)
+                        moved.append(name)
+                stems = ",".join(n.lower().removesuffix(".dll") for n in names)
+                yield {"WINEDLLOVERRIDES": f"{stems}=n"}
+            finally:
+                for name in moved:
+                    os.replace(aside / name, system32 / name)
 
     def shutdown(self) -> None:
         """Stop this prefix's wineserver and every Wine process in it (only this lab's)."""

@@ -117,6 +117,9 @@ class _ForwarderLoop(Exception):
     pass
 
 
+SHARED_CACHE = PECache()  # one per process: a diagnosis after a repair re-reads only the files that changed
+
+
 class DependencyGraph:
     def __init__(self, loader: LoaderModel, *, cache: Optional[PECache] = None,
                  cancel: Optional[CancelToken] = None) -> None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional
 
 from app.cancel import Cancelled, CancelToken
-from app.engine.graph import DependencyGraph, PECache
+from app.engine.graph import SHARED_CACHE, DependencyGraph
 from app.inventory.environment import PythonEnvironment
 from app.inventory.machine import MachineFacts, read_machine_facts
 from app.probes import ALL_PROBES
@@ -74,7 +74,7 @@ def run_diagnosis(system: System, environments: Iterable[PythonEnvironment], *,
     machine = machine or read_machine_facts(system)
     envs = list(environments)
     diagnosis = Diagnosis(machine, envs)
-    cache = PECache()
+    cache = SHARED_CACHE  # keyed on (path, size, mtime): a changed file is read again
     live = system.can_run_programs if live is None else live
     contexts = {id(env): ProbeContext(system, machine, env, cancel, cache) for env in envs if env.torch}
     machine_context = ProbeContext(system, machine, None, cancel, cache)

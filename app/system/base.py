@@ -16,7 +16,7 @@ from typing import Callable, Optional, Union
 
 from app.cancel import CancelToken
 from app.system import files
-from app.system.signature import SignatureCheck, verify_with_lief
+from app.system.signature import SignatureCheck, verify_here
 
 RegistryData = Union[str, int, list, bytes]
 KNOWN_DLLS_KEY = r"HKLM\SYSTEM\CurrentControlSet\Control\Session Manager\KnownDLLs"
@@ -211,9 +211,9 @@ class System(ABC):
 
     # -- signatures (app/system/signature.py) ----------------------------------------------------------------
     def verify_signature(self, path: Path) -> SignatureCheck:
-        """The Authenticode signature of a file on this machine (`path` as host_path gives it): LIEF plus the
-        pinned roots here; LiveWindows asks Windows (WinVerifyTrust) instead."""
-        return verify_with_lief(Path(path))
+        """The Authenticode signature of a file on this machine (`path` as host_path gives it): WinVerifyTrust
+        on Windows, elsewhere LIEF plus the pinned roots (signature.verify_here)."""
+        return verify_here(Path(path))
 
     # -- derived facts, the same for every System ----------------------------------------------------------
     def registry_value(self, key: str, name: str) -> Optional[RegistryValue]:

@@ -26,8 +26,7 @@ from app.system.base import (
     user_key,
     variable_value,
 )
-from app.system.process import run_process
-from app.system.signature import SignatureCheck, verify_with_windows
+from app.system.process import run_process, users_environment
 
 HIVES = {"HKLM": "HKEY_LOCAL_MACHINE", "HKCU": "HKEY_CURRENT_USER", "HKU": "HKEY_USERS", "HKCR": "HKEY_CLASSES_ROOT"}
 USER_ENVIRONMENT = USER_ENVIRONMENT_KEY
@@ -173,7 +172,7 @@ class LiveWindows(System):
     def environment(self, scope: str) -> dict[str, str]:
         """Read from the registry each time (no cache), so a change made by set_user_variable shows at once."""
         if scope == "process":
-            return dict(os.environ)
+            return users_environment()  # without the folders Qt and the frozen app added for themselves
         key = USER_ENVIRONMENT if scope == "user" else SYSTEM_ENVIRONMENT
         return {name: str(value.data) for name, value in self.registry_values(key).items()
                 if value.type in ("REG_SZ", "REG_EXPAND_SZ")}
@@ -256,13 +255,10 @@ class LiveWindows(System):
             return buffer.value or None
         return None
 
-    def verify_signature(self, path: Path) -> SignatureCheck:
-        """Windows' own decision: WinVerifyTrust (chain to the machine's roots; revocation not checked)."""
-        return verify_with_windows(Path(path))
-
     def run(self, argv: list[str], timeout: float, env: Optional[dict[str, str]] = None,
             cwd: Optional[Path] = None, cancel: Optional[CancelToken] = None,
             on_output: Optional[Callable[[str], None]] = None) -> RunResult:
+        env = users_environment() if env is None else env
         code, out, err = run_process(argv, timeout, env=env, cwd=str(cwd) if cwd else None, cancel=cancel,
                                      creationflags=CREATE_NO_WINDOW,
                                      on_output=(lambda line: on_output(_decode(line))) if on_output else None)

@@ -35,7 +35,6 @@ from app.system.base import (
     variable_value,
 )
 from app.system.folders import children
-from app.system.signature import SignatureCheck, verify_with_lief
 
 NLS_CODE_PAGE_KEY = r"HKLM\SYSTEM\CurrentControlSet\Control\Nls\CodePage"
 REGISTRY_TYPES = {"REG_SZ": str, "REG_EXPAND_SZ": str, "REG_MULTI_SZ": list, "REG_DWORD": int,
@@ -344,9 +343,6 @@ class OfflineImage(System):
                 homes.append(self.windows_path(entry))
         return homes
 
-    def verify_signature(self, path: Path) -> SignatureCheck:
-        """An image cannot ask its Windows: LIEF checks the file, and its chain must end in a pinned root."""
-        return verify_with_lief(Path(path))
 
     def run(self, argv: list[str], timeout: float, env: Optional[dict[str, str]] = None,
             cwd: Optional[Path] = None, cancel: Optional[CancelToken] = None,

@@ -9,9 +9,11 @@ through a process group.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from typing import Callable, Optional
@@ -19,6 +21,37 @@ from typing import Callable, Optional
 from app.cancel import Cancelled, CancelToken
 
 POLL_S = 0.05
+
+
+def own_folders() -> list[str]:
+    """Folders this app puts on PATH for its own use: the frozen app's folders, and those of PySide6 and shiboken6
+    (PySide6 prepends them when it is imported, and they hold Qt's copies of msvcp140.dll and vcruntime140_1.dll)."""
+    folders = [getattr(sys, "_MEIPASS", None), os.path.dirname(sys.executable) if getattr(sys, "frozen", False)
+               else None]
+    for package in ("PySide6", "shiboken6"):
+        try:
+            spec = importlib.util.find_spec(package)  # where it is, without importing it
+        except (ImportError, ValueError):
+            spec = None
+        folders.extend((spec.submodule_search_locations or []) if spec is not None else [])
+    return [os.path.normcase(os.path.abspath(folder)) for folder in folders if folder]
+
+
+def users_environment(environ: Optional[dict[str, str]] = None) -> dict[str, str]:
+    """This process's environment as the user's own programs would get it: PATH without our own folders. Used for
+    every program we start and for the PATH the DLL search is modelled with; otherwise the user's python.exe
+    would find Qt's runtime DLLs through our PATH, and a missing VC++ runtime would go unseen."""
+    env = dict(os.environ if environ is None else environ)
+    own = own_folders()
+
+    def ours(entry: str) -> bool:
+        entry = os.path.normcase(os.path.abspath(entry.strip().strip('"'))) if entry.strip() else ""
+        return bool(entry) and any(entry == folder or entry.startswith(folder.rstrip(os.sep) + os.sep)
+                                   for folder in own)
+
+    for key in [k for k in env if k.upper() == "PATH"]:
+        env[key] = os.pathsep.join(e for e in env[key].split(os.pathsep) if e and not ours(e))
+    return env
 
 
 def run_process(argv: list[str], timeout: float, *, env: Optional[dict[str, str]] = None, cwd: Optional[str] = None,

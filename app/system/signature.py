@@ -75,6 +75,13 @@ def pinned_roots(path: Optional[Path] = None) -> tuple[tuple[str, str, bytes], .
     return tuple(roots)
 
 
+def verify_here(path: Path) -> SignatureCheck:
+    """The signature of a file on this computer, checked the best way this computer has: Windows' own decision
+    on Windows (also for a file inside a copied drive), else LIEF and the pinned roots. The Windows build
+    therefore ships without LIEF."""
+    return verify_with_windows(path) if os.name == "nt" else verify_with_lief(path)
+
+
 def verify_with_lief(path: Path, roots_file: Optional[Path] = None) -> SignatureCheck:
     try:
         import lief

@@ -33,7 +33,11 @@ def add_fonts(folder: Optional[str]) -> int:
     return added
 
 
+GIL_SWITCH_S = 0.001  # the GUI thread waits at most this long for Python workers to hand over (default 5 ms)
+
+
 def application(qt_arguments: list[str]) -> QApplication:
+    sys.setswitchinterval(GIL_SWITCH_S)
     app = QApplication.instance() or QApplication(["TorchDllDoctor", *qt_arguments])
     app.setApplicationName("Torch DLL Doctor")
     app.setOrganizationName("TorchDllDoctor")

@@ -194,6 +194,11 @@ STATUS_COLOUR = {MISSING: "#c62828", WRONG_ARCHITECTURE: "#c62828", MISSING_EXPO
                  PATH_FALLBACK: "#7b2f9e"}
 
 
+TREE_ROLES = frozenset({Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole, Qt.ItemDataRole.DecorationRole,
+                        Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.ToolTipRole, ROLE_ITEM})
+STATUS_BRUSH = {status: QBrush(QColor(colour)) for status, colour in STATUS_COLOUR.items()}
+
+
 class TreeItem:
     """A place in the tree: a node reached through an edge (None for a root). Children are made when asked."""
 
@@ -229,6 +234,7 @@ class DependencyTreeModel(QAbstractItemModel):
                     self.first[edge.target.id] = edge
                     queue.append(edge.target)
         self.roots = [TreeItem(root, None, None, row, True) for row, root in enumerate(graph.roots)]
+        self._words: tuple[str, dict[str, str]] = ("", {})
         self.items_made = len(self.roots)
 
     # -- the tree --------------------------------------------------------------------------------------
@@ -276,6 +282,12 @@ class DependencyTreeModel(QAbstractItemModel):
 
     # -- what each place shows --------------------------------------------------------------------------
     def status_words(self) -> dict[str, str]:
+        lang = self.lang()
+        if self._words[0] != lang:  # asked for every visible cell: made once per language
+            self._words = (lang, self._status_words())
+        return self._words[1]
+
+    def _status_words(self) -> dict[str, str]:
         return {OK: self.tr("found"), MISSING: self.tr("missing"),
                 MISSING_DELAY: self.tr("missing (needed only later)"),
                 WRONG_ARCHITECTURE: self.tr("wrong type (32-bit / 64-bit)"),
@@ -294,13 +306,15 @@ class DependencyTreeModel(QAbstractItemModel):
         return item.edge.name if item.edge is not None else item.node.name
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole):
+        if role not in TREE_ROLES:  # most of what a view asks (size hints, fonts...) is not ours: answer fast
+            return None
         item = self.item(index)
         if item is None:
             return None
-        status = self.status(item)
-        column = index.column()
         if role == ROLE_ITEM:
             return item
+        status = self.status(item)
+        column = index.column()
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole):
             if column == 0:
                 return self.name(item)
@@ -310,7 +324,7 @@ class DependencyTreeModel(QAbstractItemModel):
         if role == Qt.ItemDataRole.DecorationRole and column == 0:
             return icon(STATUS_ICON.get(status, "ok"))
         if role == Qt.ItemDataRole.ForegroundRole and status in STATUS_COLOUR:
-            return QBrush(QColor(STATUS_COLOUR[status]))
+            return STATUS_BRUSH[status]
         if role == Qt.ItemDataRole.ToolTipRole and item.node.path is not None:
             return self.display(item.node.path)
         return None
@@ -320,7 +334,7 @@ class DependencyTreeModel(QAbstractItemModel):
 
         resolution = item.node.resolution
         if resolution is None:
-            return self.tr("checked file")
+            return self.tr("loaded by PyTorch")
         if resolution.rule is None:
             return ""
         text = words(f"tree.rule.{resolution.rule}", self.lang())
@@ -337,7 +351,7 @@ class TreeFilter(QSortFilterProxyModel):
         self.setRecursiveFilteringEnabled(True)
 
     def set_filter(self, problems_only: bool, text: str) -> None:
-        if hasattr(self, "beginFilterChange"):  # Qt 6.9+; invalidateFilter() is deprecated there
+        if hasattr(self, "endFilterChange"):  # Qt 6.10+; invalidateFilter() is deprecated there
             self.beginFilterChange()
             self.problems_only, self.text = problems_only, text.strip().lower()
             self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
@@ -346,6 +360,8 @@ class TreeFilter(QSortFilterProxyModel):
             self.invalidateFilter()
 
     def filterAcceptsRow(self, source_row: int, source_parent: Index) -> bool:
+        if not self.problems_only and not self.text:
+            return True
         model: DependencyTreeModel = self.sourceModel()  # type: ignore[assignment]
         item = model.item(model.index(source_row, 0, source_parent))
         if item is None:

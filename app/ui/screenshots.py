@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Callable, Optional
@@ -40,8 +41,10 @@ def settle() -> None:
 
 
 def drive(wizard: DoctorWizard, at_page: Callable[[int], None] = lambda page_id: None,
-          open_tree: bool = True) -> None:
-    """Click through the whole wizard on the demo computer; `at_page(id)` runs once each page is ready."""
+          expand_everything: bool = False) -> None:
+    """Click through the whole wizard on the computer it looks at (the demo computer, or a copied drive), taking
+    the recommended repairs; `at_page(id)` runs once each page is ready. On the findings the dependency tree is
+    opened ("problems only"; with `expand_everything`, every node of the whole tree)."""
     wizard.show()
     welcome = wizard.pages[WELCOME]
     welcome.paste.setPlainText(EXAMPLE_ERROR)
@@ -55,11 +58,17 @@ def drive(wizard: DoctorWizard, at_page: Callable[[int], None] = lambda page_id:
         (commit_button if current.isCommitPage() else next_button).click()
         wait_until(lambda wanted=page_id: wizard.currentId() == wanted)
         wait_until(wizard.currentPage().isComplete)
-        if page_id == FINDINGS and open_tree:
+        if page_id == FINDINGS:  # each a click of its own, with the event loop turning between them
+            settle()
             findings = wizard.pages[FINDINGS]
             findings.details.setChecked(True)
+            settle()
             tree = findings.tree
+            if expand_everything:
+                tree.problems_only.setChecked(False)
+                settle()
             tree.view.expandAll()
+            settle()
             for row in range(tree.filter.rowCount()):
                 tree.view.setCurrentIndex(tree.filter.index(row, 0))  # the first DLL with a problem
                 break
@@ -109,6 +118,20 @@ def render_all(folder: Path, scale: Optional[float], qt_arguments: list[str]) ->
 
     if scale is not None:
         app = application(qt_arguments)
+        from PySide6.QtGui import QFontDatabase
+
+        if not QFontDatabase.families(QFontDatabase.WritingSystem.SimplifiedChinese):
+            print("No font for Chinese is installed (on Linux: fonts-wqy-microhei; or set TDD_FONT_DIR): the "
+                  "Chinese pages would show empty boxes.", file=sys.stderr)
+            return 3
+        from app.ui.wizard import Translations
+
+        check = Translations(app)
+        complete = check.use("zh_CN")
+        check.use("en")
+        if not complete:  # pictures of untranslated pages would only mislead
+            print("The Chinese translation (ours or Qt's) could not be loaded.", file=sys.stderr)
+            return 4
         written = render_pages(folder, scale)
         print("\n".join(str(p) for p in written))
         app.quit()

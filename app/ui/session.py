@@ -25,6 +25,8 @@ from app.system.base import System
 from app.system.offline import OfflineImage
 
 LIVE, IMAGE, DEMO = "live", "image", "demo"
+# Probes are Python: more threads than this only queue for the interpreter lock, and the window waits in that queue
+DIAGNOSIS_THREADS = 2
 
 
 @dataclass
@@ -135,7 +137,7 @@ def environment_at(system: System, folder: Path) -> Optional[PythonEnvironment]:
 
 def diagnose(system: System, env: PythonEnvironment, token: CancelToken,
              on_event: Callable[[ProbeEvent], None]) -> Diagnosis:
-    return run_diagnosis(system, [env], cancel=token, on_event=on_event)
+    return run_diagnosis(system, [env], cancel=token, on_event=on_event, workers=DIAGNOSIS_THREADS)
 
 
 def repair_options(system: System, env: PythonEnvironment, diagnosis: Diagnosis) -> list[RepairOption]:

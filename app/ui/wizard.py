@@ -9,7 +9,8 @@ from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import QApplication, QWizard
 
 from app.resources import resources_folder
-from app.ui.icons import icon
+from app.ui.collector import GuiThreadCollector
+from app.ui.icons import NAMES, icon
 from app.ui.pages.base import DIAGNOSE, ENVIRONMENTS, FINDINGS, FINISH, PLAN, REPAIR, VERIFY, WELCOME
 from app.ui.pages.diagnose import DiagnosePage
 from app.ui.pages.environments import EnvironmentsPage
@@ -33,27 +34,28 @@ class Translations:
         self.app = app
         self.installed: list[QTranslator] = []
 
-    def use(self, lang: str) -> None:
+    def use(self, lang: str) -> bool:
+        """Switch to `lang`; False when a translation file is missing (the words stay English)."""
         for translator in self.installed:
             self.app.removeTranslator(translator)
         self.installed = []
         if lang == "en":
             QLocale.setDefault(QLocale(QLocale.Language.English))
-            return
+            return True
         QLocale.setDefault(QLocale(lang))
-        ours = QTranslator()
-        if ours.load(str(resources_folder() / "translations" / f"torch_dll_doctor_{lang}.qm")):
-            self.installed.append(ours)
-        qt = QTranslator()
-        if qt.load(f"qtbase_{lang}", QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)):
-            self.installed.append(qt)
+        ours, qt = QTranslator(), QTranslator()
+        loaded = [ours.load(str(resources_folder() / "translations" / f"torch_dll_doctor_{lang}.qm")),
+                  qt.load(f"qtbase_{lang}", QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath))]
+        self.installed = [t for t, ok in zip((ours, qt), loaded) if ok]
         for translator in self.installed:
             self.app.installTranslator(translator)
+        return all(loaded)
 
 
 class DoctorWizard(QWizard):
     def __init__(self, session: Session, translations: Optional[Translations] = None) -> None:
         super().__init__()
+        GuiThreadCollector.install()  # before any worker starts: Qt objects die on this thread only
         self.session = session
         self.pool = WorkerPool(self)
         self.translations = translations or Translations(QApplication.instance())
@@ -61,6 +63,9 @@ class DoctorWizard(QWizard):
         self.setOption(QWizard.WizardOption.NoBackButtonOnStartPage, True)
         self.setOption(QWizard.WizardOption.HaveHelpButton, False)
         self.setWindowIcon(icon("app"))
+        for name in NAMES:  # drawn from SVG once, here, not in the middle of a page change
+            icon(name).pixmap(16, 16)
+            icon(name).pixmap(32, 32)
         self.setMinimumSize(*MINIMUM_SIZE)
         self.pages = {WELCOME: WelcomePage(), ENVIRONMENTS: EnvironmentsPage(), DIAGNOSE: DiagnosePage(),
                       FINDINGS: FindingsPage(), PLAN: PlanPage(), REPAIR: RepairPage(), VERIFY: VerifyPage(),

@@ -1,24 +1,25 @@
-<?xml version='1.0' encoding='utf-8'?>
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
 <TS version="2.1" language="zh_CN" sourcelanguage="en">
 <context>
     <name>ChecklistModel</name>
     <message>
-        <location filename="../../app/ui/models.py" line="160" />
+        <location filename="../../app/ui/models.py" line="160"/>
         <source>checking…</source>
         <translation>正在检查…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="162" />
+        <location filename="../../app/ui/models.py" line="162"/>
         <source>did not finish</source>
         <translation>未能完成</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="165" />
+        <location filename="../../app/ui/models.py" line="165"/>
         <source>no problems found</source>
         <translation>没有发现问题</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="174" />
+        <location filename="../../app/ui/models.py" line="174"/>
         <source>{check} — {result}</source>
         <translation>{check} — {result}</translation>
     </message>
@@ -26,22 +27,22 @@
 <context>
     <name>ChecklistPanel</name>
     <message>
-        <location filename="../../app/ui/pages/diagnose.py" line="41" />
+        <location filename="../../app/ui/pages/diagnose.py" line="41"/>
         <source>&amp;Stop</source>
         <translation>停止(&amp;S)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/diagnose.py" line="42" />
+        <location filename="../../app/ui/pages/diagnose.py" line="42"/>
         <source>Stop checking</source>
         <translation>停止检查</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/diagnose.py" line="43" />
+        <location filename="../../app/ui/pages/diagnose.py" line="43"/>
         <source>Checks and their results</source>
         <translation>检查项目及结果</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/diagnose.py" line="44" />
+        <location filename="../../app/ui/pages/diagnose.py" line="44"/>
         <source>Progress of the checks</source>
         <translation>检查进度</translation>
     </message>
@@ -49,72 +50,72 @@
 <context>
     <name>DependencyTreeModel</name>
     <message>
-        <location filename="../../app/ui/models.py" line="274" />
+        <location filename="../../app/ui/models.py" line="280"/>
         <source>DLL</source>
         <translation>DLL 文件</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="274" />
+        <location filename="../../app/ui/models.py" line="280"/>
         <source>Status</source>
         <translation>状态</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="274" />
+        <location filename="../../app/ui/models.py" line="280"/>
         <source>Found by</source>
         <translation>找到方式</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="279" />
+        <location filename="../../app/ui/models.py" line="291"/>
         <source>found</source>
         <translation>已找到</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="279" />
+        <location filename="../../app/ui/models.py" line="291"/>
         <source>missing</source>
         <translation>缺失</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="280" />
+        <location filename="../../app/ui/models.py" line="292"/>
         <source>missing (needed only later)</source>
         <translation>缺失（稍后才需要）</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="281" />
+        <location filename="../../app/ui/models.py" line="293"/>
         <source>wrong type (32-bit / 64-bit)</source>
         <translation>类型不对（32 位 / 64 位）</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="282" />
+        <location filename="../../app/ui/models.py" line="294"/>
         <source>missing functions</source>
         <translation>缺少函数</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="282" />
+        <location filename="../../app/ui/models.py" line="294"/>
         <source>damaged</source>
         <translation>已损坏</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="283" />
+        <location filename="../../app/ui/models.py" line="295"/>
         <source>could not be read</source>
         <translation>无法读取</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="283" />
+        <location filename="../../app/ui/models.py" line="295"/>
         <source>something it needs cannot load</source>
         <translation>它需要的文件无法加载</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="284" />
+        <location filename="../../app/ui/models.py" line="296"/>
         <source>found only through PATH</source>
         <translation>只能通过 PATH 找到</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="323" />
-        <source>checked file</source>
-        <translation>被检查的文件</translation>
+        <location filename="../../app/ui/models.py" line="337"/>
+        <source>loaded by PyTorch</source>
+        <translation>由 PyTorch 加载</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="327" />
+        <location filename="../../app/ui/models.py" line="341"/>
         <source> (delay-loaded)</source>
         <translation>（延迟加载）</translation>
     </message>
@@ -122,157 +123,157 @@
 <context>
     <name>DependencyTreePanel</name>
     <message>
-        <location filename="../../app/ui/pages/tree.py" line="76" />
+        <location filename="../../app/ui/pages/tree.py" line="84"/>
         <source>&amp;Problems only</source>
         <translation>只看有问题的(&amp;P)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/tree.py" line="77" />
+        <location filename="../../app/ui/pages/tree.py" line="85"/>
         <source>Show only DLLs with a problem</source>
         <translation>只显示有问题的 DLL</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/tree.py" line="78" />
+        <location filename="../../app/ui/pages/tree.py" line="86"/>
         <source>Search for a DLL…</source>
         <translation>搜索 DLL…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/tree.py" line="79" />
+        <location filename="../../app/ui/pages/tree.py" line="87"/>
         <source>Search for a DLL</source>
         <translation>搜索 DLL</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/tree.py" line="80" />
+        <location filename="../../app/ui/pages/tree.py" line="88"/>
         <source>Dependency tree</source>
         <translation>依赖树</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/tree.py" line="81" />
+        <location filename="../../app/ui/pages/tree.py" line="89"/>
         <source>Details of the selected DLL</source>
         <translation>所选 DLL 的详情</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/tree.py" line="108" />
+        <location filename="../../app/ui/pages/tree.py" line="117"/>
         <source>Status</source>
         <translation>状态</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/tree.py" line="109" />
+        <location filename="../../app/ui/pages/tree.py" line="118"/>
         <source>Full path</source>
         <translation>完整路径</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/tree.py" line="109" />
-        <location filename="../../app/ui/pages/tree.py" line="114" />
+        <location filename="../../app/ui/pages/tree.py" line="118"/>
+        <location filename="../../app/ui/pages/tree.py" line="123"/>
         <source>not found</source>
         <translation>未找到</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/tree.py" line="111" />
+        <location filename="../../app/ui/pages/tree.py" line="120"/>
         <source>File version</source>
         <translation>文件版本</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/tree.py" line="111" />
-        <location filename="../../app/ui/pages/tree.py" line="157" />
+        <location filename="../../app/ui/pages/tree.py" line="120"/>
+        <location filename="../../app/ui/pages/tree.py" line="166"/>
         <source>unknown</source>
         <translation>未知</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/tree.py" line="112" />
+        <location filename="../../app/ui/pages/tree.py" line="121"/>
         <source>Type</source>
         <translation>类型</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/tree.py" line="114" />
+        <location filename="../../app/ui/pages/tree.py" line="123"/>
         <source>Found by</source>
         <translation>找到方式</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/tree.py" line="116" />
+        <location filename="../../app/ui/pages/tree.py" line="125"/>
         <source>Stands for</source>
         <translation>实际对应</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/tree.py" line="118" />
+        <location filename="../../app/ui/pages/tree.py" line="127"/>
         <source>Needed by</source>
         <translation>被谁需要</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/tree.py" line="121" />
+        <location filename="../../app/ui/pages/tree.py" line="130"/>
         <source>Why</source>
         <translation>原因</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/tree.py" line="124" />
+        <location filename="../../app/ui/pages/tree.py" line="133"/>
         <source>Missing functions</source>
         <translation>缺少的函数</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/tree.py" line="126" />
+        <location filename="../../app/ui/pages/tree.py" line="135"/>
         <source>Functions it must have</source>
         <translation>必须具备的函数</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/tree.py" line="130" />
+        <location filename="../../app/ui/pages/tree.py" line="139"/>
         <source>What PyTorch really loaded</source>
         <translation>PyTorch 实际加载的文件</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/tree.py" line="137" />
+        <location filename="../../app/ui/pages/tree.py" line="146"/>
         <source>Folders searched, in order</source>
         <translation>按顺序搜索过的文件夹</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/tree.py" line="159" />
+        <location filename="../../app/ui/pages/tree.py" line="168"/>
         <source>{path} (version {version}), not the copy predicted here ({predicted})</source>
         <translation>{path}（版本 {version}），不是这里预计的那一份（{predicted}）</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/tree.py" line="161" />
+        <location filename="../../app/ui/pages/tree.py" line="170"/>
         <source>{path} (version {version})</source>
         <translation>{path}（版本 {version}）</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/tree.py" line="164" />
-        <source>not loaded by PyTorch's process</source>
+        <location filename="../../app/ui/pages/tree.py" line="173"/>
+        <source>not loaded by PyTorch&apos;s process</source>
         <translation>PyTorch 的进程没有加载它</translation>
     </message>
 </context>
 <context>
     <name>DiagnosePage</name>
     <message>
-        <location filename="../../app/ui/pages/diagnose.py" line="116" />
+        <location filename="../../app/ui/pages/diagnose.py" line="116"/>
         <source>Checking PyTorch</source>
         <translation>正在检查 PyTorch</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/diagnose.py" line="117" />
+        <location filename="../../app/ui/pages/diagnose.py" line="117"/>
         <source>Each file PyTorch loads is checked, the way Windows would load it. Nothing is changed.</source>
         <translation>按照 Windows 加载的方式逐个检查 PyTorch 要加载的文件。不会做任何修改。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/diagnose.py" line="121" />
+        <location filename="../../app/ui/pages/diagnose.py" line="121"/>
         <source>Checking PyTorch {version} in {folder}</source>
         <translation>正在检查 {folder} 中的 PyTorch {version}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/diagnose.py" line="127" />
+        <location filename="../../app/ui/pages/diagnose.py" line="127"/>
         <source>Checking… this takes a few seconds (up to a minute when PyTorch is started for real).</source>
         <translation>正在检查……需要几秒钟（实际启动 PyTorch 时最多一分钟）。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/diagnose.py" line="130" />
+        <location filename="../../app/ui/pages/diagnose.py" line="130"/>
         <source>Done. Press Next to see what was found.</source>
         <translation>检查完成。点击“下一步”查看结果。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/diagnose.py" line="132" />
+        <location filename="../../app/ui/pages/diagnose.py" line="132"/>
         <source>Stopped. Press Back to choose again, or Next to see what was found so far.</source>
         <translation>已停止。点击“上一步”重新选择，或点击“下一步”查看目前的结果。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/diagnose.py" line="134" />
+        <location filename="../../app/ui/pages/diagnose.py" line="134"/>
         <source>The check could not run: {error}</source>
         <translation>无法进行检查：{error}</translation>
     </message>
@@ -280,7 +281,7 @@
 <context>
     <name>DoctorWizard</name>
     <message>
-        <location filename="../../app/ui/wizard.py" line="89" />
+        <location filename="../../app/ui/wizard.py" line="99"/>
         <source>Torch DLL Doctor</source>
         <translation>Torch DLL 医生</translation>
     </message>
@@ -288,44 +289,44 @@
 <context>
     <name>EnvironmentModel</name>
     <message>
-        <location filename="../../app/ui/models.py" line="73" />
+        <location filename="../../app/ui/models.py" line="73"/>
         <source>Environment</source>
         <translation>环境</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="73" />
-        <location filename="../../app/ui/models.py" line="85" />
+        <location filename="../../app/ui/models.py" line="73"/>
+        <location filename="../../app/ui/models.py" line="85"/>
         <source>Python</source>
         <translation>Python</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="73" />
+        <location filename="../../app/ui/models.py" line="73"/>
         <source>PyTorch</source>
         <translation>PyTorch</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="73" />
+        <location filename="../../app/ui/models.py" line="73"/>
         <source>Location</source>
         <translation>位置</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="85" />
+        <location filename="../../app/ui/models.py" line="85"/>
         <source>Virtual environment</source>
         <translation>虚拟环境</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="87" />
-        <location filename="../../app/ui/models.py" line="91" />
+        <location filename="../../app/ui/models.py" line="87"/>
+        <location filename="../../app/ui/models.py" line="91"/>
         <source>unknown</source>
         <translation>未知</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="90" />
+        <location filename="../../app/ui/models.py" line="90"/>
         <source>No PyTorch</source>
         <translation>没有 PyTorch</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="91" />
+        <location filename="../../app/ui/models.py" line="91"/>
         <source>{version} ({build})</source>
         <translation>{version}（{build}）</translation>
     </message>
@@ -333,112 +334,112 @@
 <context>
     <name>EnvironmentsPage</name>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="66" />
+        <location filename="../../app/ui/pages/environments.py" line="66"/>
         <source>Choose the Python installation</source>
         <translation>选择 Python 安装</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="67" />
+        <location filename="../../app/ui/pages/environments.py" line="67"/>
         <source>Pick the one your AI app uses (ComfyUI, a Stable Diffusion web UI, …).</source>
         <translation>选择你的 AI 应用所用的那一个（ComfyUI、Stable Diffusion WebUI 等）。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="68" />
+        <location filename="../../app/ui/pages/environments.py" line="68"/>
         <source>Installations appear here as they are found. Only those with PyTorch can be checked.</source>
         <translation>找到的安装会陆续显示在这里。只有装了 PyTorch 的才能检查。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="70" />
+        <location filename="../../app/ui/pages/environments.py" line="70"/>
         <source>&amp;Browse…</source>
         <translation>浏览(&amp;B)…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="71" />
+        <location filename="../../app/ui/pages/environments.py" line="71"/>
         <source>Choose a folder that holds a Python installation</source>
         <translation>选择一个包含 Python 安装的文件夹</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="72" />
+        <location filename="../../app/ui/pages/environments.py" line="72"/>
         <source>&amp;Search everywhere</source>
         <translation>全盘搜索(&amp;S)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="73" />
+        <location filename="../../app/ui/pages/environments.py" line="73"/>
         <source>Search every drive, deeper and longer</source>
         <translation>搜索所有磁盘，搜得更深、更久</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="74" />
+        <location filename="../../app/ui/pages/environments.py" line="74"/>
         <source>Analyse a &amp;copied Windows folder…</source>
         <translation>分析复制出来的 Windows 文件夹(&amp;C)…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="75" />
+        <location filename="../../app/ui/pages/environments.py" line="75"/>
         <source>Analyse a copied Windows drive</source>
         <translation>分析复制出来的 Windows 磁盘</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="76" />
+        <location filename="../../app/ui/pages/environments.py" line="76"/>
         <source>Try the &amp;demo computer</source>
         <translation>试用演示电脑(&amp;D)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="77" />
+        <location filename="../../app/ui/pages/environments.py" line="77"/>
         <source>Try the demo computer</source>
         <translation>试用演示电脑</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="78" />
+        <location filename="../../app/ui/pages/environments.py" line="78"/>
         <source>Python installations found</source>
         <translation>找到的 Python 安装</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="94" />
+        <location filename="../../app/ui/pages/environments.py" line="94"/>
         <source>This computer is not running Windows, so there is nothing here to check. Analyse a copied Windows drive, or try the demo computer to see how the assistant works.</source>
         <translation>这台电脑运行的不是 Windows，所以这里没有可检查的内容。你可以分析复制出来的 Windows 磁盘，或者试用演示电脑，看看这个助手如何工作。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="97" />
+        <location filename="../../app/ui/pages/environments.py" line="97"/>
         <source>Searching… {count} found so far.</source>
         <translation>正在搜索……目前找到 {count} 个。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="99" />
+        <location filename="../../app/ui/pages/environments.py" line="99"/>
         <source>The search stopped: {error}</source>
         <translation>搜索已停止：{error}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="101" />
-        <source>No Python installation with PyTorch was found. Use Browse… to pick your AI app's folder, or Search everywhere.</source>
+        <location filename="../../app/ui/pages/environments.py" line="101"/>
+        <source>No Python installation with PyTorch was found. Use Browse… to pick your AI app&apos;s folder, or Search everywhere.</source>
         <translation>没有找到装有 PyTorch 的 Python。请用“浏览…”选择你的 AI 应用所在的文件夹，或者使用“全盘搜索”。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="104" />
+        <location filename="../../app/ui/pages/environments.py" line="104"/>
         <source>{count} installation(s) found. Select one and press Next.</source>
         <translation>找到 {count} 个安装。选择一个，然后点击“下一步”。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="106" />
+        <location filename="../../app/ui/pages/environments.py" line="106"/>
         <source>The demo computer (a built-in example, nothing real is changed). </source>
         <translation>演示电脑（内置示例，不会修改任何真实内容）。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="108" />
+        <location filename="../../app/ui/pages/environments.py" line="108"/>
         <source>A copied Windows drive: {folder}. </source>
         <translation>复制出来的 Windows 磁盘：{folder}。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="163" />
+        <location filename="../../app/ui/pages/environments.py" line="163"/>
         <source>Choose the folder of your AI app or its Python</source>
         <translation>选择你的 AI 应用或其 Python 所在的文件夹</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="172" />
+        <location filename="../../app/ui/pages/environments.py" line="172"/>
         <source>No Python installation was found in {folder}.</source>
         <translation>在 {folder} 中没有找到 Python 安装。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="178" />
+        <location filename="../../app/ui/pages/environments.py" line="178"/>
         <source>Choose the folder that holds the copied drive (it has a Windows folder inside)</source>
         <translation>选择存放复制磁盘的文件夹（里面有 Windows 文件夹）</translation>
     </message>
@@ -446,192 +447,152 @@
 <context>
     <name>FindingsPage</name>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="76" />
+        <location filename="../../app/ui/pages/findings.py" line="75"/>
         <source>What we found</source>
         <translation>检查结果</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="77" />
+        <location filename="../../app/ui/pages/findings.py" line="76"/>
         <source>Problems first. Technical readers can open the dependency tree.</source>
         <translation>先列出问题。懂技术的读者可以打开依赖树。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="78" />
+        <location filename="../../app/ui/pages/findings.py" line="77"/>
         <source>Show &amp;technical details</source>
         <translation>显示技术细节(&amp;T)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="79" />
+        <location filename="../../app/ui/pages/findings.py" line="78"/>
         <source>Show the dependency tree</source>
         <translation>显示依赖树</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="80" />
+        <location filename="../../app/ui/pages/findings.py" line="79"/>
         <source>&amp;Copy</source>
         <translation>复制(&amp;C)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="81" />
+        <location filename="../../app/ui/pages/findings.py" line="80"/>
         <source>Copy the report</source>
         <translation>复制报告</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="82" />
+        <location filename="../../app/ui/pages/findings.py" line="81"/>
         <source>Sa&amp;ve report…</source>
         <translation>保存报告(&amp;V)…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="83" />
+        <location filename="../../app/ui/pages/findings.py" line="82"/>
         <source>Save the report to a file</source>
         <translation>把报告保存到文件</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="84" />
-        <location filename="../../app/ui/pages/findings.py" line="160" />
-        <source>Report saved: {path}</source>
-        <translation>报告已保存：{path}</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/findings.py" line="100" />
+        <location filename="../../app/ui/pages/findings.py" line="99"/>
         <source>Some checks could not finish, so this list may be incomplete.</source>
         <translation>有些检查没能完成，所以这个列表可能不完整。</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../app/ui/pages/findings.py" line="102" />
+        <location filename="../../app/ui/pages/findings.py" line="101"/>
         <source>%n problem(s) stop PyTorch from loading.</source>
         <translation>
-            <numerusform>有 %n 个问题导致 PyTorch 无法加载。</numerusform></translation>
+            <numerusform>有 %n 个问题导致 PyTorch 无法加载。</numerusform>
+        </translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="104" />
+        <location filename="../../app/ui/pages/findings.py" line="103"/>
         <source>PyTorch should load. There are warnings worth a look.</source>
         <translation>PyTorch 应该可以加载。有一些值得一看的警告。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="106" />
+        <location filename="../../app/ui/pages/findings.py" line="105"/>
         <source>No problems found: PyTorch should load.</source>
         <translation>没有发现问题：PyTorch 应该可以加载。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="118" />
+        <location filename="../../app/ui/pages/findings.py" line="118"/>
         <source>PyTorch started anyway when it was tried for real, so this may not matter on this computer.</source>
         <translation>实际启动时 PyTorch 仍然能启动，所以在这台电脑上这可能无关紧要。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="120" />
+        <location filename="../../app/ui/pages/findings.py" line="120"/>
         <source>&lt;b&gt;What this means:&lt;/b&gt; {text}</source>
         <translation>&lt;b&gt;这意味着：&lt;/b&gt;{text}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="123" />
+        <location filename="../../app/ui/pages/findings.py" line="123"/>
         <source>&lt;b&gt;How we can fix it:&lt;/b&gt; {text}</source>
         <translation>&lt;b&gt;我们如何修复：&lt;/b&gt;{text}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="143" />
+        <location filename="../../app/ui/pages/findings.py" line="145"/>
         <source>The report is copied: paste it into a forum post or a message.</source>
         <translation>报告已复制：可以粘贴到论坛帖子或消息里。</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/findings.py" line="146" />
-        <source>Save the report</source>
-        <translation>保存报告</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/findings.py" line="147" />
-        <source>Web page (*.html);;Text (*.txt);;JSON (*.json)</source>
-        <translation>网页 (*.html);;文本 (*.txt);;JSON (*.json)</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/findings.py" line="156" />
-        <source>The report could not be saved: {error}</source>
-        <translation>无法保存报告：{error}</translation>
     </message>
 </context>
 <context>
     <name>FinishPage</name>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="45" />
+        <location filename="../../app/ui/pages/finish.py" line="44"/>
         <source>Done</source>
         <translation>完成</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="46" />
+        <location filename="../../app/ui/pages/finish.py" line="45"/>
         <source>Thank you for using Torch DLL Doctor.</source>
         <translation>感谢使用 Torch DLL 医生。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="47" />
+        <location filename="../../app/ui/pages/finish.py" line="46"/>
         <source>&amp;Save report…</source>
         <translation>保存报告(&amp;S)…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="48" />
+        <location filename="../../app/ui/pages/finish.py" line="47"/>
         <source>Save the report to a file</source>
         <translation>把报告保存到文件</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="49" />
+        <location filename="../../app/ui/pages/finish.py" line="48"/>
         <source>&amp;Undo these changes</source>
         <translation>撤销这些修改(&amp;U)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="50" />
+        <location filename="../../app/ui/pages/finish.py" line="49"/>
         <source>Undo every change the repairs made</source>
         <translation>撤销修复所做的全部修改</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="51" />
+        <location filename="../../app/ui/pages/finish.py" line="50"/>
         <source>Open the &amp;log folder</source>
         <translation>打开记录文件夹(&amp;L)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="52" />
+        <location filename="../../app/ui/pages/finish.py" line="51"/>
         <source>Open the folder with the record of every change</source>
         <translation>打开记录了每一项修改的文件夹</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="59" />
+        <location filename="../../app/ui/pages/finish.py" line="58"/>
         <source>&lt;p&gt;Changes made on this computer:&lt;/p&gt;&lt;ul&gt;{items}&lt;/ul&gt;&lt;p&gt;Each one is recorded; “Undo these changes” puts everything back as it was, now or later.&lt;/p&gt;</source>
         <translation>&lt;p&gt;在这台电脑上做了以下修改：&lt;/p&gt;&lt;ul&gt;{items}&lt;/ul&gt;&lt;p&gt;每一项都有记录；“撤销这些修改”可以随时把一切恢复原样。&lt;/p&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="63" />
+        <location filename="../../app/ui/pages/finish.py" line="62"/>
         <source>Nothing needed repairing: PyTorch should load. Nothing was changed.</source>
         <translation>没有需要修复的内容：PyTorch 应该可以加载。没有做任何修改。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="65" />
+        <location filename="../../app/ui/pages/finish.py" line="64"/>
         <source>Nothing was changed on this computer.</source>
         <translation>这台电脑上没有做任何修改。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="69" />
-        <source>Save the report</source>
-        <translation>保存报告</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/finish.py" line="70" />
-        <source>Web page (*.html);;Text (*.txt);;JSON (*.json)</source>
-        <translation>网页 (*.html);;文本 (*.txt);;JSON (*.json)</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/finish.py" line="77" />
-        <source>Report saved: {path}</source>
-        <translation>报告已保存：{path}</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/finish.py" line="79" />
-        <source>The report could not be saved: {error}</source>
-        <translation>无法保存报告：{error}</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/finish.py" line="98" />
+        <location filename="../../app/ui/pages/finish.py" line="84"/>
         <source>Undone: every file and setting is back as it was.</source>
         <translation>已撤销：所有文件和设置都已恢复原样。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="99" />
+        <location filename="../../app/ui/pages/finish.py" line="85"/>
         <source>Undone: every file and setting is back as it was, and PyTorch does not load again, as before the repair.</source>
         <translation>已撤销：所有文件和设置都已恢复原样，PyTorch 也和修复前一样无法加载。</translation>
     </message>
@@ -639,72 +600,72 @@
 <context>
     <name>PlanPage</name>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="69" />
+        <location filename="../../app/ui/pages/plan.py" line="69"/>
         <source>Choose the repair</source>
         <translation>选择修复方式</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="70" />
+        <location filename="../../app/ui/pages/plan.py" line="70"/>
         <source>Nothing has changed yet. Every change below is recorded and can be undone.</source>
         <translation>目前还没有任何修改。下面的每一项修改都会被记录，并且可以撤销。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="71" />
+        <location filename="../../app/ui/pages/plan.py" line="71"/>
         <source>&amp;Repair now</source>
         <translation>立即修复(&amp;R)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="73" />
+        <location filename="../../app/ui/pages/plan.py" line="73"/>
         <source>Working out the repairs that fit…</source>
         <translation>正在找出合适的修复方式…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="75" />
+        <location filename="../../app/ui/pages/plan.py" line="75"/>
         <source>The repairs could not be worked out: {error}</source>
         <translation>无法确定修复方式：{error}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="77" />
+        <location filename="../../app/ui/pages/plan.py" line="77"/>
         <source>None of the repairs can be done here. The reasons are below.</source>
         <translation>这里无法进行任何修复。原因见下方。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="79" />
+        <location filename="../../app/ui/pages/plan.py" line="79"/>
         <source>The recommended repair is chosen for each problem. Press “Repair now” when you are ready.</source>
         <translation>每个问题都已选好推荐的修复方式。准备好后点击“立即修复”。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="109" />
+        <location filename="../../app/ui/pages/plan.py" line="109"/>
         <source>Not possible here: {reasons}</source>
         <translation>这里无法进行：{reasons}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="113" />
+        <location filename="../../app/ui/pages/plan.py" line="114"/>
         <source>Leave this as it is</source>
         <translation>保持原样</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="114" />
+        <location filename="../../app/ui/pages/plan.py" line="115"/>
         <source>Leave this problem as it is</source>
         <translation>这个问题保持原样</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="131" />
+        <location filename="../../app/ui/pages/plan.py" line="132"/>
         <source>Download: about {size} MB.</source>
         <translation>需要下载：约 {size} MB。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="133" />
+        <location filename="../../app/ui/pages/plan.py" line="134"/>
         <source>Download: a small file from your package index.</source>
         <translation>需要下载：从你的软件包索引下载一个小文件。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="135" />
+        <location filename="../../app/ui/pages/plan.py" line="136"/>
         <source>Windows will ask for permission (administrator rights) for this step.</source>
         <translation>这一步 Windows 会请求权限（管理员权限）。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="137" />
+        <location filename="../../app/ui/pages/plan.py" line="138"/>
         <source>No administrator rights are needed.</source>
         <translation>不需要管理员权限。</translation>
     </message>
@@ -712,32 +673,32 @@
 <context>
     <name>RepairNames</name>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="19" />
+        <location filename="../../app/ui/pages/plan.py" line="19"/>
         <source>Add the missing OpenMP runtime to PyTorch</source>
         <translation>为 PyTorch 补上缺失的 OpenMP 运行库</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="20" />
+        <location filename="../../app/ui/pages/plan.py" line="20"/>
         <source>Upgrade PyTorch to a fixed version</source>
         <translation>把 PyTorch 升级到已修复的版本</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="21" />
-        <source>Install Microsoft's Visual C++ runtime</source>
+        <location filename="../../app/ui/pages/plan.py" line="21"/>
+        <source>Install Microsoft&apos;s Visual C++ runtime</source>
         <translation>安装微软 Visual C++ 运行库</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="22" />
+        <location filename="../../app/ui/pages/plan.py" line="22"/>
         <source>Remove a setting that breaks PyTorch</source>
         <translation>删除导致 PyTorch 出错的设置</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="23" />
+        <location filename="../../app/ui/pages/plan.py" line="23"/>
         <source>Remove a broken folder from PATH</source>
         <translation>从 PATH 中删除失效的文件夹</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="24" />
+        <location filename="../../app/ui/pages/plan.py" line="24"/>
         <source>Allow long file paths in Windows</source>
         <translation>允许 Windows 使用长文件路径</translation>
     </message>
@@ -745,137 +706,137 @@
 <context>
     <name>RepairPage</name>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="96" />
+        <location filename="../../app/ui/pages/repair.py" line="96"/>
         <source>Repairing</source>
         <translation>正在修复</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="97" />
+        <location filename="../../app/ui/pages/repair.py" line="97"/>
         <source>Every change is recorded first, so it can be undone.</source>
         <translation>每一项修改都会先被记录，所以可以撤销。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="98" />
+        <location filename="../../app/ui/pages/repair.py" line="98"/>
         <source>S&amp;top and roll back</source>
         <translation>停止并恢复(&amp;T)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="99" />
+        <location filename="../../app/ui/pages/repair.py" line="99"/>
         <source>Stop the repair and put everything back</source>
         <translation>停止修复并把一切恢复原样</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="100" />
+        <location filename="../../app/ui/pages/repair.py" line="100"/>
         <source>Show &amp;details</source>
         <translation>显示详情(&amp;D)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="101" />
+        <location filename="../../app/ui/pages/repair.py" line="101"/>
         <source>Show the log of the repair</source>
         <translation>显示修复日志</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="102" />
+        <location filename="../../app/ui/pages/repair.py" line="102"/>
         <source>Log of the repair</source>
         <translation>修复日志</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="103" />
+        <location filename="../../app/ui/pages/repair.py" line="103"/>
         <source>&amp;Retry</source>
         <translation>重试(&amp;R)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="104" />
+        <location filename="../../app/ui/pages/repair.py" line="104"/>
         <source>S&amp;kip this repair</source>
         <translation>跳过这项修复(&amp;K)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="105" />
+        <location filename="../../app/ui/pages/repair.py" line="105"/>
         <source>Roll &amp;back everything</source>
         <translation>全部恢复(&amp;B)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="114" />
+        <location filename="../../app/ui/pages/repair.py" line="114"/>
         <source>waiting</source>
         <translation>等待中</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="115" />
+        <location filename="../../app/ui/pages/repair.py" line="115"/>
         <source>working…</source>
         <translation>正在进行…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="116" />
+        <location filename="../../app/ui/pages/repair.py" line="116"/>
         <source>downloading {detail}</source>
         <translation>正在下载 {detail}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="117" />
+        <location filename="../../app/ui/pages/repair.py" line="117"/>
         <source>checking that PyTorch loads…</source>
         <translation>正在确认 PyTorch 能否加载…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="118" />
+        <location filename="../../app/ui/pages/repair.py" line="118"/>
         <source>putting everything back…</source>
         <translation>正在恢复原样…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="119" />
+        <location filename="../../app/ui/pages/repair.py" line="119"/>
         <source>done</source>
         <translation>完成</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="120" />
+        <location filename="../../app/ui/pages/repair.py" line="120"/>
         <source>done, but PyTorch still does not load</source>
         <translation>已完成，但 PyTorch 仍无法加载</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="121" />
+        <location filename="../../app/ui/pages/repair.py" line="121"/>
         <source>failed</source>
         <translation>失败</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="122" />
+        <location filename="../../app/ui/pages/repair.py" line="122"/>
         <source>skipped</source>
         <translation>已跳过</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="123" />
+        <location filename="../../app/ui/pages/repair.py" line="123"/>
         <source>rolled back</source>
         <translation>已恢复</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="130" />
+        <location filename="../../app/ui/pages/repair.py" line="130"/>
         <source>Working. You can stop at any time: whatever was changed is put back.</source>
         <translation>正在进行。你可以随时停止：已做的修改都会恢复原样。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="132" />
+        <location filename="../../app/ui/pages/repair.py" line="132"/>
         <source>All chosen repairs are done. Press Next to check PyTorch again.</source>
         <translation>选择的修复都已完成。点击“下一步”再次检查 PyTorch。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="133" />
+        <location filename="../../app/ui/pages/repair.py" line="133"/>
         <source>Putting everything back as it was…</source>
         <translation>正在把一切恢复原样…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="134" />
+        <location filename="../../app/ui/pages/repair.py" line="134"/>
         <source>Stopped. Everything the repairs changed was put back as it was.</source>
         <translation>已停止。修复所做的一切修改都已恢复原样。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="137" />
+        <location filename="../../app/ui/pages/repair.py" line="137"/>
         <source>Windows needs a restart to finish installing the runtime: restart when the assistant is done, then check again.</source>
         <translation>Windows 需要重启才能完成运行库的安装：请在助手结束后重启电脑，然后再检查一次。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="199" />
+        <location filename="../../app/ui/pages/repair.py" line="199"/>
         <source>{seconds} s left</source>
         <translation>还剩 {seconds} 秒</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="216" />
+        <location filename="../../app/ui/pages/repair.py" line="216"/>
         <source>Recorded as {id}.</source>
         <translation>已记录为 {id}。</translation>
     </message>
@@ -883,47 +844,47 @@
 <context>
     <name>VerifyPage</name>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="44" />
+        <location filename="../../app/ui/pages/verify.py" line="44"/>
         <source>Checking PyTorch again</source>
         <translation>再次检查 PyTorch</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="45" />
+        <location filename="../../app/ui/pages/verify.py" line="45"/>
         <source>The same checks as before, now that the repairs are done.</source>
         <translation>修复完成后，重新进行和之前相同的检查。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="52" />
+        <location filename="../../app/ui/pages/verify.py" line="52"/>
         <source>Checking…</source>
         <translation>正在检查…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="53" />
+        <location filename="../../app/ui/pages/verify.py" line="53"/>
         <source>The check did not finish.</source>
         <translation>检查没有完成。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="60" />
+        <location filename="../../app/ui/pages/verify.py" line="60"/>
         <source>PyTorch {version} loads now.</source>
         <translation>PyTorch {version} 现在可以加载了。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="61" />
+        <location filename="../../app/ui/pages/verify.py" line="61"/>
         <source>PyTorch {version} should load now: every file it needs is in place.</source>
         <translation>PyTorch {version} 现在应该可以加载：它需要的文件都已就位。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="63" />
+        <location filename="../../app/ui/pages/verify.py" line="63"/>
         <source>Start your AI app again. If it still fails, save the report on the next page and share it.</source>
         <translation>请重新启动你的 AI 应用。如果仍然失败，请在下一页保存报告并分享。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="67" />
+        <location filename="../../app/ui/pages/verify.py" line="67"/>
         <source>PyTorch {version} still does not load.</source>
         <translation>PyTorch {version} 仍然无法加载。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="71" />
+        <location filename="../../app/ui/pages/verify.py" line="71"/>
         <source>&lt;p&gt;Still wrong:&lt;/p&gt;&lt;ul&gt;{titles}&lt;/ul&gt;&lt;p&gt;What to try next: start the assistant again and choose another repair; or make a fresh environment for your AI app (a new venv with &lt;code&gt;pip install torch&lt;/code&gt;); or run PyTorch inside WSL, where these Windows DLLs are not used.&lt;/p&gt;</source>
         <translation>&lt;p&gt;仍然存在的问题：&lt;/p&gt;&lt;ul&gt;{titles}&lt;/ul&gt;&lt;p&gt;接下来可以尝试：重新运行助手并选择另一种修复方式；或者为你的 AI 应用新建一个环境（新建 venv 后运行 &lt;code&gt;pip install torch&lt;/code&gt;）；或者在 WSL 中运行 PyTorch，那里不会用到这些 Windows DLL。&lt;/p&gt;</translation>
     </message>
@@ -931,77 +892,77 @@
 <context>
     <name>WelcomePage</name>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="73" />
+        <location filename="../../app/ui/pages/welcome.py" line="73"/>
         <source>Welcome to Torch DLL Doctor</source>
         <translation>欢迎使用 Torch DLL 医生</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="74" />
+        <location filename="../../app/ui/pages/welcome.py" line="74"/>
         <source>Find out why PyTorch does not start on this computer, and fix it.</source>
         <translation>找出 PyTorch 在这台电脑上无法启动的原因，并修复它。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="76" />
+        <location filename="../../app/ui/pages/welcome.py" line="76"/>
         <source>When PyTorch stops with an error such as “WinError 126 … fbgemm.dll”, a file it needs is missing or wrong. This assistant finds your Python installations, checks each file PyTorch loads, and tells you in plain words what is wrong.</source>
         <translation>当 PyTorch 因“WinError 126 … fbgemm.dll”之类的错误停止时，说明它需要的某个文件缺失或不对。这个助手会找到你的 Python 安装，检查 PyTorch 加载的每个文件，并用通俗的话告诉你哪里出了问题。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="80" />
+        <location filename="../../app/ui/pages/welcome.py" line="80"/>
         <source>Nothing on your computer changes unless you agree. Every change is recorded and can be undone.</source>
         <translation>未经你同意，电脑上的任何东西都不会被修改。每一项修改都有记录，并且可以撤销。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="81" />
+        <location filename="../../app/ui/pages/welcome.py" line="81"/>
         <source>&amp;Language:</source>
         <translation>语言(&amp;L)：</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="82" />
+        <location filename="../../app/ui/pages/welcome.py" line="82"/>
         <source>Language</source>
         <translation>语言</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="83" />
+        <location filename="../../app/ui/pages/welcome.py" line="83"/>
         <source>&amp;Optional: paste the error message you saw, and we explain it at once:</source>
         <translation>可选：粘贴你看到的错误信息，我们会立即解释(&amp;O)：</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="84" />
+        <location filename="../../app/ui/pages/welcome.py" line="84"/>
         <source>For example: OSError: [WinError 126] … Error loading “…\torch\lib\fbgemm.dll” or one of its dependencies.</source>
         <translation>例如：OSError: [WinError 126] … Error loading “…\torch\lib\fbgemm.dll” or one of its dependencies.</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="86" />
+        <location filename="../../app/ui/pages/welcome.py" line="86"/>
         <source>The error message you saw</source>
         <translation>你看到的错误信息</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="87" />
+        <location filename="../../app/ui/pages/welcome.py" line="87"/>
         <source>&amp;Roll back now</source>
         <translation>立即恢复(&amp;R)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="88" />
+        <location filename="../../app/ui/pages/welcome.py" line="88"/>
         <source>Roll back the unfinished repair</source>
         <translation>恢复未完成的修复</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="116" />
+        <location filename="../../app/ui/pages/welcome.py" line="116"/>
         <source>&lt;b&gt;{title}&lt;/b&gt;&lt;br&gt;This usually means: {explanation}&lt;br&gt;What helps: {action}</source>
         <translation>&lt;b&gt;{title}&lt;/b&gt;&lt;br&gt;这通常意味着：{explanation}&lt;br&gt;解决办法：{action}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="126" />
+        <location filename="../../app/ui/pages/welcome.py" line="126"/>
         <source>The unfinished repair was rolled back: every file and setting is as it was before.</source>
         <translation>未完成的修复已恢复：所有文件和设置都和之前一样。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="128" />
+        <location filename="../../app/ui/pages/welcome.py" line="128"/>
         <source>The unfinished repair could not be rolled back: {error}</source>
         <translation>无法恢复未完成的修复：{error}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="133" />
+        <location filename="../../app/ui/pages/welcome.py" line="133"/>
         <source>A repair ({action}, started {created}) did not finish: the app or the computer stopped in the middle. Roll it back to put everything as it was.</source>
         <translation>有一项修复（{action}，开始于 {created}）没有完成：程序或电脑在中途停止了。请恢复它，让一切回到原样。</translation>
     </message>

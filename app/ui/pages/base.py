@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
-from PySide6.QtCore import QEvent, Qt
-from PySide6.QtWidgets import QFrame, QLabel, QPushButton, QSizePolicy, QWizardPage
+from PySide6.QtCore import QCoreApplication, QEvent, Qt
+from PySide6.QtWidgets import QFileDialog, QFrame, QLabel, QPushButton, QSizePolicy, QWizardPage
 
 from app.ui.icons import icon
 
@@ -45,10 +45,41 @@ class Page(QWizardPage):
     def isComplete(self) -> bool:
         return self._ready
 
+    # -- a line of news under the page's buttons (a report saved, an undo done), said again on a language switch
+    message_label: Optional[QLabel] = None
+    _message: Callable[[], str] = staticmethod(lambda: "")
+
+    def said(self, message: Callable[[], str]) -> None:
+        self._message = message
+        if self.message_label is not None:
+            self.message_label.setText(message())
+
+    # -- the report: Findings and Finish both offer it ----------------------------------------------------
+    def ask_to_save_report(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, report_words("Save the report"), "torch-dll-doctor-report.html",
+                                              report_words("Web page (*.html);;Text (*.txt);;JSON (*.json)"))
+        if path:
+            self.save_report(path)
+
+    def save_report(self, path: str) -> None:
+        """Write the report (text, HTML or JSON by its name) in a worker; say where, or why not."""
+        session = self.session
+        diagnosis = session.after or session.diagnosis
+        self.doctor.pool.start(
+            lambda worker: session.report(path, diagnosis),
+            returned=lambda _: self.said(lambda: report_words("Report saved: {path}").format(path=path)),
+            errored=lambda error: self.said(
+                lambda: report_words("The report could not be saved: {error}").format(error=error)))
+
+
+def report_words(text: str) -> str:
+    return QCoreApplication.translate("Report", text)
+
 
 def wrapped(text: str = "", *, bold: bool = False, selectable: bool = False, name: Optional[str] = None) -> QLabel:
     label = QLabel(text)
     label.setWordWrap(True)
+    label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)  # spare height goes below the text
     label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
     if bold:
         font = label.font()

@@ -7,7 +7,7 @@ import html
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QFileDialog, QGridLayout, QHBoxLayout, QScrollArea, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QScrollArea, QSplitter, QVBoxLayout, QWidget
 
 from app.report.document import diagnosis_report, render_report
 from app.ui.icons import SEVERITY_ICON
@@ -33,10 +33,10 @@ class FindingsPage(Page):
         self.copy = button("copy")
         self.copy.clicked.connect(self._copy)
         self.save = button("save")
-        self.save.clicked.connect(self._save)
+        self.save.clicked.connect(self.ask_to_save_report)
         self.tree = DependencyTreePanel()
         self.tree.hide()
-        self.saved = wrapped(name="saved")
+        self.saved = self.message_label = wrapped(name="saved")
         row = QHBoxLayout()
         row.addWidget(self.details)
         row.addStretch(1)
@@ -52,18 +52,17 @@ class FindingsPage(Page):
         layout.addWidget(splitter, 1)
         layout.addWidget(self.saved)
         layout.addLayout(row)
-        self._saved_to = None
+        self._graph = None
 
     def initializePage(self) -> None:
-        self._saved_to = None
+        self._message = lambda: ""
         self.details.setChecked(False)
         diagnosis = self.session.diagnosis
         graph = diagnosis.graphs.get(self.session.system.windows_path(self.session.env.python)) if diagnosis else None
         if graph is None and diagnosis is not None and diagnosis.graphs:
             graph = next(iter(diagnosis.graphs.values()))
         self.details.setEnabled(graph is not None)
-        if graph is not None:
-            self.tree.show_graph(self.session, graph)
+        self._graph = graph  # the tree is made when first asked for: most readers never open it
         self.set_ready(True)
         self.retranslate()
 
@@ -81,7 +80,7 @@ class FindingsPage(Page):
         self.copy.setAccessibleName(self.tr("Copy the report"))
         self.save.setText(self.tr("Sa&ve report…"))
         self.save.setAccessibleName(self.tr("Save the report to a file"))
-        self.saved.setText(self.tr("Report saved: {path}").format(path=self._saved_to) if self._saved_to else "")
+        self.saved.setText(self._message())
         self.tree.retranslate()
         self._fill_cards()
 
@@ -111,25 +110,29 @@ class FindingsPage(Page):
         lang = self.session.lang
         text = problem.lead.text(lang)
         frame = card()
-        grid = QGridLayout(frame)
-        grid.addWidget(icon_label(SEVERITY_ICON.get(problem.severity, "info")), 0, 0)
-        grid.addWidget(wrapped(text.title, bold=True, selectable=True), 0, 1)
+        row = QHBoxLayout(frame)
+        row.addWidget(icon_label(SEVERITY_ICON.get(problem.severity, "info")))
+        column = QVBoxLayout()
+        column.addWidget(wrapped(text.title, bold=True, selectable=True))
         if problem.contradicted:
-            grid.addWidget(wrapped(self.tr("PyTorch started anyway when it was tried for real, so this may not "
-                                           "matter on this computer."), selectable=True), 1, 1)
-        grid.addWidget(wrapped(self.tr("<b>What this means:</b> {text}").format(text=html.escape(text.explanation)),
-                               selectable=True), 2, 1)
+            column.addWidget(wrapped(self.tr("PyTorch started anyway when it was tried for real, so this may not "
+                                             "matter on this computer."), selectable=True))
+        column.addWidget(wrapped(self.tr("<b>What this means:</b> {text}").format(text=html.escape(text.explanation)),
+                                 selectable=True))
         if problem.severity != "info":
-            grid.addWidget(wrapped(self.tr("<b>How we can fix it:</b> {text}").format(text=html.escape(text.action)),
-                                   selectable=True), 3, 1)
-        grid.setColumnStretch(1, 1)
+            column.addWidget(wrapped(self.tr("<b>How we can fix it:</b> {text}").format(
+                text=html.escape(text.action)), selectable=True))
+        column.addStretch(1)
+        row.addLayout(column, 1)
         frame.setAccessibleName(text.title)
         return frame
 
     def _toggle_details(self, shown: bool) -> None:
+        if shown and self._graph is not None and (self.tree.model is None or self.tree.model.graph is not self._graph):
+            self.tree.show_graph(self.session, self._graph)
         self.tree.setVisible(shown)
         if shown:
-            self.splitter.setSizes([120, 400])
+            self.splitter.setSizes([180, 360])
 
     # -- the report ----------------------------------------------------------------------------------------
     def _report_text(self, fmt: str) -> str:
@@ -139,22 +142,4 @@ class FindingsPage(Page):
 
     def _copy(self) -> None:
         QGuiApplication.clipboard().setText(self._report_text("text"))
-        self._saved_to = None
-        self.saved.setText(self.tr("The report is copied: paste it into a forum post or a message."))
-
-    def _save(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, self.tr("Save the report"), "torch-dll-doctor-report.html",
-                                              self.tr("Web page (*.html);;Text (*.txt);;JSON (*.json)"))
-        if path:
-            self.save_report(path)
-
-    def save_report(self, path: str) -> None:
-        session, diagnosis = self.session, self.session.diagnosis
-        self.doctor.pool.start(lambda worker: session.report(path, diagnosis),
-                               returned=lambda _: self._report_saved(path),
-                               errored=lambda error: self.saved.setText(
-                                   self.tr("The report could not be saved: {error}").format(error=error)))
-
-    def _report_saved(self, path: str) -> None:
-        self._saved_to = path
-        self.saved.setText(self.tr("Report saved: {path}").format(path=path))
+        self.said(lambda: self.tr("The report is copied: paste it into a forum post or a message."))

@@ -6,7 +6,7 @@ import html
 
 from PySide6.QtCore import QUrl
 from PySide6.QtGui import QDesktopServices
-from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QVBoxLayout
+from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout
 
 from app.repair.run import failure_text, undo
 from app.ui.pages.base import Page, button, wrapped
@@ -17,11 +17,11 @@ class FinishPage(Page):
     def __init__(self) -> None:
         super().__init__()
         self.summary = wrapped(selectable=True, name="summary")
-        self.result = wrapped(name="finish-result")
+        self.result = self.message_label = wrapped(name="finish-result")
         self.save = button("save-report")
         self.undo = button("undo")
         self.logs = button("logs")
-        self.save.clicked.connect(self._save)
+        self.save.clicked.connect(self.ask_to_save_report)
         self.undo.clicked.connect(self._undo)
         self.logs.clicked.connect(self._open_logs)
         row = QHBoxLayout()
@@ -34,7 +34,6 @@ class FinishPage(Page):
         layout.addWidget(self.result)
         layout.addStretch(1)
         self._undone = False
-        self._message = lambda: ""  # a function: a language switch says it again in the new language
         self.set_ready(True)
 
     def initializePage(self) -> None:
@@ -65,19 +64,6 @@ class FinishPage(Page):
             self.summary.setText(self.tr("Nothing was changed on this computer."))
         self.result.setText(self._message())
 
-    def _save(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, self.tr("Save the report"), "torch-dll-doctor-report.html",
-                                              self.tr("Web page (*.html);;Text (*.txt);;JSON (*.json)"))
-        if path:
-            self.save_report(path)
-
-    def save_report(self, path: str) -> None:
-        session = self.session
-        self.doctor.pool.start(lambda worker: session.report(path),
-                               returned=lambda _: self._said(lambda: self.tr("Report saved: {path}").format(path=path)),
-                               errored=lambda error: self._said(
-                                   lambda: self.tr("The report could not be saved: {error}").format(error=error)))
-
     def _undo(self) -> None:
         self.undo.setEnabled(False)
         transactions = list(reversed(self.session.transactions))
@@ -95,18 +81,14 @@ class FinishPage(Page):
         if after is not None:
             self.session.after = after
         blocked = after is not None and self.session.blockers(after)
-        self._said(lambda: self.tr("Undone: every file and setting is back as it was.") if not blocked else
+        self.said(lambda: self.tr("Undone: every file and setting is back as it was.") if not blocked else
                    self.tr("Undone: every file and setting is back as it was, and PyTorch does not load again, "
                            "as before the repair."))
         self.undo.hide()
 
     def _undo_failed(self, error) -> None:
         self.undo.setEnabled(True)
-        self._said(lambda: failure_text(error, self.session.lang))
-
-    def _said(self, message) -> None:
-        self._message = message
-        self.result.setText(message())
+        self.said(lambda: failure_text(error, self.session.lang))
 
     def _open_logs(self) -> None:
         QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.session.journal.folder)))

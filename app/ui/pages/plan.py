@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import QCoreApplication
+from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtWidgets import QButtonGroup, QGroupBox, QRadioButton, QScrollArea, QVBoxLayout, QWidget, QWizard
 
 from app.i18n import words
@@ -106,8 +106,9 @@ class PlanPage(Page):
                 if option.possible:
                     detail = wrapped(self.plan_html(option.plan, lang), selectable=True)
                 else:
-                    detail = wrapped(html.escape(self.tr("Not possible here: {reasons}").format(
-                        reasons=" ".join(r[lang] for r in option.refused))), selectable=True)
+                    detail = wrapped(self.tr("Not possible here: {reasons}").format(
+                        reasons=" ".join(r[lang] for r in option.refused)), selectable=True)
+                    detail.setTextFormat(Qt.TextFormat.PlainText)
                 detail.setContentsMargins(24, 0, 0, 8)
                 inner.addWidget(detail)
             leave = QRadioButton(self.tr("Leave this as it is"))

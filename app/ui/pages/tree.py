@@ -8,7 +8,7 @@ import html
 import ntpath
 from typing import Optional
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
@@ -55,22 +55,30 @@ class DependencyTreePanel(QWidget):
         layout.addWidget(splitter, 1)
         self.model: Optional[DependencyTreeModel] = None
         self.session = None
+        self._drawn_in = ""
 
     def show_graph(self, session, graph: DependencyGraph) -> None:
         self.session = session
         self.model = DependencyTreeModel(graph, session.system.windows_path, lambda: session.lang)
+        self._drawn_in = session.lang
         self.filter.setSourceModel(self.model)
         header = self.view.header()
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
-        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)  # sizing to contents reads every row
         header.setStretchLastSection(True)
-        self.view.setColumnWidth(0, 240)
+        width = self.view.fontMetrics().horizontalAdvance("M")
+        self.view.setColumnWidth(0, 22 * width)
+        self.view.setColumnWidth(1, 20 * width)
+        self.problems_only.blockSignals(True)
         self.problems_only.setChecked(True)
+        self.problems_only.blockSignals(False)
+        self.retranslate()
+        QTimer.singleShot(0, self._first_filter)  # the window redraws between showing the tree and filtering it
+
+    def _first_filter(self) -> None:
         self._filter()
         first = self.filter.index(0, 0)
-        if first.isValid():
+        if first.isValid() and not self.view.currentIndex().isValid():  # the reader may have picked one already
             self.view.setCurrentIndex(first)
-        self.retranslate()
 
     def retranslate(self) -> None:
         self.problems_only.setText(self.tr("&Problems only"))
@@ -79,7 +87,8 @@ class DependencyTreePanel(QWidget):
         self.search.setAccessibleName(self.tr("Search for a DLL"))
         self.view.setAccessibleName(self.tr("Dependency tree"))
         self.detail.setAccessibleName(self.tr("Details of the selected DLL"))
-        if self.model is not None:
+        if self.model is not None and self._drawn_in != self.session.lang:  # a new language: new words
+            self._drawn_in = self.session.lang
             self.model.headerDataChanged.emit(Qt.Orientation.Horizontal, 0, self.model.COLUMNS - 1)
             self.model.layoutAboutToBeChanged.emit()  # the words change, not the rows
             self.model.layoutChanged.emit()

@@ -1,0 +1,68 @@
+# PyInstaller runtime hook for TorchDllDoctor.exe (build_installer.spec). It runs before the app, and before
+# PyInstaller's own runtime hooks. Standard library only: nothing of the app is importable yet.
+"""Two things a windowed (console=False) Windows build needs before the app starts.
+
+1. Printing. A GUI-subsystem program gets no console of its own, and Python sets ``sys.stdout`` / ``sys.stderr``
+   / ``sys.stdin`` to None unless the parent handed it real handles. Handed handles (``exe diagnose > out.txt``,
+   a pipe, a test harness) are kept as they are. A stream that is None is attached to the console of the program
+   that started us (``AttachConsole(ATTACH_PARENT_PROCESS)``, cmd or PowerShell) through ``CONOUT$`` / ``CONIN$``,
+   which Python opens as a console (UTF-16 WriteConsoleW, so Chinese text is not mangled by the code page). Started
+   from Explorer or elevated through ShellExecuteEx, there is no parent console: the stream becomes os.devnull,
+   so a stray ``sys.stderr.write`` (a warning, a library's progress) cannot crash the wizard.
+
+2. The user's Python must not see our DLLs. PyInstaller's bootloader calls ``SetDllDirectoryW(<_internal>)``, and
+   child processes inherit that DLL directory: the ``python.exe`` the diagnosis runs would then find the
+   ``msvcp140.dll`` / ``vcruntime140.dll`` we ship and hide a missing VC++ runtime. We swap it for
+   ``AddDllDirectory`` (``os.add_dll_directory``), which our own extension modules and ctypes use just the same
+   (Python loads them with LOAD_LIBRARY_SEARCH_DEFAULT_DIRS) but which is not inherited.
+"""
+
+
+def _tdd_rthook() -> None:
+    import os
+    import sys
+
+    if sys.platform != "win32":
+        return
+    import ctypes
+    from ctypes import wintypes
+
+    kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
+
+    # --- 2. the DLL directory (first: nothing below loads a DLL of ours)
+    bundle = getattr(sys, "_MEIPASS", None)
+    if bundle:
+        kernel32.SetDllDirectoryW.argtypes = [wintypes.LPCWSTR]
+        kernel32.SetDllDirectoryW.restype = wintypes.BOOL
+        sys._tdd_dll_directory = os.add_dll_directory(bundle)  # kept referenced: closing it removes the directory
+        kernel32.SetDllDirectoryW(None)
+
+    # --- 1. the standard streams
+    names = [n for n in ("stdin", "stdout", "stderr") if getattr(sys, n) is None]
+    if not names:
+        return  # every stream was handed over (console build, or all redirected): keep them
+    attach_parent_process = wintypes.DWORD(-1 & 0xFFFFFFFF)
+    kernel32.AttachConsole.argtypes = [wintypes.DWORD]
+    kernel32.AttachConsole.restype = wintypes.BOOL
+    attached = bool(kernel32.AttachConsole(attach_parent_process))
+    for name in names:
+        stream = None
+        if attached:
+            try:
+                if name == "stdin":
+                    stream = open("CONIN$", encoding="utf-8", errors="replace")  # noqa: SIM115
+                else:
+                    stream = open("CONOUT$", "w", encoding="utf-8", errors="replace", buffering=1)  # noqa: SIM115
+            except OSError:
+                stream = None
+        if stream is None:
+            stream = open(os.devnull, "r" if name == "stdin" else "w", encoding="utf-8")  # noqa: SIM115
+        setattr(sys, name, stream)
+        setattr(sys, f"__{name}__", stream)
+    if attached and "stdout" in names:
+        # cmd.exe does not wait for a windowed program and has already printed its prompt: start on a new line
+        sys.stdout.write("\n")
+
+
+_tdd_rthook()
+del _tdd_rthook
