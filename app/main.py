@@ -44,6 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
     wizard = parser.add_argument_group("the wizard (no COMMAND)")
     wizard.add_argument("--demo", action="store_true", help="open the wizard on the built-in demo computer")
     wizard.add_argument("--root", metavar="DIR", help="open the wizard on a copied Windows drive at DIR")
+    wizard.add_argument("--env", dest="wizard_env", metavar="PATH",
+                        help="open the wizard with this Python environment chosen (a folder or its python.exe)")
     wizard.add_argument("--lang", choices=("en", "zh_CN"), help="language (default: the computer's)")
     wizard.add_argument("--screenshot-pages", metavar="DIR",
                         help="save every page of a run on the demo computer as PNG, in both languages, at 100%% "
@@ -475,7 +477,8 @@ def run_wizard(args: argparse.Namespace, qt_arguments: list[str]) -> int:
         return 2
     if args.screenshot_pages and no_window_reason() and "-platform" not in qt_arguments:
         qt_arguments = [*qt_arguments, "-platform", "offscreen"]  # pictures need no screen
-    return run(demo=args.demo, root=args.root, lang=args.lang, screenshot_pages=args.screenshot_pages,
+    return run(demo=args.demo, root=args.root, env=args.wizard_env, lang=args.lang,
+               screenshot_pages=args.screenshot_pages,
                scale=args.scale, first_window_exit=args.first_window_exit, qt_arguments=qt_arguments)
 
 

@@ -214,3 +214,89 @@ def test_an_unsigned_installer_is_refused_before_it_runs(lab, setup, clean_runti
     downloads = transaction / "downloads"
     assert not downloads.exists() or not any(downloads.iterdir()), "the refused file was kept"
     assert setup[1].requests_for("/unsigned/vc_redist.x64.exe"), "the unsigned installer was never downloaded"
+
+
+# -- the same repair, clicked through in the wizard ----------------------------------------------------------------
+WIZARD = r"""
+import json, sys
+sys.path.insert(0, {repo!r})
+import app.resources
+import app.repair.vc_runtime as vc
+
+_catalog = app.resources.download_catalog
+def catalog():  # the test's one override, as for the CLI above
+    entry = _catalog()
+    entry["vc_redist"]["x64"]["url"] = {url!r}
+    return entry
+vc.download_catalog = catalog
+from PySide6.QtCore import Qt
+from app.ui.application import application, new_wizard
+from app.ui.pages.base import FINDINGS, FINISH, PLAN, REPAIR, VERIFY
+from app.ui.screenshots import drive, settle, wait_until
+
+qt = application(["-platform", "offscreen"])
+wizard = new_wizard(env={env!r}, lang="en")
+seen = {{}}
+
+def at_page(page):
+    session = wizard.session
+    seen.setdefault("pages", []).append(page)
+    if page == FINDINGS:
+        seen["blockers"] = sorted(p.lead.code for p in session.blockers())
+        tree = wizard.pages[FINDINGS].tree
+        tree.problems_only.setChecked(False)
+        tree.search.setText("vcruntime140.dll")
+        settle()
+        found = tree.filter.match(tree.filter.index(0, 0), Qt.ItemDataRole.DisplayRole, "vcruntime140.dll", 1,
+                                  Qt.MatchFlag.MatchRecursive | Qt.MatchFlag.MatchFixedString)
+        tree.view.setCurrentIndex(found[0])
+        settle()
+        seen["detail"] = tree.detail.toPlainText()
+    elif page == PLAN:
+        seen["chosen"] = [o.action for o in session.chosen]
+    elif page == REPAIR:
+        seen["repair"] = wizard.pages[REPAIR].state
+        seen["repair_status"] = wizard.pages[REPAIR].status.text()
+    elif page == VERIFY:
+        seen["verdict"] = wizard.pages[VERIFY].headline.text()
+        seen["after_blockers"] = [p.lead.code for p in session.blockers(session.after)]
+    elif page == FINISH:
+        seen["summary"] = wizard.pages[FINISH].summary.text()
+
+drive(wizard, at_page)
+wizard.shutdown()
+print("\n@@RESULT " + json.dumps(seen))
+"""
+
+
+def test_the_wizard_runs_the_runtime_installer_and_shows_the_copy_torch_really_loaded(lab, setup, clean_runtimes,
+                                                                                     tmp_path):
+    """Windows CPython under Wine runs the wizard (PySide6's Windows wheel, offscreen) on the live lab machine with
+    no VC++ runtime (System32's msvcp140 / vcruntime140_1 gone, the app-local copy removed): diagnose (the live
+    replay included), the tree's detail pane, the recommended repair (install-vc-runtime: the signed stand-in,
+    downloaded, verified, run through the elevated step), verify, finish, clicked through as by a user. The
+    stand-in registers the runtime but puts no DLL in place, so the app must say plainly that PyTorch still
+    does not load, not claim a fix."""
+    from app.inventory.machine import CORE_VC_DLLS
+
+    _, server = setup
+    env = lab_env(lab, "wizard-no-vc", torch_version="2.4.1")
+    (env / "vcruntime140_1.dll").unlink(missing_ok=True)
+    gone = [name for name in CORE_VC_DLLS if name != "vcruntime140.dll"]
+    script = tmp_path / "wizard.py"
+    script.write_text(WIZARD.format(repo=to_windows_path(REPO_ROOT), url=server.url("/vc_redist.x64.exe"),
+                                    env=to_windows_path(env)), encoding="utf-8")
+    variables = {"REQUESTS_CA_BUNDLE": to_windows_path(server.ca), "TDD_DATA_DIR": to_windows_path(tmp_path / "j"),
+                 "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost", "TDD_STANDIN_EXIT": "0",
+                 "TDD_FONT_DIR": to_windows_path(lab.font_dir())}
+    app_python = lab.app_python()
+    with lab.without_system_dlls(gone) as no_runtime:
+        result = lab.run_python([script], env={**variables, **no_runtime}, timeout=900, torch_env=app_python)
+    assert "@@RESULT " in result.stdout, (result.returncode, result.stdout[-3000:], result.stderr[-5000:])
+    seen = json.loads(result.stdout.rpartition("@@RESULT ")[2].strip())
+    assert "vc-runtime-missing" in seen["blockers"], seen
+    # what the user's own python.exe really had loaded, in the tree's detail pane (Process Monitor's evidence)
+    assert "What PyTorch really loaded" in seen["detail"] and "vcruntime140.dll" in seen["detail"].lower(), seen
+    assert seen["chosen"] == ["install-vc-runtime"], seen
+    assert seen["repair"] in ("done", "failed"), seen
+    assert "still does not load" in seen["verdict"] and "vc-runtime-missing" in seen["after_blockers"], seen

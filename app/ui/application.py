@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QApplication
 from app.system.offline import OfflineImage
 from app.ui.icons import icon
 from app.ui.pages.base import ENVIRONMENTS
-from app.ui.session import IMAGE, Session, language_for, this_computer
+from app.ui.session import IMAGE, Session, choose_environment, language_for, this_computer
 from app.ui.wizard import DoctorWizard
 
 FONT_SUFFIXES = (".ttf", ".ttc", ".otf")
@@ -46,9 +46,10 @@ def application(qt_arguments: list[str]) -> QApplication:
     return app
 
 
-def new_wizard(*, demo: bool = False, root: Optional[str] = None, lang: Optional[str] = None,
-               session: Optional[Session] = None) -> DoctorWizard:
-    """The wizard on this computer, a copied drive (`root`) or the demo computer (built in a worker)."""
+def new_wizard(*, demo: bool = False, root: Optional[str] = None, env: Optional[str] = None,
+               lang: Optional[str] = None, session: Optional[Session] = None) -> DoctorWizard:
+    """The wizard on this computer, a copied drive (`root`) or the demo computer (built in a worker); with `env`
+    (a folder or python.exe, as the user knows it) that environment is chosen and nothing else is searched."""
     session = session or Session()
     if root:
         session.use(OfflineImage(Path(root)), IMAGE, str(Path(root).resolve()))
@@ -56,6 +57,10 @@ def new_wizard(*, demo: bool = False, root: Optional[str] = None, lang: Optional
         system, source = this_computer()
         if system is not None:
             session.use(system, source)
+    if env and session.system is not None:
+        chosen = choose_environment(session.system, env)
+        if chosen is not None:
+            session.environments, session.env = [chosen], chosen
     session.lang = language_for(lang, session.system)
     wizard = DoctorWizard(session)
     if demo:
@@ -72,14 +77,15 @@ class _FirstPaint(QObject):
         return False
 
 
-def run(*, demo: bool, root: Optional[str], lang: Optional[str], screenshot_pages: Optional[str],
-        scale: Optional[float], first_window_exit: bool, qt_arguments: list[str]) -> int:
+def run(*, demo: bool, root: Optional[str], env: Optional[str], lang: Optional[str],
+        screenshot_pages: Optional[str], scale: Optional[float], first_window_exit: bool,
+        qt_arguments: list[str]) -> int:
     if screenshot_pages:
         from app.ui.screenshots import render_all
 
         return render_all(Path(screenshot_pages), scale, qt_arguments)
     app = application(qt_arguments)
-    wizard = new_wizard(demo=demo, root=root, lang=lang)
+    wizard = new_wizard(demo=demo, root=root, env=env, lang=lang)
     if first_window_exit:
         watcher = _FirstPaint(wizard)
         wizard.installEventFilter(watcher)

@@ -52,12 +52,19 @@ def drive(wizard: DoctorWizard, at_page: Callable[[int], None] = lambda page_id:
     at_page(WELCOME)
     next_button = wizard.button(QWizard.WizardButton.NextButton)
     commit_button = wizard.button(QWizard.WizardButton.CommitButton)
-    for page_id in (ENVIRONMENTS, DIAGNOSE, FINDINGS, PLAN, REPAIR, VERIFY, FINISH):
+    repair = wizard.pages[REPAIR]
+    while wizard.currentId() != FINISH:  # where Next leads is the wizard's own choice (pages may be skipped)
         current = wizard.currentPage()
         wait_until(current.isComplete)
+        before = wizard.currentId()
         (commit_button if current.isCommitPage() else next_button).click()
-        wait_until(lambda wanted=page_id: wizard.currentId() == wanted)
-        wait_until(wizard.currentPage().isComplete)
+        wait_until(lambda left=before: wizard.currentId() != left)
+        page_id = wizard.currentId()
+        wait_until(lambda at=page_id: wizard.currentPage().isComplete() or at == REPAIR and repair.state == "failed")
+        if page_id == REPAIR and repair.state == "failed":
+            at_page(page_id)  # what the failure looked like; then the user's choice: skip it and go on
+            repair.skip.click()
+            wait_until(repair.isComplete)
         if page_id == FINDINGS:  # each a click of its own, with the event loop turning between them
             settle()
             findings = wizard.pages[FINDINGS]
@@ -69,9 +76,6 @@ def drive(wizard: DoctorWizard, at_page: Callable[[int], None] = lambda page_id:
                 settle()
             tree.view.expandAll()
             settle()
-            for row in range(tree.filter.rowCount()):
-                tree.view.setCurrentIndex(tree.filter.index(row, 0))  # the first DLL with a problem
-                break
             missing = _find(tree, "libomp140.x86_64.dll")
             if missing is not None:
                 tree.view.setCurrentIndex(missing)

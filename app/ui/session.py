@@ -127,6 +127,16 @@ def find_environments(system: System, token: CancelToken, found: Callable[[Pytho
     return envs
 
 
+def choose_environment(system: System, location: str) -> Optional[PythonEnvironment]:
+    """The environment at a path as typed: a folder or python.exe on this computer, or a Windows path inside a
+    copied drive."""
+    path = Path(location)
+    if not path.exists():
+        inside = system.host_path(location)
+        path = inside if inside is not None else path
+    return inspect_environment(system, path) if path.exists() else None
+
+
 def environment_at(system: System, folder: Path) -> Optional[PythonEnvironment]:
     """The environment of a folder the user picked: the folder itself, or one found below it."""
     env = inspect_environment(system, folder)

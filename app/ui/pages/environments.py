@@ -55,7 +55,11 @@ class EnvironmentsPage(Page):
         return system.windows_path(Path(path)) if system is not None else str(path)
 
     def initializePage(self) -> None:
-        if self.session.system is not None and not self.session.environments and self._worker is None:
+        if self.session.env is not None and not self.model.envs:  # chosen on the command line (--env)
+            self.model.add(self.session.env)
+            self.select(0)
+            self._state = "done"
+        elif self.session.system is not None and not self.session.environments and self._worker is None:
             self._search()
         self.retranslate()
 
