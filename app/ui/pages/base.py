@@ -93,6 +93,12 @@ def wrapped(text: str = "", *, bold: bool = False, selectable: bool = False, nam
     return label
 
 
+def named(control, text: str, accessible: str) -> None:
+    """A control's words: what it shows (with its Alt+letter), and what a screen reader says for it."""
+    control.setText(text)
+    control.setAccessibleName(accessible)
+
+
 def icon_label(name: str, size: int = 20) -> QLabel:
     label = QLabel()
     label.setPixmap(icon(name).pixmap(size, size))

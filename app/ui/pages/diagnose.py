@@ -7,7 +7,7 @@ from PySide6.QtWidgets import QHBoxLayout, QListView, QProgressBar, QVBoxLayout,
 
 from app.cancel import Cancelled
 from app.ui.models import ChecklistModel
-from app.ui.pages.base import FINDINGS, Page, button, wrapped
+from app.ui.pages.base import FINDINGS, Page, button, named, wrapped
 from app.ui.session import diagnose
 
 
@@ -38,8 +38,7 @@ class ChecklistPanel(QWidget):
         layout.addLayout(row)
 
     def retranslate(self) -> None:
-        self.stop.setText(self.tr("&Stop"))
-        self.stop.setAccessibleName(self.tr("Stop checking"))
+        named(self.stop, self.tr("&Stop"), self.tr("Stop checking"))
         self.view.setAccessibleName(self.tr("Checks and their results"))
         self.progress.setAccessibleName(self.tr("Progress of the checks"))
         self.model.refresh()

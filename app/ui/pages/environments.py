@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QAbstractItemView, QFileDialog, QHBoxLayout, QHead
 
 from app.system.offline import OfflineImage
 from app.ui.models import ROLE_ITEM, EnvironmentModel
-from app.ui.pages.base import DIAGNOSE, Page, button, wrapped
+from app.ui.pages.base import DIAGNOSE, Page, button, named, wrapped
 from app.ui.session import DEMO, IMAGE, environment_at, find_environments, open_demo
 
 
@@ -71,14 +71,10 @@ class EnvironmentsPage(Page):
         self.setSubTitle(self.tr("Pick the one your AI app uses (ComfyUI, a Stable Diffusion web UI, …)."))
         self.explain.setText(self.tr("Installations appear here as they are found. Only those with PyTorch can "
                                      "be checked."))
-        self.browse.setText(self.tr("&Browse…"))
-        self.browse.setAccessibleName(self.tr("Choose a folder that holds a Python installation"))
-        self.everywhere.setText(self.tr("&Search everywhere"))
-        self.everywhere.setAccessibleName(self.tr("Search every drive, deeper and longer"))
-        self.image.setText(self.tr("Analyse a &copied Windows folder…"))
-        self.image.setAccessibleName(self.tr("Analyse a copied Windows drive"))
-        self.demo.setText(self.tr("Try the &demo computer"))
-        self.demo.setAccessibleName(self.tr("Try the demo computer"))
+        named(self.browse, self.tr("&Browse…"), self.tr("Choose a folder that holds a Python installation"))
+        named(self.everywhere, self.tr("&Search everywhere"), self.tr("Search every drive, deeper and longer"))
+        named(self.image, self.tr("Analyse a &copied Windows folder…"), self.tr("Analyse a copied Windows drive"))
+        named(self.demo, self.tr("Try the &demo computer"), self.tr("Try the demo computer"))
         self.view.setAccessibleName(self.tr("Python installations found"))
         self.model.headerDataChanged.emit(Qt.Orientation.Horizontal, 0, self.model.COLUMNS - 1)
         self.model.layoutAboutToBeChanged.emit()  # the words in the rows change, not the rows

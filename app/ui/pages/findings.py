@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QHBoxLayout, QScrollArea, QSplitter, QVBoxLayout, 
 
 from app.report.document import diagnosis_report, render_report
 from app.ui.icons import SEVERITY_ICON
-from app.ui.pages.base import FINISH, PLAN, Page, button, card, icon_label, wrapped
+from app.ui.pages.base import FINISH, PLAN, Page, button, card, icon_label, named, wrapped
 from app.ui.pages.tree import DependencyTreePanel
 
 
@@ -74,12 +74,9 @@ class FindingsPage(Page):
     def retranslate(self) -> None:
         self.setTitle(self.tr("What we found"))
         self.setSubTitle(self.tr("Problems first. Technical readers can open the dependency tree."))
-        self.details.setText(self.tr("Show &technical details"))
-        self.details.setAccessibleName(self.tr("Show the dependency tree"))
-        self.copy.setText(self.tr("&Copy"))
-        self.copy.setAccessibleName(self.tr("Copy the report"))
-        self.save.setText(self.tr("Sa&ve report…"))
-        self.save.setAccessibleName(self.tr("Save the report to a file"))
+        named(self.details, self.tr("Show &technical details"), self.tr("Show the dependency tree"))
+        named(self.copy, self.tr("&Copy"), self.tr("Copy the report"))
+        named(self.save, self.tr("Sa&ve report…"), self.tr("Save the report to a file"))
         self.saved.setText(self._message())
         self.tree.retranslate()
         self._fill_cards()

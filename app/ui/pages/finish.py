@@ -9,7 +9,7 @@ from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout
 
 from app.repair.run import failure_text, undo
-from app.ui.pages.base import Page, button, wrapped
+from app.ui.pages.base import Page, button, named, wrapped
 from app.ui.pages.plan import repair_name
 
 
@@ -43,12 +43,9 @@ class FinishPage(Page):
     def retranslate(self) -> None:
         self.setTitle(self.tr("Done"))
         self.setSubTitle(self.tr("Thank you for using Torch DLL Doctor."))
-        self.save.setText(self.tr("&Save report…"))
-        self.save.setAccessibleName(self.tr("Save the report to a file"))
-        self.undo.setText(self.tr("&Undo these changes"))
-        self.undo.setAccessibleName(self.tr("Undo every change the repairs made"))
-        self.logs.setText(self.tr("Open the &log folder"))
-        self.logs.setAccessibleName(self.tr("Open the folder with the record of every change"))
+        named(self.save, self.tr("&Save report…"), self.tr("Save the report to a file"))
+        named(self.undo, self.tr("&Undo these changes"), self.tr("Undo every change the repairs made"))
+        named(self.logs, self.tr("Open the &log folder"), self.tr("Open the folder with the record of every change"))
         transactions = self.session.transactions
         self.undo.setVisible(bool(transactions) and not self._undone)
         self.save.setEnabled(self.session.diagnosis is not None)

@@ -8,7 +8,7 @@ import time
 from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QPlainTextEdit, QProgressBar, QVBoxLayout, QWidget
 
 from app.repair.run import FIXED, apply_plan, failure_text, undo
-from app.ui.pages.base import VERIFY, Page, button, card, icon_label, wrapped
+from app.ui.pages.base import VERIFY, Page, button, card, icon_label, named, wrapped
 from app.ui.pages.plan import repair_name
 
 PROGRESS_EVERY_S = 0.1  # at most ten progress updates a second reach the GUI thread
@@ -95,10 +95,8 @@ class RepairPage(Page):
     def retranslate(self) -> None:
         self.setTitle(self.tr("Repairing"))
         self.setSubTitle(self.tr("Every change is recorded first, so it can be undone."))
-        self.stop.setText(self.tr("S&top and roll back"))
-        self.stop.setAccessibleName(self.tr("Stop the repair and put everything back"))
-        self.show_log.setText(self.tr("Show &details"))
-        self.show_log.setAccessibleName(self.tr("Show the log of the repair"))
+        named(self.stop, self.tr("S&top and roll back"), self.tr("Stop the repair and put everything back"))
+        named(self.show_log, self.tr("Show &details"), self.tr("Show the log of the repair"))
         self.log.setAccessibleName(self.tr("Log of the repair"))
         self.retry.setText(self.tr("&Retry"))
         self.skip.setText(self.tr("S&kip this repair"))

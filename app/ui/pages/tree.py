@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 from app.engine.graph import DependencyGraph
 from app.i18n import words
 from app.ui.models import DependencyTreeModel, TreeFilter, TreeItem
+from app.ui.pages.base import named
 
 
 class DependencyTreePanel(QWidget):
@@ -81,8 +82,7 @@ class DependencyTreePanel(QWidget):
             self.view.setCurrentIndex(first)
 
     def retranslate(self) -> None:
-        self.problems_only.setText(self.tr("&Problems only"))
-        self.problems_only.setAccessibleName(self.tr("Show only DLLs with a problem"))
+        named(self.problems_only, self.tr("&Problems only"), self.tr("Show only DLLs with a problem"))
         self.search.setPlaceholderText(self.tr("Search for a DLL…"))
         self.search.setAccessibleName(self.tr("Search for a DLL"))
         self.view.setAccessibleName(self.tr("Dependency tree"))

@@ -8,7 +8,7 @@ from PySide6.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QPlainTextEdi
 
 from app.probes.error_text import classify_error, printable
 from app.repair.run import undo
-from app.ui.pages.base import Page, button, card, icon_label, wrapped
+from app.ui.pages.base import Page, button, card, icon_label, named, wrapped
 
 LANGUAGE_NAMES = (("en", "English"), ("zh_CN", "简体中文"))  # each in its own language, never translated
 
@@ -84,8 +84,7 @@ class WelcomePage(Page):
         self.paste.setPlaceholderText(self.tr("For example: OSError: [WinError 126] … Error loading "
                                               "“…\\torch\\lib\\fbgemm.dll” or one of its dependencies."))
         self.paste.setAccessibleName(self.tr("The error message you saw"))
-        self.rollback.setText(self.tr("&Roll back now"))
-        self.rollback.setAccessibleName(self.tr("Roll back the unfinished repair"))
+        named(self.rollback, self.tr("&Roll back now"), self.tr("Roll back the unfinished repair"))
         self._show_unfinished()
         self._show_cause()
 
