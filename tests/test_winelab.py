@@ -108,3 +108,16 @@ def test_chinese_locale_gives_chinese_error_text(lab, seed_env):
     assert proc.stdout.splitlines() == ["cp936"]
     assert "OSError: [WinError 126] 找不到模块。 Error loading" in proc.stderr
     assert "\\torch\\lib\\fbgemm.dll\" or one of its dependencies." in proc.stderr
+
+
+def test_the_windows_only_tests_pass_in_windows_python(lab):
+    """tests/test_on_windows.py is what the GitHub Windows runner adds to the suite; here the lab's Windows CPython
+    (with PySide6 and pytest) runs it under Wine, so a file that would only ever run on Windows is proved here."""
+    from tests.winelab import REPO_ROOT, to_windows_path
+
+    result = lab.run_python(["-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+                             to_windows_path(REPO_ROOT / "tests" / "test_on_windows.py")],
+                            torch_env=lab.app_python(), cwd=REPO_ROOT, timeout=900,
+                            env={"QT_QPA_PLATFORM": "offscreen"})
+    assert result.returncode == 0, (result.stdout[-4000:], result.stderr[-3000:])
+    assert "6 passed" in result.stdout, result.stdout[-3000:]

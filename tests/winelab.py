@@ -104,7 +104,14 @@ PYINSTALLER_VERSION = "6.22.3"
 APP_BUILD_DEPS = (
     f"PySide6-Essentials=={QT_VERSION}",
     f"shiboken6=={QT_VERSION}",
-    "lief==1.0.0",  # Authenticode of offline images (app/system/signature.py)
+    # pytest and what it stands on: tests/test_on_windows.py runs in this Python (tests/test_winelab.py)
+    "pytest==9.2.0",
+    "pluggy==1.7.0",
+    "iniconfig==2.3.1",
+    "pygments==2.21.0",
+    "colorama==0.4.6",
+    "pytest-qt==4.5.0",
+    "typing-extensions==4.12.2",
     f"pyinstaller=={PYINSTALLER_VERSION}",
     "pyinstaller-hooks-contrib==2026.9",
     "altgraph==0.17.5",

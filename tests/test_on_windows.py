@@ -1,0 +1,84 @@
+"""What only Windows can show, run by Windows' own Python: on the GitHub Windows runner
+(.github/workflows/windows.yml) and, to prove this file, by the lab's Windows CPython under Wine
+(tests/test_winelab.py runs it there). Elsewhere these skip: the Linux suite proves the same code through
+the Windows lab instead."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.windows,
+              pytest.mark.skipif(os.name != "nt", reason="needs Windows (the lab runs this file under Wine)")]
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def system():
+    from app.system.live import LiveWindows
+
+    return LiveWindows()
+
+
+def test_this_python_is_described_from_its_files(system):
+    from app.inventory.environment import inspect_environment
+
+    env = inspect_environment(system, Path(sys.executable))
+    assert env is not None
+    assert env.python_version == "{}.{}.{}".format(*sys.version_info[:3])
+    assert env.is_64bit == (sys.maxsize > 2**32)
+
+
+def test_the_registry_is_read_through_winreg(system):
+    values = system.registry_values(r"HKLM\SOFTWARE\Microsoft\Windows NT\CurrentVersion")
+    assert "CurrentBuild" in values or "CurrentBuildNumber" in values
+    assert system.windows_version  # from the registry and the kernel, never guessed
+
+
+def test_windows_checks_the_signature_of_python_exe(system):
+    check = system.verify_signature(Path(sys.executable))  # python.org's python.exe is signed by the PSF
+    assert check.status == "trusted", check
+    assert "Python Software Foundation" in (check.signer or ""), check
+
+
+def test_stopping_a_program_ends_its_whole_tree(system):
+    from app.cancel import Cancelled, CancelToken
+
+    token = CancelToken()
+    tree = ("import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']);"
+            " time.sleep(60)")
+    started = time.monotonic()
+    import threading
+
+    threading.Timer(2.0, token.cancel).start()
+    with pytest.raises(Cancelled):
+        system.run([sys.executable, "-c", tree], timeout=60, cancel=token)
+    assert time.monotonic() - started < 20  # the job object ends the child's child too, at once
+
+
+def test_programs_we_start_do_not_inherit_the_folders_qt_put_on_path(system):
+    import PySide6  # on Windows its __init__ puts its own folder (with Qt's msvcp140.dll) first on PATH
+
+    qt = os.path.normcase(os.path.dirname(PySide6.__file__))
+    assert any(os.path.normcase(p).startswith(qt) for p in os.environ["PATH"].split(os.pathsep))
+    seen = system.run([sys.executable, "-c", "import os; print(os.environ['PATH'])"], timeout=60)
+    assert not any(os.path.normcase(p).startswith(qt) for p in seen.stdout.strip().split(os.pathsep))
+    assert not any(os.path.normcase(p).startswith(qt) for p in system.environment("process")["PATH"].split(";"))
+
+
+def test_diagnose_reads_this_computer_and_writes_the_json_document(tmp_path):
+    from app.repair.elevated import app_argv  # this Python with the app on its path (an embeddable one too)
+
+    out = tmp_path / "diagnosis.json"
+    done = subprocess.run(app_argv("diagnose", "--env", sys.prefix, "--json", str(out), "--quiet"), cwd=REPO,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode in (0, 1) and out.exists(), (done.returncode, done.stderr[-3000:])
+    document = json.loads(out.read_text(encoding="utf-8"))
+    assert document["source"]["kind"] == "live" and document["schema"].startswith("torch-dll-doctor.diagnosis/")
