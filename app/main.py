@@ -473,7 +473,7 @@ def run_wizard(args: argparse.Namespace, qt_arguments: list[str]) -> int:
         return 2
     reason = no_window_reason() if not args.screenshot_pages and "-platform" not in qt_arguments else None
     if reason:
-        print(words("ui.no_window", lang, reason=reason), file=sys.stderr)
+        print(words("ui.no_window", lang, reason=words("ui.no_display", lang)), file=sys.stderr)
         return 2
     if args.screenshot_pages and no_window_reason() and "-platform" not in qt_arguments:
         qt_arguments = [*qt_arguments, "-platform", "offscreen"]  # pictures need no screen

@@ -113,14 +113,20 @@ def test_exe_repair_with_torchs_own_openmp_runtime_then_undo(lab, app_exe, tmp_p
     lib = env / "Lib" / "site-packages" / "torch" / "lib"
     before = hashes(lib)
     data = {"TDD_DATA_DIR": to_windows_path(tmp_path / "journal")}
+    broken = lab.run_python(["-c", MATMUL], torch_env=env)
+    assert broken.returncode != 0 and "WinError 126" in broken.stderr and "fbgemm.dll" in broken.stderr
 
     repaired = run(lab, app_exe, "repair", "--env", to_windows_path(env), "--action", "openmp-runtime", "--source",
                    "torch-bundled", "--yes", "--json", "-", env=data)
     assert repaired.returncode == 0, repaired.stderr[-3000:]
     outcome = json.loads(repaired.stdout[repaired.stdout.index("{"):])
     assert outcome["state"] == "fixed" and outcome["plan"]["source"] == "torch-bundled"
+    assert (lib / "libomp140.x86_64.dll").read_bytes() == (lib / "libiomp5md.dll").read_bytes()
     works = lab.run_python(["-c", MATMUL], torch_env=env)
     assert works.returncode == 0 and works.stdout.strip() == "3.0", works.stderr[-2000:]
+    history = run(lab, app_exe, "history", "--json", "-", env=data)
+    (item,) = json.loads(history.stdout[history.stdout.index("{"):])["transactions"]
+    assert item["state"] == "done" and item["machine"] == {"kind": "live"}
 
     undone = run(lab, app_exe, "undo", "--last", env=data)
     assert "Undone" in undone.stdout, undone.stderr[-2000:]  # exit 1: the env is broken again, as before
@@ -131,7 +137,8 @@ def test_exe_repair_with_torchs_own_openmp_runtime_then_undo(lab, app_exe, tmp_p
 
 def test_exe_repair_with_intel_openmp_from_the_users_package_index_then_undo(lab, app_exe, tmp_path):
     """The frozen downloader (requests, certifi, our TLS DLLs) fetches the real intel-openmp wheel's member by
-    ranges from a local HTTPS mirror named by the user's pip settings, Windows' WinVerifyTrust checks it."""
+    ranges from a local HTTPS mirror named by the user's pip settings (PIP_INDEX_URL / PIP_CERT), hash-checked and
+    signature-checked by Windows' WinVerifyTrust, placed; torch works; undo brings WinError 126 back."""
     from tests import realfiles
     from tests.https_server import HttpsServer
     from tests.test_intel_openmp import ENTRY, WHEEL_PATH, serve_index
@@ -156,6 +163,8 @@ def test_exe_repair_with_intel_openmp_from_the_users_package_index_then_undo(lab
     undone = run(lab, app_exe, "undo", "--last", env=config)
     assert "Undone" in undone.stdout, undone.stderr[-2000:]
     assert hashes(lib) == before
+    again = lab.run_python(["-c", MATMUL], torch_env=env)
+    assert again.returncode != 0 and "WinError 126" in again.stderr
 
 
 def test_exe_without_the_vc_runtime_replay_and_static_analysis_name_the_same_dlls(lab, app_exe):

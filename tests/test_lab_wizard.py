@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import wine_unavailable
-from tests.winelab import REPO_ROOT, WineLabUnavailable, to_windows_path
+from tests.winelab import WineLabUnavailable, to_windows_path
 
 pytestmark = [
     pytest.mark.wine,
@@ -49,13 +49,6 @@ def fonts(lab) -> dict[str, str]:
         return {"TDD_FONT_DIR": to_windows_path(lab.font_dir())}
     except WineLabUnavailable as exc:
         wine_unavailable(str(exc))
-
-
-def test_the_wizard_from_source_under_windows_qt_screenshots_every_page(lab, fonts, tmp_path, qapp):
-    code = RUN_APP.format(repo=to_windows_path(REPO_ROOT), argv=screenshot_argv(tmp_path / "shots"))
-    result = lab.run_python(["-c", code], torch_env=lab.app_python(), env=fonts, timeout=900)
-    assert result.returncode == 0, result.stderr[-3000:]
-    check_screenshots(tmp_path / "shots")
 
 
 @pytest.mark.wheels
