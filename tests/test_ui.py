@@ -352,8 +352,13 @@ def test_workers_hand_their_results_to_the_gui_thread(qtbot):
 
 
 # -- the pictures and the window that cannot open ----------------------------------------------------------------
-def test_screenshot_pages_saves_every_page_in_both_languages_at_both_scales(tmp_path):
-    from PySide6.QtGui import QImage
+def test_screenshot_pages_saves_every_page_in_both_languages_at_both_scales(tmp_path, qapp):
+    from PySide6.QtGui import QFontDatabase, QImage
+
+    if not QFontDatabase.families(QFontDatabase.WritingSystem.SimplifiedChinese):
+        if os.environ.get("TDD_REQUIRE_WHEELS") == "1":  # CI installs the font (.ci/wine_setup.sh)
+            pytest.fail("no Chinese font: install fonts-wqy-microhei")
+        pytest.skip("no Chinese font here (install fonts-wqy-microhei): the pictures would show empty boxes")
 
     out = tmp_path / "pages"
     done = subprocess.run([sys.executable, "-m", "app", "--screenshot-pages", str(out)], cwd=REPO,
