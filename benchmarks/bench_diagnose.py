@@ -18,6 +18,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from benchmarks import save_results  # noqa: E402 - after the path is set
+
 CHILD_DIAGNOSE = """
 import sys, time, io, contextlib
 sys.path.insert(0, {repo!r})
@@ -56,8 +58,7 @@ def main() -> None:
         "ratio_diagnose_over_engine": statistics.median(diagnose) / statistics.median(graph),
         "note": "wall time of a fresh process, imports included; the live replay is not part of it",
     }
-    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.json).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    save_results(args.json, report)
     print(json.dumps(report, indent=2))
 
 

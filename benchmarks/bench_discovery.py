@@ -19,6 +19,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from benchmarks import save_results  # noqa: E402 - after the path is set
+
 CHILD = """
 import sys, time, os
 sys.path.insert(0, {repo!r})
@@ -102,8 +104,7 @@ def main() -> None:
         "budget_seconds": args.budget, "baseline_full_os_walk_seconds": float(walk),
         "ratio_discovery_over_full_walk": float(total) / float(walk),
     }
-    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.json).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    save_results(args.json, report)
     print(json.dumps(report, indent=2))
 
 

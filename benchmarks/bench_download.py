@@ -23,6 +23,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from benchmarks import save_results  # noqa: E402 - after the path is set
+
 
 def make_file(path: Path, size: int) -> str:
     digest = hashlib.sha256()
@@ -114,7 +116,7 @@ def main() -> None:
         "machine": f"{os.cpu_count()} CPUs, shared with other work (see load_average): rounds alternate ours/curl",
         "target": ">= 0.9",
     }
-    Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
+    save_results(args.json, results)
     print(json.dumps(results, indent=2))
 
 

@@ -23,6 +23,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from benchmarks import save_results  # noqa: E402 - after the path is set
+
 CHILD_GRAPH = """
 import sys, time, resource
 sys.path.insert(0, {repo!r})
@@ -137,8 +139,7 @@ def main() -> None:
             "graph_rss_vs_pefile_one_dll": graph["peak_rss_bytes_median"] / base["peak_rss_bytes"],
         }
     report["wall_seconds"] = time.time() - started
-    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.json).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    save_results(args.json, report)
     print(json.dumps(report, indent=2))
 
 

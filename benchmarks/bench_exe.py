@@ -26,6 +26,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from benchmarks import save_results  # noqa: E402 - after the path is set
+
 TARGET_RATIO = 1.3
 
 
@@ -96,8 +98,7 @@ def main() -> None:
                 "first window: wall time of `<exe> --first-window-exit -platform offscreen` from the Linux side "
                 "(Wine process start included), median after one warm-up; zipped: deflate level 6",
     }
-    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.json).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    save_results(args.json, report)
     print(json.dumps(report, indent=2))
     if not report["meets_target"]:
         raise SystemExit(f"the app's zipped dist is {ratio:.2f} x the bare wizard's (target <= {TARGET_RATIO})")

@@ -26,6 +26,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from benchmarks import save_results  # noqa: E402 - after the path is set
+
 
 def run_app(argv: list[str], expect: int, data_dir: Path) -> float:
     """Wall time of a fresh `python -m app ...` process (interpreter start and imports included)."""
@@ -98,8 +100,7 @@ def main() -> None:
                 "imports included, so the diagnose baseline is not comparable with diagnose.json, timed inside "
                 "the child); each round is diagnose, repair, undo; torch\\lib checked by SHA-256 after all rounds",
     }
-    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.json).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    save_results(args.json, report)
     print(json.dumps(report, indent=2))
 
 

@@ -23,6 +23,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+from benchmarks import save_results  # noqa: E402 - after the path is set
+
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 TICK_MS = 5
@@ -127,7 +130,7 @@ def main() -> None:
         "idle_worst_ms": max(b["worst_ms"] for b in baselines),
         "target_ms": 50, "meets_target": worst < 50,
     }
-    Path(args.json).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    save_results(args.json, summary)
     print(json.dumps({k: v for k, v in summary.items() if k not in ("runs", "idle_baseline")}, indent=2))
     app.quit()
 
