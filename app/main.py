@@ -269,10 +269,10 @@ def _download_printer(lang: str):
 
 
 def run_repair(args: argparse.Namespace) -> int:
-    from app.repair.download import DownloadError, download_error_text
+    from app.repair.download import DownloadError
     from app.repair.journal import Journal
     from app.repair.plan import PlanRefused
-    from app.repair.run import FIXED, FilesInUse, apply_plan, plan_repair
+    from app.repair.run import FIXED, FilesInUse, apply_plan, failure_text, plan_repair
     from app.repair.vc_runtime import InstallerFailed
 
     system = open_system(args.root)
@@ -307,23 +307,10 @@ def run_repair(args: argparse.Namespace) -> int:
                              on_output=lambda line: print("    " + (line[lang] if isinstance(line, dict) else line)
                                                           .rstrip(), file=sys.stderr, flush=True),
                              on_progress=_download_printer(lang))
-    except DownloadError as failed:
-        print(download_error_text(failed, lang), file=sys.stderr)
-        return 1
-    except PlanRefused as refused:
-        for reason in refused.reasons:
-            print(reason[lang], file=sys.stderr)
-        return 1
-    except InstallerFailed as failed:
-        _say_restore_point(journal.last(), lang)
-        print(words(f"repair.vc.{failed.code}", lang, **failed.values), file=sys.stderr)
-        return 1
-    except FilesInUse as busy:
-        programs = ", ".join(f"{h['name']} ({h['pid']})" for h in busy.holders)
-        print(words("cli.repair.in_use", lang, programs=programs), file=sys.stderr)
-        return 1
-    except (OSError, ValueError) as exc:
-        print(words("cli.repair.failed", lang, error=f"{exc.__class__.__name__}: {exc}"), file=sys.stderr)
+    except (DownloadError, PlanRefused, InstallerFailed, FilesInUse, OSError, ValueError) as failed:
+        if isinstance(failed, InstallerFailed):
+            _say_restore_point(journal.last(), lang)
+        print(failure_text(failed, lang), file=sys.stderr)  # the same words the wizard shows
         return 1
     _say_restore_point(outcome.transaction, lang)
     left = [p.lead.text(lang).title for p in outcome.problems_left]
@@ -364,7 +351,7 @@ def run_elevated_step(args: argparse.Namespace) -> int:
 
 def run_undo(args: argparse.Namespace) -> int:
     from app.repair.journal import Journal, RollbackStopped
-    from app.repair.run import undo
+    from app.repair.run import failure_text, undo
 
     lang = pick_language(args.lang)
     journal = Journal()
@@ -376,7 +363,7 @@ def run_undo(args: argparse.Namespace) -> int:
     try:
         after = undo(transaction)
     except RollbackStopped as stopped:
-        print(words(f"cli.undo.stopped.{stopped.code}", lang, **stopped.values), file=sys.stderr)
+        print(failure_text(stopped, lang), file=sys.stderr)
         return 1
     print(words("cli.undo.done", lang, id=transaction.id))
     return 1 if after.blockers else 0
