@@ -5,39 +5,97 @@ One transaction per repair run, in its own folder under the per-user data folder
 
     transactions/<id>/journal.jsonl   one JSON record per line, each flushed and fsynced before going on
     transactions/<id>/backups/<n>     a copy of every file a step replaces or removes
+    transactions/<id>/lock            held (an OS lock on an open file) by the process that runs or undoes it
 
 A step is recorded as an `intent` (what it will change, the backup and its SHA-256, the content it will
-leave) before the change, and as `applied` after it. Rollback walks the steps backwards. For each target it
-compares what is there now with what was there before and what the step left:
+leave) before the change, and as `applied` after it. The kinds of change (app/repair/changes/) apply and undo;
+the journal records and replays. Rollback walks the steps backwards; each kind compares what is there now with
+what was there before and what the step left:
 - as before: nothing to undo (the crash came before the change);
-- as the step left it: restore the backup (checked against its hash) or remove the file the step created;
+- as the step left it: put back what was there before;
 - anything else: somebody changed it after the repair. Rollback stops there and keeps both: the user's file
   stays where it is, the former content stays in the backup, and the journal says where each one is.
+
+The lock is what tells a live repair from a crashed one: it dies with its process. A transaction that never
+finished and that nobody holds was interrupted; one that somebody holds is running (in another window, perhaps),
+and is neither offered for rollback nor rolled back under it. One repair or undo runs at a time per user
+(`Journal.exclusive`): a second one is refused in plain words.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
 import os
 import secrets
-import signal
+import shutil
 import sys
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional
+from typing import Callable, Iterator, Optional
 
 from app.cancel import CancelToken
-from app.inventory.packages import installed_versions
+from app.repair.changes import (
+    FILE,
+    INSTALLER,
+    MACHINE_VALUE,
+    PACKAGES,
+    VARIABLE,
+    RollbackStopped,
+    kind_of,
+    refusal_kind,
+)
+from app.repair.changes import files as file_change
+from app.repair.changes import installers as installer_change
+from app.repair.changes import machine_values as machine_value_change
+from app.repair.changes import packages as packages_change
+from app.repair.changes import user_settings as user_setting_change
+from app.repair.changes.faults import CRASH_AT, crash_point
 from app.system.base import RegistryValue, System
-from app.system.files import copy_file, sha256_of
+from app.system.locks import LockHeld, ProcessLock, is_held, read_owner
 
-RUNNING, DONE, ROLLED_BACK, ROLLBACK_STOPPED = "running", "done", "rolled-back", "rollback-stopped"
-FILE, VARIABLE, PACKAGES, INSTALLER = "file", "variable", "packages", "installer"
-MACHINE_VALUE = "machine-value"  # a machine-wide (HKLM) value, written and restored by the elevated helper
-PIP_TIMEOUT_S = 3600.0
+__all__ = ["FILE", "VARIABLE", "PACKAGES", "INSTALLER", "MACHINE_VALUE", "CRASH_AT", "RollbackStopped", "State",
+           "Transaction", "Journal", "TransactionBusy", "RepairBusy", "data_folder", "crash_point"]
+
 APP_FOLDER = "TorchDllDoctor"
-CRASH_AT = "TDD_CRASH_AT"  # tests: the journal point at which to kill this process (SIGKILL), e.g. "intent:1"
+LOCK = "lock"
+ONE_AT_A_TIME = "one-repair-at-a-time.lock"
+
+
+class State(str, Enum):
+    """Where a transaction stands. The values are what `history --json` and the journal's readers see."""
+
+    RUNNING = "running"  # a process holds it now: applying, or rolling back
+    INTERRUPTED = "interrupted"  # begun (or its rollback begun) and never finished, and nobody holds it
+    DONE = "done"
+    ROLLED_BACK = "rolled-back"
+    ROLLBACK_STOPPED = "rollback-stopped"  # rollback stopped rather than overwrite a change, or Windows refused
+    KEPT = "kept"  # a stopped rollback the user chose to leave as it is
+
+    def __str__(self) -> str:
+        return self.value
+
+
+RUNNING, INTERRUPTED, DONE = State.RUNNING, State.INTERRUPTED, State.DONE
+ROLLED_BACK, ROLLBACK_STOPPED, KEPT = State.ROLLED_BACK, State.ROLLBACK_STOPPED, State.KEPT
+
+
+class TransactionBusy(Exception):
+    """Another process holds this transaction (it is being applied or undone there): not touched."""
+
+    def __init__(self, transaction_id: str, owner: dict) -> None:
+        super().__init__(f"{transaction_id} is in use by process {owner.get('pid') or '?'}")
+        self.transaction_id, self.owner = transaction_id, owner
+
+
+class RepairBusy(Exception):
+    """Another repair or undo runs now (in another window, or the command line): one at a time."""
+
+    def __init__(self, owner: dict) -> None:
+        super().__init__(f"another repair runs in process {owner.get('pid') or '?'} ({owner.get('purpose') or '?'})")
+        self.owner = owner
 
 
 def data_folder() -> Path:
@@ -56,21 +114,7 @@ def data_folder() -> Path:
 
 
 def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
-
-
-def crash_point(label: str) -> None:
-    """Fault injection for the crash tests: die here, as a power cut would, when CRASH_AT names this point."""
-    if os.environ.get(CRASH_AT) == label:
-        os.kill(os.getpid(), getattr(signal, "SIGKILL", signal.SIGTERM))
-
-
-class RollbackStopped(Exception):
-    """Rollback could not go on without overwriting something: the journal says what and where."""
-
-    def __init__(self, code: str, **values: Any) -> None:
-        super().__init__(code)
-        self.code, self.values = code, values
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="microseconds")
 
 
 @dataclass
@@ -86,6 +130,7 @@ class Transaction:
         self.folder = folder
         self.id = folder.name
         self.records: list[dict] = []
+        self._lock = ProcessLock(folder / LOCK, purpose=folder.name)
         path = folder / "journal.jsonl"
         if path.exists():
             for line in path.read_text(encoding="utf-8").splitlines():
@@ -104,19 +149,43 @@ class Transaction:
         return self.begin.get("machine") or {}
 
     @property
-    def state(self) -> str:
+    def held_elsewhere(self) -> bool:
+        """Another process (or another Transaction object of this one) holds the lock right now."""
+        return not self._lock.held and is_held(self.folder / LOCK)
+
+    @property
+    def state(self) -> State:
         kinds = [r["kind"] for r in self.records]
         if "rolled-back" in kinds:
             return ROLLED_BACK
+        if kinds and kinds[-1] == "kept":
+            return KEPT
         if kinds and kinds[-1] == "rollback-stopped":
             return ROLLBACK_STOPPED
         if "finish" in kinds and "rollback-begin" not in kinds:
             return DONE
-        return RUNNING  # begun and never finished: a crash, a kill, a power cut, or a rollback cut short
+        return RUNNING if self._lock.held or is_held(self.folder / LOCK) else INTERRUPTED
 
     @property
     def finished(self) -> bool:
-        return self.state in (DONE, ROLLED_BACK)
+        return self.state in (DONE, ROLLED_BACK, KEPT)
+
+    @property
+    def stopped(self) -> Optional[dict]:
+        """The record of the last rollback that stopped, if the rollback has not gone on since."""
+        kinds = [r["kind"] for r in self.records]
+        if not kinds or kinds[-1] not in ("rollback-stopped", "kept"):
+            return None
+        return next((r for r in reversed(self.records) if r["kind"] == "rollback-stopped"), None)
+
+    @property
+    def restart_needed(self) -> bool:
+        """An installer said Windows must restart to finish (3010, 1641), or the files it replaces wait for one."""
+        return any(r.get("outcome") in ("restart-needed", "restart-started") or r.get("restart_needed")
+                   for r in self.records if r["kind"] in ("applied", "note"))
+
+    def owner(self) -> dict:
+        return read_owner(self.folder / LOCK)
 
     def steps(self) -> list[Step]:
         steps: dict[int, Step] = {}
@@ -129,14 +198,28 @@ class Transaction:
                 steps[record["step"]].restored = True
         return [steps[n] for n in sorted(steps)]
 
+    def targets(self) -> list[Path]:
+        """Every file the steps change (a program that holds one blocks an undo)."""
+        return [path for step in self.steps() for path in kind_of(step.intent["op"]).targets(step.intent)]
+
     def summary(self) -> dict:
         finish = next((r for r in self.records if r["kind"] == "finish"), {})
-        stopped = next((r for r in reversed(self.records) if r["kind"] == "rollback-stopped"), None)
         return {"id": self.id, "created": self.begin.get("created"), "action": self.begin.get("action"),
                 "source": self.begin.get("source"), "environment": self.begin.get("environment"),
-                "machine": self.machine, "state": self.state, "changes": [s.intent for s in self.steps()],
+                "machine": self.machine, "state": self.state.value, "changes": [s.intent for s in self.steps()],
                 "results": [r for r in self.records if r["kind"] == "applied"],
-                "outcome": finish.get("outcome"), "stopped": stopped}
+                "outcome": finish.get("outcome"), "stopped": self.stopped, "restart_needed": self.restart_needed}
+
+    # -- holding ---------------------------------------------------------------------------------------
+    def hold(self) -> None:
+        """Take this transaction's lock for this process, or raise TransactionBusy."""
+        try:
+            self._lock.acquire()
+        except LockHeld as held:
+            raise TransactionBusy(self.id, held.owner) from None
+
+    def release(self) -> None:
+        self._lock.release()
 
     # -- writing ---------------------------------------------------------------------------------------
     def _write(self, record: dict) -> None:
@@ -150,74 +233,54 @@ class Transaction:
     def _next_step(self) -> int:
         return len(self.steps()) + 1
 
+    def _step(self, number: int, intent: dict, change: Callable[[], Optional[dict]]) -> None:
+        """Record the intent, make the change, record that it was made (with what the change reports)."""
+        if not self._lock.held:
+            raise RuntimeError(f"transaction {self.id} is changed without holding its lock")
+        self._write({"kind": "intent", "step": number, **intent})
+        crash_point(f"intent:{number}")
+        result = change() or {}
+        crash_point(f"change:{number}")
+        self._write({"kind": "applied", "step": number, **result})
+        crash_point(f"applied:{number}")
+
     def put_file(self, system: System, target: Path, source: Path) -> None:
         """Place `source` at `target` (creating or replacing it), backing up what is there first."""
         number = self._next_step()
-        before = None
-        if target.exists():
-            backup = self.folder / "backups" / str(number)
-            copy_file(target, backup)
-            before = {"sha256": sha256_of(target), "backup": f"backups/{number}", "size": target.stat().st_size}
-            if sha256_of(backup) != before["sha256"]:
-                raise OSError(f"the backup of {target} does not match the original")
-            crash_point(f"backup:{number}")
-        self._write({"kind": "intent", "step": number, "op": FILE, "target": str(target),
-                     "shown": system.windows_path(target), "before": before, "after": sha256_of(source)})
-        crash_point(f"intent:{number}")
-        system.copy_file(source, target)
-        crash_point(f"change:{number}")
-        self._write({"kind": "applied", "step": number})
-        crash_point(f"applied:{number}")
+        intent = file_change.prepare(system, self.folder, number, target, source)
+        self._step(number, intent, lambda: file_change.apply(system, target, source))
 
     def set_user_variable(self, system: System, name: str, value: Optional[str]) -> None:
         number = self._next_step()
-        before = next((v for k, v in system.environment("user").items() if k.lower() == name.lower()), None)
-        self._write({"kind": "intent", "step": number, "op": VARIABLE, "name": name, "before": before,
-                     "after": value})
-        crash_point(f"intent:{number}")
-        system.set_user_variable(name, value)
-        crash_point(f"change:{number}")
-        self._write({"kind": "applied", "step": number})
+        intent = user_setting_change.prepare(system, name, value)
+        self._step(number, intent, lambda: user_setting_change.apply(system, name, value))
 
     def set_machine_value(self, system: System, key: str, name: str, value: Optional[RegistryValue]) -> None:
         """A machine-wide value (HKLM): the value before is recorded, then the elevated helper writes it."""
-        from app.repair.elevated import value_json, write_machine_value
-
         number = self._next_step()
-        before = system.registry_value(key, name)
-        self._write({"kind": "intent", "step": number, "op": MACHINE_VALUE, "key": key, "name": name,
-                     "shown": f"{key}\\{name}", "before": value_json(before), "after": value_json(value)})
-        crash_point(f"intent:{number}")
-        write_machine_value(system, self.folder / "elevated", key, name, value)
-        crash_point(f"change:{number}")
-        self._write({"kind": "applied", "step": number})
+        intent = machine_value_change.prepare(system, key, name, value)
+        self._step(number, intent, lambda: machine_value_change.apply(system, self, key, name, value))
 
     def change_packages(self, system: System, packages: dict,
                         on_output: Callable[[str], None] = lambda line: None,
                         token: Optional[CancelToken] = None) -> None:
         """pip install the `install` pins; `pip freeze` and the exact versions before are recorded first.
-        Cancelling `token` ends pip's whole process tree; the rollback then reinstalls the versions before."""
+        Cancelling `token` ends pip's whole process tree; the rollback then installs the versions before again."""
         number = self._next_step()
-        python = packages["python"]
-        freeze = system.run([python, "-m", "pip", "freeze", "--disable-pip-version-check"], timeout=300)
-        self._write({"kind": "intent", "step": number, "op": PACKAGES, **packages, "freeze": freeze.stdout})
-        crash_point(f"intent:{number}")
-        _pip_install(system, python, packages["install"], packages["index"], on_output, token)
-        crash_point(f"change:{number}")
-        self._write({"kind": "applied", "step": number})
+        intent = packages_change.prepare(system, packages)
+        self._step(number, intent, lambda: packages_change.apply(system, packages, on_output, token))
 
     def run_installer(self, system: System, arch: str, installer: Path,
                       runner: Callable[[list[str]], tuple[int, str]]) -> None:
-        """Run a system-wide installer (the one elevated step). Recorded, but never undone: other programs share
-        what it installs, so rollback leaves it (the plan says so)."""
+        """Run a system-wide installer (the one elevated step). Recorded, but never undone."""
         number = self._next_step()
-        log = installer.with_suffix(".log")
-        argv = [system.windows_path(installer), "/install", "/quiet", "/norestart", "/log", system.windows_path(log)]
-        self._write({"kind": "intent", "step": number, "op": INSTALLER, "arch": arch, "argv": argv,
-                     "sha256": sha256_of(installer), "shown": argv[0]})
-        crash_point(f"intent:{number}")
-        code, outcome = runner(argv)
-        self._write({"kind": "applied", "step": number, "exit_code": code, "outcome": outcome})
+        intent = installer_change.prepare(system, arch, installer)
+
+        def run() -> dict:
+            code, outcome = runner(intent["argv"])
+            return {"exit_code": code, "outcome": outcome}
+
+        self._step(number, intent, run)
 
     def note(self, record: dict) -> None:
         """Facts worth keeping with the transaction (where a download came from, its checks)."""
@@ -226,92 +289,64 @@ class Transaction:
     def finish(self, outcome: dict) -> None:
         self._write({"kind": "finish", "outcome": outcome})
         crash_point("finish")
+        self.tidy()
+
+    def keep(self) -> None:
+        """The user leaves a stopped rollback as it is: it is no longer offered at every start."""
+        self.hold()
+        try:
+            self._write({"kind": "kept"})
+        finally:
+            self.release()
+
+    def tidy(self) -> None:
+        """Only what an undo needs stays: the backups and the journal, not the downloads (25 MB installers,
+        whole wheels)."""
+        shutil.rmtree(self.folder / "downloads", ignore_errors=True)
 
     # -- undoing ---------------------------------------------------------------------------------------
     def rollback(self, system: System) -> None:
         """Undo every step, newest first. Raises RollbackStopped (and records it) rather than overwrite a change
-        somebody else made after the repair."""
+        somebody else made after the repair, or when Windows refuses a step; TransactionBusy when another process
+        holds the transaction."""
         if self.state == ROLLED_BACK:
             return
+        mine = self._lock.held
+        if not mine:
+            self.hold()
+        try:
+            self._rollback(system)
+        finally:
+            if not mine:
+                self.release()
+
+    def _rollback(self, system: System) -> None:
         self._write({"kind": "rollback-begin"})
         for step in reversed(self.steps()):
             if step.restored:
                 continue
             try:
-                self._undo(system, step)
+                kind_of(step.intent["op"]).undo(system, self, step.intent, step.applied)
             except RollbackStopped as stop:
                 self._write({"kind": "rollback-stopped", "step": step.number, "code": stop.code, **stop.values})
                 raise
+            except OSError as exc:  # Windows refused (denied, locked, full): recorded, said, offered again
+                target = step.intent.get("shown") or step.intent.get("target") or step.intent["op"]
+                stop = RollbackStopped("refused", target=target, reason=refusal_kind(exc),
+                                       detail=f"{exc.__class__.__name__}: {exc}")
+                self._write({"kind": "rollback-stopped", "step": step.number, "code": stop.code, **stop.values})
+                raise stop from exc
             self._write({"kind": "restored", "step": step.number})
             crash_point(f"restore:{step.number}")
         self._write({"kind": "rolled-back"})
-
-    def _undo(self, system: System, step: Step) -> None:
-        intent = step.intent
-        if intent["op"] == FILE:
-            self._undo_file(system, intent)
-        elif intent["op"] == INSTALLER:
-            return  # a shared, system-wide runtime stays (its own uninstaller removes it, if ever)
-        elif intent["op"] == PACKAGES:
-            self._undo_packages(system, intent)
-        elif intent["op"] == MACHINE_VALUE:
-            self._undo_machine_value(system, intent)
-        elif intent["op"] == VARIABLE:
-            now = next((v for k, v in system.environment("user").items() if k.lower() == intent["name"].lower()),
-                       None)
-            if now == intent["before"]:
-                return
-            if now != intent["after"]:
-                raise RollbackStopped("changed-since", target=intent["name"])
-            system.set_user_variable(intent["name"], intent["before"])
-
-    def _undo_machine_value(self, system: System, intent: dict) -> None:
-        """Written back by another elevated step (rollback of a machine-wide change needs elevation too)."""
-        from app.repair.elevated import value_json, value_of, write_machine_value
-
-        now = value_json(system.registry_value(intent["key"], intent["name"]))
-        if now == intent["before"]:
-            return
-        if now != intent["after"]:
-            raise RollbackStopped("changed-since", target=intent["shown"])
-        write_machine_value(system, self.folder / "elevated", intent["key"], intent["name"],
-                            value_of(intent["before"]))
-
-    def _undo_packages(self, system: System, intent: dict) -> None:
-        now = installed_versions(Path(intent["site_packages"]), intent["before"])
-        if now == intent["before"]:
-            return
-        if now != {**intent["before"], **intent["after"]}:
-            raise RollbackStopped("changed-since", target=", ".join(f"{n} {v}" for n, v in now.items()))
-        _pip_install(system, intent["python"], intent["restore"], intent["index"], lambda line: None)
-
-    def _undo_file(self, system: System, intent: dict) -> None:
-        target = Path(intent["target"])
-        before = intent["before"]
-        for leftover in target.parent.glob(f".{target.name}.*.tmp"):  # a copy cut short by the crash
-            system.delete_file(leftover)
-        now = sha256_of(target) if target.exists() else None
-        if now == (before["sha256"] if before else None):
-            return  # as it was: the crash came before the change
-        if now != intent["after"]:
-            raise RollbackStopped("changed-since", target=intent["shown"],
-                                  backup=str(self.folder / before["backup"]) if before else None)
-        if before is None:
-            system.delete_file(target)
-            return
-        backup = self.folder / before["backup"]
-        if not backup.exists() or sha256_of(backup) != before["sha256"]:
-            raise RollbackStopped("backup-damaged", target=intent["shown"], backup=str(backup))
-        system.copy_file(backup, target)
+        self.tidy()
 
 
-def _pip_install(system: System, python: str, pins: list[str], index: list[str],
-                 on_output: Callable[[str], None], token: Optional[CancelToken] = None) -> None:
-    argv = [python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input", *index, *pins]
-    result = system.run(argv, timeout=PIP_TIMEOUT_S, on_output=on_output, cancel=token)
-    if result.returncode != 0:
-        lines = [line for line in (result.stderr or result.stdout).strip().splitlines() if line.strip()]
-        raise OSError(f"pip install {' '.join(pins)} failed: {' | '.join(lines[-3:])}")
+def _order(folder: Path) -> tuple:
+    """Newest last: the folder's stamp to the microsecond (older folders have whole seconds), then its name."""
+    parts = folder.name.split("-")
+    micro = parts[2] if len(parts) > 3 and parts[2].isdigit() else "000000"
+    return (parts[0], parts[1] if len(parts) > 1 else "", micro, folder.name)
 
 
 class Journal:
@@ -320,12 +355,27 @@ class Journal:
     def __init__(self, folder: Optional[Path] = None) -> None:
         self.folder = (folder or data_folder()) / "transactions"
 
+    @contextlib.contextmanager
+    def exclusive(self, purpose: str) -> Iterator[None]:
+        """One repair or undo at a time (per user): RepairBusy when another process runs one now."""
+        lock = ProcessLock(self.folder / ONE_AT_A_TIME, purpose=purpose)
+        try:
+            lock.acquire()
+        except LockHeld as held:
+            raise RepairBusy(held.owner) from None
+        try:
+            yield
+        finally:
+            lock.release()
+
     def begin(self, machine: dict, action: str, source: Optional[str], environment: Optional[str],
               plan: dict) -> Transaction:
-        stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
+        """A new transaction, held by this process until it is finished or rolled back (then `release()`)."""
+        stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S-%f")
         folder = self.folder / f"{stamp}-{secrets.token_hex(3)}"
         (folder / "backups").mkdir(parents=True)
         transaction = Transaction(folder)
+        transaction.hold()
         transaction._write({"kind": "begin", "id": transaction.id, "created": _now(), "machine": machine,
                             "action": action, "source": source, "environment": environment, "plan": plan})
         crash_point("begin")
@@ -334,7 +384,8 @@ class Journal:
     def transactions(self) -> Iterator[Transaction]:
         if not self.folder.is_dir():
             return iter(())
-        folders = sorted((p for p in self.folder.iterdir() if (p / "journal.jsonl").is_file()), reverse=True)
+        folders = sorted((p for p in self.folder.iterdir() if (p / "journal.jsonl").is_file()), key=_order,
+                         reverse=True)
         return (Transaction(f) for f in folders)
 
     def get(self, transaction_id: str) -> Optional[Transaction]:
@@ -343,10 +394,15 @@ class Journal:
 
     def last(self, machine: Optional[dict] = None) -> Optional[Transaction]:
         """The newest transaction (for that machine) that can still be undone."""
-        return next((t for t in self.transactions() if t.state != ROLLED_BACK
+        return next((t for t in self.transactions() if t.state not in (ROLLED_BACK, KEPT)
                      and (machine is None or t.machine == machine)), None)
 
     def unfinished(self, machine: Optional[dict] = None) -> list[Transaction]:
-        """Repairs cut short by a crash (or a rollback that stopped): offered for rollback at the next start."""
-        return [t for t in self.transactions() if t.state in (RUNNING, ROLLBACK_STOPPED)
+        """Repairs cut short by a crash (or a rollback that stopped), that no process holds now: offered for
+        rollback at the next start."""
+        return [t for t in self.transactions() if t.state in (INTERRUPTED, ROLLBACK_STOPPED)
                 and (machine is None or t.machine == machine)]
+
+    def running(self, machine: Optional[dict] = None) -> list[Transaction]:
+        """Repairs (or undos) another window runs now."""
+        return [t for t in self.transactions() if t.state == RUNNING and (machine is None or t.machine == machine)]

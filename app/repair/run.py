@@ -17,7 +17,7 @@ from app.repair.plan import Plan
 from app.system.base import System
 from app.system.offline import OfflineImage
 
-FIXED, STILL_BLOCKED = "fixed", "still-blocked"
+FIXED, STILL_BLOCKED, RESTART_NEEDED = "fixed", "still-blocked", "restart-needed"
 
 
 class FilesInUse(Exception):
@@ -57,6 +57,8 @@ class RepairOutcome:
 
     @property
     def state(self) -> str:
+        if self.problems_left and self.transaction.restart_needed:
+            return RESTART_NEEDED  # what is left waits for Windows to restart (files replaced at the reboot)
         return STILL_BLOCKED if self.problems_left else FIXED
 
 
@@ -71,14 +73,30 @@ def apply_plan(system: System, env: PythonEnvironment, plan: Plan, diagnosis: Di
                journal: Optional[Journal] = None, on_step: Callable[[str], None] = lambda s: None,
                on_output: Callable[[str], None] = lambda line: None, on_progress=None,
                token: Optional[CancelToken] = None) -> RepairOutcome:
-    """Apply a confirmed plan. Files a running program holds are refused before anything changes. Cancelling
-    `token` stops the step under way (a download, pip, the installer) and rolls everything back."""
-    if system.can_run_programs:
-        held = processes_using([c.host_target for c in plan.changes if c.host_target is not None])
-        if held:
-            raise FilesInUse(held)
+    """Apply a confirmed plan. One repair or undo at a time (RepairBusy); files a running program holds are refused
+    before anything changes (FilesInUse). Cancelling `token` stops the step under way (a download, pip, the
+    installer) and rolls everything back. An error raised after the transaction began carries it as
+    `error.transaction`."""
     journal = journal or Journal()
-    transaction = journal.begin(machine_of(system), plan.action, plan.source, plan.environment, plan.to_dict())
+    with journal.exclusive(plan.action):
+        if system.can_run_programs:
+            held = processes_using([c.host_target for c in plan.changes if c.host_target is not None])
+            if held:
+                raise FilesInUse(held)
+        transaction = journal.begin(machine_of(system), plan.action, plan.source, plan.environment,
+                                    plan.to_dict())
+        try:
+            return _apply(system, env, plan, diagnosis, transaction, on_step, on_output, on_progress, token)
+        except BaseException as error:
+            error.transaction = transaction  # type: ignore[attr-defined]
+            raise
+        finally:
+            transaction.release()
+
+
+def _apply(system: System, env: PythonEnvironment, plan: Plan, diagnosis: Diagnosis, transaction: Transaction,
+           on_step: Callable[[str], None], on_output: Callable[[str], None], on_progress,
+           token: Optional[CancelToken]) -> RepairOutcome:
     on_step("applying")
     try:
         action_for(plan.action).apply(system, plan, transaction, on_output, on_progress, token)
@@ -92,25 +110,39 @@ def apply_plan(system: System, env: PythonEnvironment, plan: Plan, diagnosis: Di
     refreshed = inspect_environment(system, env.python) or env
     after = diagnose_environment(system, refreshed)
     left = [p for p in after.problems if p.severity == "blocker"]
-    transaction.finish({"state": STILL_BLOCKED if left else FIXED, "problems_left": [p.lead.code for p in left]})
-    return RepairOutcome(plan, transaction, diagnosis, after, left)
+    outcome = RepairOutcome(plan, transaction, diagnosis, after, left)
+    transaction.finish({"state": outcome.state, "problems_left": [p.lead.code for p in left]})
+    return outcome
 
 
-def undo(transaction: Transaction) -> Diagnosis:
-    """Roll a transaction back on the computer it belongs to, then diagnose that environment again."""
+def undo(transaction: Transaction, journal: Optional[Journal] = None) -> Diagnosis:
+    """Roll a transaction back on the computer it belongs to, then diagnose that environment again. Refused
+    before anything changes while another repair runs (RepairBusy), another process holds this one
+    (TransactionBusy), or a program holds its files (FilesInUse)."""
+    journal = journal or Journal(transaction.folder.parent.parent)
     system = system_for(transaction.machine)
-    transaction.rollback(system)
+    with journal.exclusive(f"undo {transaction.id}"):
+        transaction.hold()
+        try:
+            if system.can_run_programs:
+                held = processes_using(transaction.targets())
+                if held:
+                    raise FilesInUse(held)
+            transaction.rollback(system)
+        finally:
+            transaction.release()
     python = system.host_path(transaction.begin.get("environment") or "")
     env = inspect_environment(system, python) if python is not None and python.exists() else None
     return run_diagnosis(system, [env] if env else [])
 
 
-def failure_text(error: BaseException, lang: str) -> str:
-    """Why a repair or an undo stopped, in the reader's words (what the CLI prints and the wizard shows)."""
+def failure_text(error: BaseException, lang: str, otherwise: str = "cli.repair.failed") -> str:
+    """Why a repair or an undo stopped, in the reader's words (what the CLI prints and the wizard shows).
+    `otherwise`: the words (with {error}) for any other failure; work that changes nothing passes "ui.failed"."""
     from app.cancel import Cancelled
     from app.i18n import words
     from app.repair.download import DownloadError, download_error_text
-    from app.repair.journal import RollbackStopped
+    from app.repair.journal import RepairBusy, RollbackStopped, TransactionBusy
     from app.repair.plan import PlanRefused
     from app.repair.vc_runtime import InstallerFailed
 
@@ -123,7 +155,43 @@ def failure_text(error: BaseException, lang: str) -> str:
     if isinstance(error, FilesInUse):
         return words("cli.repair.in_use", lang, programs=", ".join(f"{h['name']} ({h['pid']})" for h in error.holders))
     if isinstance(error, RollbackStopped):
-        return words(f"cli.undo.stopped.{error.code}", lang, **error.values)
+        values = dict(error.values)
+        if error.code == "refused":
+            kind = values.get("reason", "other")
+            values["reason"] = values.get("detail", "") if kind == "other" else words(
+                f"repair.os.{kind}", lang, path=values.get("target", "-"))
+        return words(f"cli.undo.stopped.{error.code}", lang, **values)
+    if isinstance(error, RepairBusy):
+        return words("repair.busy", lang, pid=error.owner.get("pid") or "?",
+                     since=_local_time(error.owner.get("since")))
+    if isinstance(error, TransactionBusy):
+        return words("repair.transaction_busy", lang, pid=error.owner.get("pid") or "?",
+                     since=_local_time(error.owner.get("since")))
     if isinstance(error, Cancelled):
         return words("repair.cancelled", lang)
-    return words("cli.repair.failed", lang, error=f"{error.__class__.__name__}: {error}")
+    if isinstance(error, OSError):
+        return words(otherwise, lang, error=os_error_words(error, lang))
+    return words(otherwise, lang, error=f"{error.__class__.__name__}: {error}")
+
+
+def os_error_words(error: OSError, lang: str) -> str:
+    """What Windows (or the disk) refused, in the reader's words; the raw message stays in the details."""
+    from app.i18n import words
+    from app.repair.changes import refusal_kind
+
+    kind = refusal_kind(error)
+    if kind == "other":
+        return f"{error.__class__.__name__}: {error}"
+    if kind == "denied" and not error.filename:
+        kind = "denied_somewhere"
+    return words(f"repair.os.{kind}", lang, path=error.filename)
+
+
+def _local_time(stamp: Optional[str]) -> str:
+    """An ISO stamp (UTC) as the reader's local time of day, "14:05"; "?" when unknown."""
+    import datetime as _dt
+
+    try:
+        return _dt.datetime.fromisoformat(str(stamp)).astimezone().strftime("%H:%M")
+    except ValueError:
+        return "?"

@@ -1,0 +1,24 @@
+"""A system-wide installer (vc_redist), run as the one elevated step. Recorded, never undone: other programs share
+what it installs, so a rollback leaves it (the plan says so); its own uninstaller or the restore point removes it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from app.repair.changes import INSTALLER
+from app.system.base import System
+from app.system.files import sha256_of
+
+
+def prepare(system: System, arch: str, installer: Path) -> dict:
+    log = installer.with_suffix(".log")
+    argv = [system.windows_path(installer), "/install", "/quiet", "/norestart", "/log", system.windows_path(log)]
+    return {"op": INSTALLER, "arch": arch, "argv": argv, "sha256": sha256_of(installer), "shown": argv[0]}
+
+
+def undo(system: System, transaction, intent: dict, applied: bool) -> None:
+    return  # a shared, system-wide runtime stays
+
+
+def targets(intent: dict) -> list:
+    return []

@@ -1,0 +1,91 @@
+"""A set of packages, changed through the environment's own `python -m pip`, so the user's pip settings (a mirror,
+a proxy) apply. The exact versions before are recorded (and `pip freeze` beside them).
+
+Undo installs the versions before again. When the step finished, only while the packages are as the step left them
+(somebody else's later upgrade is not overwritten). When it was cut short (Stop ends pip's whole process tree, a
+kill ends ours), pip may have uninstalled without installing: whatever it left is ours, so the versions before are
+installed again, by force when their files are incomplete, and checked afterwards.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Optional
+
+from app.cancel import CancelToken
+from app.inventory.integrity import read_record
+from app.inventory.packages import canonical, installed_versions
+from app.repair.changes import PACKAGES, RollbackStopped
+from app.system.base import System
+from app.system.folders import child, children
+
+PIP_TIMEOUT_S = 3600.0
+
+
+def prepare(system: System, packages: dict) -> dict:
+    freeze = system.run([packages["python"], "-m", "pip", "freeze", "--disable-pip-version-check"], timeout=300)
+    return {"op": PACKAGES, **packages, "shown": ", ".join(packages.get("install", [])), "freeze": freeze.stdout}
+
+
+def apply(system: System, packages: dict, on_output: Callable[[str], None],
+          token: Optional[CancelToken] = None) -> None:
+    pip_install(system, packages["python"], packages["install"], packages["index"], on_output, token)
+
+
+def pip_install(system: System, python: str, pins: list[str], index: list[str],
+                on_output: Callable[[str], None] = lambda line: None, token: Optional[CancelToken] = None,
+                force: bool = False) -> None:
+    again = ["--force-reinstall", "--no-deps"] if force else []
+    argv = [python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input", *again, *index, *pins]
+    result = system.run(argv, timeout=PIP_TIMEOUT_S, on_output=on_output, cancel=token)
+    if result.returncode != 0:
+        lines = [line for line in (result.stderr or result.stdout).strip().splitlines() if line.strip()]
+        raise OSError(f"pip install {' '.join(pins)} failed: {' | '.join(lines[-3:])}")
+
+
+def _names(intent: dict) -> list[str]:
+    return [*intent["before"], *(n for n in intent["after"] if n not in intent["before"])]
+
+
+def complete(site_packages: Path, names: list[str]) -> bool:
+    """Every file each package's RECORD lists is there (one stat each): pip was not stopped halfway through it."""
+    wanted = {canonical(n) for n in names}
+    for folder in children(site_packages):
+        if not folder.name.lower().endswith(".dist-info"):
+            continue
+        if canonical(folder.name[: -len(".dist-info")].rsplit("-", 1)[0]) not in wanted:
+            continue
+        record = child(folder, "RECORD")
+        if record is None:
+            return False
+        for entry in read_record(record, prefix=""):
+            if entry.path.startswith("..") or entry.path.endswith(".pyc"):
+                continue
+            if not (site_packages / entry.path).exists():
+                return False
+    return True
+
+
+def undo(system: System, transaction, intent: dict, applied: bool) -> None:
+    site = Path(intent["site_packages"])
+    names = _names(intent)
+    now = installed_versions(site, names)
+    if applied:
+        if now == intent["before"]:
+            return
+        if now != {**intent["before"], **intent["after"]}:
+            raise RollbackStopped("packages-changed-since", target=", ".join(f"{n} {v}" for n, v in now.items()))
+        pip_install(system, intent["python"], intent["restore"], intent["index"])
+    elif now == intent["before"] and complete(site, names):
+        return  # pip never got as far as changing them
+    else:
+        pip_install(system, intent["python"], intent["restore"], intent["index"], force=True)
+    after = installed_versions(site, names)
+    if after != intent["before"]:
+        raise RollbackStopped("packages-not-restored", target=", ".join(f"{n} {v}" for n, v in after.items()) or "-",
+                              wanted=", ".join(f"{n} {v}" for n, v in intent["before"].items()))
+
+
+def targets(intent: dict) -> list[Path]:
+    """A file of torch\\lib: a program that has any DLL of that folder loaded holds what pip must replace."""
+    return [Path(intent["site_packages"]) / "torch" / "lib" / "torch_cpu.dll"]
