@@ -77,12 +77,12 @@ def test_the_runtime_comes_from_the_users_mirror_by_ranges_and_undo_restores(tor
     assert hashlib.sha256(placed.read_bytes()).hexdigest() == ENTRY["member_sha256"]
     ranges = [r.headers.get("Range") for r in mirror.requests_for(WHEEL_PATH)]
     assert ranges and all(ranges)  # only ranged reads of the wheel
-    notes = [json.loads(line) for line in next((image.root.parent / "data" / "transactions").iterdir())
-             .joinpath("journal.jsonl").read_text().splitlines()]
+    (folder,) = [p for p in (image.root.parent / "data" / "transactions").iterdir() if p.is_dir()]
+    notes = [json.loads(line) for line in folder.joinpath("journal.jsonl").read_text().splitlines()]
     (facts,) = [n for n in notes if n["kind"] == "note"]
     assert facts["ranged"] and facts["transferred"] / ENTRY["wheel_bytes"] < 0.40
     assert facts["signature"] == {"status": "trusted", "signer": "Intel Corporation"}
-    assert main(["undo", "--last"]) == 1 and hashes(lib) == before
+    assert main(["undo", "--last"]) == 0 and hashes(lib) == before
     capsys.readouterr()
 
 

@@ -358,7 +358,7 @@ class Journal:
     @contextlib.contextmanager
     def exclusive(self, purpose: str) -> Iterator[None]:
         """One repair or undo at a time (per user): RepairBusy when another process runs one now."""
-        lock = ProcessLock(self.folder / ONE_AT_A_TIME, purpose=purpose)
+        lock = ProcessLock(self.folder.parent / ONE_AT_A_TIME, purpose=purpose)
         try:
             lock.acquire()
         except LockHeld as held:

@@ -23,6 +23,7 @@ from app.repair.run import RepairOutcome, plan_repair
 from app.report.document import diagnosis_report, render_report, report_format
 from app.system.base import System
 from app.system.offline import OfflineImage
+from app.system.typed_path import resolve_typed_path
 
 LIVE, IMAGE, DEMO = "live", "image", "demo"
 # Probes are Python: more threads than this only queue for the interpreter lock, and the window waits in that queue
@@ -129,12 +130,9 @@ def find_environments(system: System, token: CancelToken, found: Callable[[Pytho
 
 def choose_environment(system: System, location: str) -> Optional[PythonEnvironment]:
     """The environment at a path as typed: a folder or python.exe on this computer, or a Windows path inside a
-    copied drive."""
-    path = Path(location)
-    if not path.exists():
-        inside = system.host_path(location)
-        path = inside if inside is not None else path
-    return inspect_environment(system, path) if path.exists() else None
+    copied drive (the command line's rule too: app/system/typed_path.py)."""
+    path = resolve_typed_path(system, location)
+    return inspect_environment(system, path) if path is not None else None
 
 
 def environment_at(system: System, folder: Path) -> Optional[PythonEnvironment]:

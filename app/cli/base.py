@@ -1,0 +1,84 @@
+"""What every command shares: the exit codes, a usage error, the computer it looks at, its language, and the
+paths the user typed."""
+
+from __future__ import annotations
+
+import os
+from enum import IntEnum
+from pathlib import Path
+from typing import Optional
+
+from app.i18n import pick_language, words
+from app.inventory.environment import PythonEnvironment, inspect_environment
+from app.system.base import System
+from app.system.offline import OfflineImage
+from app.system.typed_path import resolve_typed_path
+
+
+class ExitCode(IntEnum):
+    """The process's exit status (DESIGN.md, "CLI contract")."""
+
+    OK = 0  # no blocker and every check ran; repaired; undone; shown
+    PROBLEM = 1  # a blocker, a check that could not finish, or a repair or undo refused, failed or not done
+    ERROR = 2  # usage or internal error, with one line on standard error
+
+
+class UsageError(Exception):
+    """A problem with what the user typed: one line on stderr, in their language (ui_text.json `key`), exit 2."""
+
+    def __init__(self, key: str, **values: object) -> None:
+        super().__init__(key)
+        self.key, self.values = key, values
+
+    def text(self, lang: str) -> str:
+        return words(self.key, lang, **self.values)
+
+
+def open_system(root: Optional[str]) -> System:
+    """The copied Windows drive at `root`, else this Windows computer."""
+    if root:
+        if not Path(root).is_dir():
+            raise UsageError("error.no_image", path=root)
+        return OfflineImage(Path(root))
+    if os.name == "nt":
+        from app.system.live import LiveWindows
+
+        return LiveWindows()
+    raise UsageError("error.not_windows")
+
+
+def language_for(explicit: Optional[str], system: Optional[System] = None) -> str:
+    """--lang, else the display language of the computer looked at when it is this one, else LANG."""
+    live = system is not None and not isinstance(system, OfflineImage)
+    return pick_language(explicit, system.ui_language if live else None, system.code_page if live else None)
+
+
+def typed_path(system: System, typed: str) -> Path:
+    """A path the user typed, on this machine (app/system/typed_path.py has the rule); a usage error if absent."""
+    path = resolve_typed_path(system, typed)
+    if path is None:
+        raise UsageError("error.no_such_path", path=typed)
+    return path
+
+
+def typed_environment(system: System, typed: str) -> PythonEnvironment:
+    """The Python environment at a typed folder or python.exe; a usage error if there is none."""
+    env = inspect_environment(system, typed_path(system, typed))
+    if env is None:
+        raise UsageError("error.no_python", path=typed)
+    return env
+
+
+def machine_filter(root: Optional[str]) -> Optional[dict]:
+    """The journal's name for the copied drive at `root`; None (every computer) without it."""
+    from app.repair.run import machine_of
+
+    return machine_of(open_system(root)) if root else None
+
+
+def warn_unfinished(journal, lang: str, output) -> None:
+    """A repair cut short by a crash is found at the next start, and its undo command is shown."""
+    for transaction in journal.unfinished():
+        begin = transaction.begin
+        output.note(words("cli.repair.unfinished", lang, id=transaction.id, action=begin.get("action"),
+                          created=begin.get("created")))

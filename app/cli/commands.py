@@ -1,0 +1,39 @@
+"""The commands by name, and running one: whatever goes wrong ends as one line on stderr, never a traceback."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Callable, Optional
+
+from app.cancel import Cancelled
+from app.cli import deps, diagnose, elevated_step, explain, history, repair, undo
+from app.cli.base import ExitCode, UsageError
+from app.cli.output import Output
+from app.i18n import pick_language, words
+
+Command = Callable[[argparse.Namespace, Output], int]
+COMMANDS: dict[str, Command] = {
+    "deps": deps.run,
+    "diagnose": diagnose.run,
+    "explain": explain.run,
+    "repair": repair.run,
+    "undo": undo.run,
+    "history": history.run,
+    "elevated-step": elevated_step.run,
+}
+
+
+def run_command(args: argparse.Namespace, output: Optional[Output] = None) -> int:
+    """Run `args.command`; a usage error, a cancel or an internal error is one line and exit 2 (repair and undo
+    say their own failures, through app.repair.run.failure_text, and exit 1)."""
+    output = output or Output()
+    lang = pick_language(getattr(args, "lang", None))
+    try:
+        return COMMANDS[args.command](args, output)
+    except UsageError as exc:
+        output.note(exc.text(lang))
+    except Cancelled:
+        output.note(words("error.cancelled", lang))
+    except Exception as exc:  # noqa: BLE001 - the contract: one line, exit 2, never a traceback
+        output.note(words("error.internal", lang, error=f"{exc.__class__.__name__}: {exc}"))
+    return ExitCode.ERROR

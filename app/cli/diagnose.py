@@ -1,0 +1,65 @@
+"""`diagnose`: find every PyTorch install (or the ones named), run every check, and print or write the report."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import tempfile
+from pathlib import Path
+
+from app.cli.base import ExitCode, language_for, open_system, typed_environment, warn_unfinished
+from app.cli.output import Output
+from app.i18n import words
+from app.inventory.discovery import discover
+from app.probes.runner import ProbeEvent, run_diagnosis
+from app.report.document import diagnosis_report, render_report, report_format, text_report
+from app.system.base import System
+from app.system.offline import OfflineImage
+
+
+def run(args: argparse.Namespace, output: Output) -> ExitCode:
+    with contextlib.ExitStack() as stack:
+        if args.demo:
+            from app.demo.computer import build_demo_image
+
+            scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="tdd-demo-")))
+            system: System = OfflineImage(build_demo_image(scratch / "demo"))
+            source, root = "demo", None
+        else:
+            system = open_system(args.root)
+            source, root = ("image", str(Path(args.root).resolve())) if args.root else ("live", None)
+        lang = language_for(args.lang, system)
+        from app.repair.journal import Journal
+
+        warn_unfinished(Journal(), lang, output)
+
+        def say(text: str) -> None:
+            if not args.quiet:
+                output.note(text)
+
+        if args.env:
+            envs = [typed_environment(system, location) for location in args.env]
+        else:
+            say(words("cli.searching", lang))
+            envs = []
+            for env in discover(system):
+                say("  " + words("cli.found_environment", lang, python=system.windows_path(env.python)))
+                envs.append(env)
+
+        def on_event(event: ProbeEvent) -> None:
+            if event.state != "started":
+                say(words("cli.progress", lang, done=event.done, total=event.total, label=event.probe.label[lang]))
+
+        diagnosis = run_diagnosis(system, envs, on_event=on_event)
+        document, trees = diagnosis_report(diagnosis, system, lang=lang, source=source, source_root=root,
+                                           redacted=not args.no_redact)
+        if args.json:
+            output.document(args.json, render_report(document, trees, lang, "json"))
+        if args.report:
+            fmt = "html" if report_format(args.report) == "html" else "text"
+            Path(args.report).write_text(render_report(document, trees, lang, fmt), encoding="utf-8")
+            say(words("cli.report_written", lang, path=args.report))
+        if args.json != "-":
+            output.text(text_report(document, trees, lang))
+        # a diagnosis that could not run every check never says "all clear"
+        return ExitCode.PROBLEM if diagnosis.blockers or not diagnosis.complete else ExitCode.OK

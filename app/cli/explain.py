@@ -1,0 +1,56 @@
+"""`explain TEXT|-`: what a pasted Windows error means, the DLL it names, and what to do."""
+
+from __future__ import annotations
+
+import argparse
+import locale
+import os
+from typing import Optional
+
+from app.cli.base import ExitCode, language_for, open_system
+from app.cli.output import Output
+from app.i18n import words
+from app.probes.error_text import classify_error, printable
+
+
+def _language(explicit: Optional[str]) -> str:
+    """As `diagnose` chooses it: --lang, else this Windows computer's display language, else LANG."""
+    if explicit or os.name != "nt":
+        return language_for(explicit)
+    try:
+        system = open_system(None)
+    except Exception:  # noqa: BLE001 - no live system: LANG decides, as elsewhere
+        return language_for(explicit)
+    return language_for(explicit, system)
+
+
+def _decoded(data: bytes) -> str:
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # PowerShell and Notepad write UTF-16
+        return data.decode("utf-16", errors="replace")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:  # a console's own code page (936 on Chinese Windows)
+        return data.decode(locale.getpreferredencoding(False) or "utf-8", errors="replace")
+
+
+def run(args: argparse.Namespace, output: Output) -> ExitCode:
+    lang = _language(args.lang)
+    if args.error == ["-"]:
+        try:
+            text = _decoded(output.read_bytes())
+        except (OSError, ValueError) as exc:
+            output.note(printable(words("explain.unreadable", lang, error=exc)))
+            return ExitCode.PROBLEM
+    else:
+        text = " ".join(args.error)
+    if not printable(text).strip():
+        output.note(words("explain.empty", lang))
+        return ExitCode.PROBLEM
+    words_of = classify_error(text).text(lang)
+    # Nothing from the paste may reach the terminal as an escape sequence or a control character.
+    output.line(printable(words_of["title"]))
+    output.line()
+    output.line(printable(words_of["explanation"]))
+    output.line()
+    output.line(printable(words_of["action"]))
+    return ExitCode.OK

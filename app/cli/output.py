@@ -1,0 +1,55 @@
+"""Where a command writes and reads: results on `out`, progress and errors on `err`, answers from `stdin`.
+
+Tests hand in io.StringIO; by default the process's own streams, taken when the Output is made (so pytest's
+capsys sees them). A stream may be None (a windowed .exe started without a console): print() then writes
+nowhere."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional, TextIO
+
+
+class Output:
+    def __init__(self, out: Optional[TextIO] = None, err: Optional[TextIO] = None,
+                 stdin: Optional[TextIO] = None) -> None:
+        self.out = out if out is not None else sys.stdout
+        self.err = err if err is not None else sys.stderr
+        self.stdin = stdin if stdin is not None else sys.stdin
+
+    def line(self, text: str = "") -> None:
+        """One line of the command's result."""
+        print(text, file=self.out)
+
+    def text(self, text: str) -> None:
+        """A block of the result that brings its own line ends (a report)."""
+        print(text, end="", file=self.out)
+
+    def note(self, text: str) -> None:
+        """Progress, a warning or an error: standard error, at once, so it shows before a long step."""
+        print(text, file=self.err, flush=True)
+
+    def document(self, destination: str, text: str) -> None:
+        """A document (JSON...) to a file, or to the result stream with `-`."""
+        if destination == "-":
+            self.line(text)
+        else:
+            Path(destination).write_text(text + "\n", encoding="utf-8")
+
+    def can_ask(self) -> bool:
+        """Whether somebody at a terminal can answer a question."""
+        isatty = getattr(self.stdin, "isatty", None)
+        return bool(isatty and isatty())
+
+    def ask(self, question: str) -> str:
+        """The answer typed after `question`, stripped; empty at the end of input."""
+        print(question, end="", file=self.out, flush=True)
+        return (self.stdin.readline() if self.stdin is not None else "").strip()
+
+    def read_bytes(self) -> bytes:
+        """All of standard input, as bytes (a console's own encoding is decoded by the caller)."""
+        if self.stdin is None:
+            return b""
+        buffer = getattr(self.stdin, "buffer", None)
+        return buffer.read() if buffer is not None else self.stdin.read().encode("utf-8")

@@ -1,0 +1,124 @@
+"""`repair`: plan one repair of one environment, show it, ask, apply it in a journal transaction, check again."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from typing import Callable
+
+from app.cli.base import ExitCode, language_for, open_system, typed_environment, warn_unfinished
+from app.cli.output import Output
+from app.i18n import words
+from app.report.units import download_line, size_text
+
+SCHEMA = "torch-dll-doctor.repair/1"
+PROGRESS_EVERY_S = 0.5  # a download's progress line, at most this often (and always its last)
+YES = ("y", "yes", "是")
+
+
+def say_plan(plan, lang: str, output: Output) -> None:
+    """What will change, where, from which source, the download, and that it can be undone."""
+    output.line(words("cli.repair.plan", lang, action=plan.action, environment=plan.environment))
+    for change in plan.changes:
+        output.line("  - " + words(f"cli.repair.change.{change.kind}", lang, **change.to_dict()))
+    for note in plan.notes:
+        output.line("  " + note[lang])
+    if plan.download_bytes:
+        output.line("  " + words("cli.repair.download_size", lang, size=size_text(plan.download_bytes)))
+    output.line(words("cli.repair.undoable", lang))
+
+
+def download_printer(lang: str, output: Output) -> Callable:
+    """Progress lines on stderr for a download: bytes done of the total, speed, time left."""
+    last = [0.0]
+
+    def show(event) -> None:
+        now = time.monotonic()
+        if now - last[0] < PROGRESS_EVERY_S and event.done != event.total:
+            return
+        last[0] = now
+        output.note(words("cli.repair.downloading", lang, progress=download_line(event, lang)))
+
+    return show
+
+
+def say_restore_point(transaction, lang: str, output: Output) -> None:
+    """Whether the elevated step made a System Restore point, plainly (also when Windows did not allow one)."""
+    for record in transaction.records if transaction is not None else []:
+        made = record.get("restore_point") if record.get("kind") == "note" else None
+        if made is None:
+            continue
+        if made["ok"]:
+            output.line(words("repair.restore_point.made", lang))
+        else:
+            why = str(made.get("detail") or "")
+            reason = why.partition(":")[0] if why.partition(":")[0] in ("unavailable", "protection-off") else "error"
+            output.line(words("repair.restore_point.not_allowed", lang,
+                              reason=words(f"repair.restore_point.reason.{reason}", lang), detail=why))
+
+
+def _confirmed(args: argparse.Namespace, lang: str, output: Output) -> ExitCode | None:
+    """None when the changes may go ahead; else the exit code of not asking or of a No."""
+    if args.yes:
+        return None
+    if not output.can_ask():
+        output.note(words("cli.repair.needs_yes", lang))
+        return ExitCode.ERROR
+    if output.ask(words("cli.repair.confirm", lang)).lower() not in YES:
+        output.line(words("cli.repair.declined", lang))
+        return ExitCode.PROBLEM
+    return None
+
+
+def run(args: argparse.Namespace, output: Output) -> ExitCode:
+    from app.repair.journal import Journal
+    from app.repair.plan import PlanRefused
+    from app.repair.run import FIXED, apply_plan, failure_text, plan_repair
+    from app.repair.vc_runtime import InstallerFailed
+
+    system = open_system(args.root)
+    lang = language_for(args.lang, system)
+    journal = Journal()
+    warn_unfinished(journal, lang, output)
+    env = typed_environment(system, args.env)
+    try:
+        plan, diagnosis = plan_repair(system, env, args.action, args.source)
+    except PlanRefused as refused:
+        output.note(failure_text(refused, lang))
+        return ExitCode.PROBLEM
+    if args.no_restore_point and plan.download.get("restore_point"):
+        from app.repair.vc_runtime import without_restore_point
+
+        plan = without_restore_point(plan)
+    say_plan(plan, lang, output)
+    if args.plan:
+        return ExitCode.OK
+    declined = _confirmed(args, lang, output)
+    if declined is not None:
+        return declined
+
+    def show_output(line) -> None:
+        output.note("    " + (line[lang] if isinstance(line, dict) else line).rstrip())
+
+    try:
+        outcome = apply_plan(system, env, plan, diagnosis, journal, on_output=show_output,
+                             on_progress=download_printer(lang, output))
+    except Exception as failed:  # noqa: BLE001 - whatever stopped it, it was rolled back: say why, plainly
+        if isinstance(failed, InstallerFailed):
+            say_restore_point(journal.last(), lang, output)
+        output.note(failure_text(failed, lang))  # the same words the wizard shows
+        return ExitCode.PROBLEM
+    say_restore_point(outcome.transaction, lang, output)
+    left = [p.lead.text(lang).title for p in outcome.problems_left]
+    output.line(words("cli.repair.fixed", lang) if outcome.state == FIXED
+                else words("cli.repair.still_blocked", lang, problems="; ".join(left)))
+    if any(r.get("outcome") in ("restart-needed", "restart-started") for r in outcome.transaction.records):
+        output.line(words("repair.vc.restart", lang))
+    output.line(words("cli.repair.transaction", lang, id=outcome.transaction.id))
+    if args.json:
+        output.document(args.json, json.dumps({"schema": SCHEMA, "plan": plan.to_dict(),
+                                               "transaction": outcome.transaction.id, "state": outcome.state,
+                                               "problems_left": [p.lead.code for p in outcome.problems_left]},
+                                              indent=2, ensure_ascii=False))
+    return ExitCode.OK if outcome.state == FIXED else ExitCode.PROBLEM

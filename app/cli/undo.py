@@ -1,0 +1,49 @@
+"""`undo`: put every file and setting of a repair back, then say in plain words what state PyTorch is in now."""
+
+from __future__ import annotations
+
+import argparse
+
+from app.cli.base import ExitCode, language_for, machine_filter
+from app.cli.output import Output
+from app.i18n import words
+
+
+def state_after(after, environment: str, lang: str) -> str:
+    """PyTorch as the undo left it: broken again as before the repair (and by what), loading, or not checked."""
+    if not after.environments:
+        return words("cli.undo.state.gone", lang, environment=environment)
+    blockers = [p for p in after.problems if p.severity == "blocker"]
+    if blockers:
+        return words("cli.undo.state.broken", lang, problems="; ".join(p.lead.text(lang).title for p in blockers))
+    if not after.complete:
+        return words("cli.undo.state.unsure", lang)
+    return words("cli.undo.state.loads", lang)
+
+
+def run(args: argparse.Namespace, output: Output) -> ExitCode:
+    from app.repair.journal import Journal
+    from app.repair.run import failure_text, undo
+
+    lang = language_for(args.lang)
+    journal = Journal()
+    if args.last:
+        transaction = journal.last(machine_filter(args.root))
+        if transaction is None:
+            output.note(words("cli.undo.none", lang))
+            return ExitCode.PROBLEM  # nothing to undo is not a typing mistake
+    else:
+        transaction = journal.get(args.transaction)
+        if transaction is None:
+            output.note(words("cli.undo.no_such", lang, id=args.transaction))
+            return ExitCode.ERROR
+    try:
+        after = undo(transaction)
+    except Exception as failed:  # noqa: BLE001 - stopped, refused or busy: nothing overwritten; say why, plainly
+        output.note(failure_text(failed, lang))
+        return ExitCode.PROBLEM
+    output.line(words("cli.undo.done", lang, id=transaction.id))
+    environment = transaction.begin.get("environment")
+    if environment or after.environments:
+        output.line(state_after(after, environment or "", lang))
+    return ExitCode.OK

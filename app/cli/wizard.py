@@ -1,0 +1,28 @@
+"""No command: the wizard. Where no window can open, one line says so and points to the command line."""
+
+from __future__ import annotations
+
+import argparse
+
+from app.cli.base import ExitCode
+from app.cli.output import Output
+from app.i18n import pick_language, words
+
+
+def run(args: argparse.Namespace, qt_arguments: list[str], output: Output) -> int:
+    lang = pick_language(args.lang)
+    try:
+        from app.ui.application import no_window_reason
+        from app.ui.application import run as run_window
+    except ImportError as exc:  # PySide6 missing or its libraries (libGL, libxkbcommon…) not installed
+        output.note(words("ui.no_window", lang, reason=str(exc)))
+        return ExitCode.ERROR
+    reason = no_window_reason() if not args.screenshot_pages and "-platform" not in qt_arguments else None
+    if reason:
+        output.note(words("ui.no_window", lang, reason=words("ui.no_display", lang)))
+        return ExitCode.ERROR
+    if args.screenshot_pages and no_window_reason() and "-platform" not in qt_arguments:
+        qt_arguments = [*qt_arguments, "-platform", "offscreen"]  # pictures need no screen
+    return run_window(demo=args.demo, root=args.root, env=args.wizard_env, lang=args.lang,
+                      screenshot_pages=args.screenshot_pages, scale=args.scale,
+                      first_window_exit=args.first_window_exit, qt_arguments=qt_arguments)

@@ -1,0 +1,272 @@
+"""The command line as a package (app/cli/): each command's exit codes, its words on the streams it is handed,
+undo saying what state PyTorch is in now, one download line for the CLI and the wizard, and one rule for a path
+the user typed. Every command runs for real on the demo computer."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from app.cli import repair as repair_command
+from app.cli.base import ExitCode
+from app.cli.commands import COMMANDS, run_command
+from app.cli.output import Output
+from app.cli.parser import build_parser
+from app.demo.computer import DEMO_TORCH_LIB, DEMO_VENV, build_demo_image
+from app.i18n import words
+from app.main import main
+from app.repair.download import DownloadProgress
+from app.report.units import download_line, size_pair_text, size_text, speed_text, time_left_text
+from app.system.offline import OfflineImage
+from app.system.typed_path import resolve_typed_path
+from tests.conftest import VENV
+
+REPO = Path(__file__).resolve().parents[1]
+LIBOMP = "libomp140.x86_64.dll"
+DEMO_PYTHON = DEMO_VENV + r"\Scripts\python.exe"
+PYTHON = VENV + r"\Scripts\python.exe"  # in the test images of tests/conftest.py
+
+
+@pytest.fixture(autouse=True)
+def data_dir(tmp_path, monkeypatch):
+    folder = tmp_path / "data"
+    monkeypatch.setenv("TDD_DATA_DIR", str(folder))
+    return folder
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory) -> Path:
+    """One demo computer for the tests that change nothing."""
+    return build_demo_image(tmp_path_factory.mktemp("demo") / "image")
+
+
+@pytest.fixture
+def fresh_demo(tmp_path) -> Path:
+    """A demo computer a test repairs."""
+    return build_demo_image(tmp_path / "demo")
+
+
+class Terminal(io.StringIO):
+    """Standard input where somebody sits at a terminal and types the given answer."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def run(*argv: str, stdin: io.StringIO | None = None) -> tuple[int, str, str]:
+    """A command with its own streams: exit code, standard output, standard error."""
+    out, err = io.StringIO(), io.StringIO()
+    code = run_command(build_parser().parse_args(list(argv)), Output(out, err, stdin or io.StringIO()))
+    return code, out.getvalue(), err.getvalue()
+
+
+def place_argv(root: Path, *extra: str) -> list[str]:
+    return ["repair", "--root", str(root), "--env", DEMO_VENV, "--action", "place-libomp140",
+            "--source", "torch-bundled", *extra]
+
+
+def hashes(folder: Path) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+# -- exit codes ---------------------------------------------------------------------------------------------------
+def test_exit_codes_are_the_contracts_numbers():
+    assert (ExitCode.OK, ExitCode.PROBLEM, ExitCode.ERROR) == (0, 1, 2)
+
+
+EXITS = [
+    ("deps of torch\\lib: libomp140 missing", ["deps", DEMO_TORCH_LIB, "--root", "{root}"], ExitCode.PROBLEM),
+    ("deps of a DLL that loads", ["deps", DEMO_TORCH_LIB + r"\c10.dll", "--root", "{root}"], ExitCode.OK),
+    ("deps of a path that is not there", ["deps", r"C:\nowhere\x.dll", "--root", "{root}"], ExitCode.ERROR),
+    ("diagnose finds the blocker", ["diagnose", "--root", "{root}", "--quiet"], ExitCode.PROBLEM),
+    ("diagnose of a drive that is not there", ["diagnose", "--root", "{root}/nowhere"], ExitCode.ERROR),
+    ("diagnose of a folder that is no Python", ["diagnose", "--root", "{root}", "--env", r"C:\Windows"],
+     ExitCode.ERROR),
+    ("explain a DLL error", ["explain", "OSError: [WinError 126] The specified module could not be found."],
+     ExitCode.OK),
+    ("explain nothing", ["explain", "   "], ExitCode.PROBLEM),
+    ("history, empty", ["history"], ExitCode.OK),
+    ("undo with nothing to undo", ["undo", "--last"], ExitCode.PROBLEM),
+    ("undo of a repair that does not exist", ["undo", "--transaction", "20260101-000000-abcdef"], ExitCode.ERROR),
+    ("repair --plan", [*place_argv(Path("{root}"), "--plan")], ExitCode.OK),
+    ("repair where nobody can answer", place_argv(Path("{root}")), ExitCode.ERROR),
+    ("repair refused: pip cannot run in a copied drive",
+     ["repair", "--root", "{root}", "--env", DEMO_VENV, "--action", "upgrade-torch", "--yes"], ExitCode.PROBLEM),
+    ("repair of a folder that is not there", ["repair", "--root", "{root}", "--env", r"C:\nowhere",
+                                              "--action", "place-libomp140"], ExitCode.ERROR),
+]
+
+
+@pytest.mark.parametrize("argv, expected", [e[1:] for e in EXITS], ids=[e[0] for e in EXITS])
+def test_each_command_exits_with_the_contracts_code_and_writes_only_to_its_own_streams(demo, argv, expected,
+                                                                                       capsys):
+    before = hashes(demo / DEMO_TORCH_LIB[3:].replace("\\", "/"))
+    code, out, err = run(*[a.replace("{root}", str(demo)) for a in argv])
+    assert code == expected and isinstance(code, ExitCode), (code, out[-2000:], err[-2000:])
+    if expected == ExitCode.ERROR:  # usage or internal error: one line on standard error
+        assert len(err.strip().splitlines()) == 1, err
+    assert out or err
+    assert capsys.readouterr() == ("", "")  # nothing went past the streams it was handed
+    assert hashes(demo / DEMO_TORCH_LIB[3:].replace("\\", "/")) == before  # none of these changes a byte
+
+
+def test_every_command_of_the_parser_has_a_module():
+    (commands,) = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    assert set(commands.choices) == set(COMMANDS)
+
+
+@pytest.mark.skipif(os.name == "nt", reason="off Windows the live computer cannot be opened")
+def test_the_elevated_step_off_windows_is_a_usage_error_in_one_line(tmp_path):
+    code, out, err = run("elevated-step", str(tmp_path / "job.json"))
+    assert code == ExitCode.ERROR and out == "" and err.strip() == words("error.not_windows")
+
+
+def test_main_and_python_dash_m_app_give_the_same_exit_code(capsys):
+    assert type(main(["undo", "--transaction", "nope"])) is int
+    assert "nope" in capsys.readouterr().err
+    done = subprocess.run([sys.executable, "-m", "app", "undo", "--transaction", "nope"], cwd=REPO,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == ExitCode.ERROR and done.stdout == ""
+    assert done.stderr.strip() == words("cli.undo.no_such", id="nope")
+
+
+# -- streams -----------------------------------------------------------------------------------------------------
+def test_explain_reads_the_paste_from_the_stdin_it_is_handed_also_as_utf16():
+    pasted = "无法定位程序输入点 omp_get_max_threads 于动态链接库 libomp140.x86_64.dll 上。"
+    stdin = io.TextIOWrapper(io.BytesIO(b"\xff\xfe" + pasted.encode("utf-16-le")))  # PowerShell's way
+    code, out, err = run("explain", "-", "--lang", "zh_CN", stdin=stdin)
+    assert code == ExitCode.OK and "libomp140.x86_64.dll" in out and err == ""
+
+
+def test_a_repair_asks_on_the_terminal_it_is_handed_and_a_no_changes_nothing(fresh_demo):
+    lib = fresh_demo / DEMO_TORCH_LIB[3:].replace("\\", "/")
+    code, out, err = run(*place_argv(fresh_demo), stdin=Terminal("n\n"))
+    assert code == ExitCode.PROBLEM, err
+    assert words("cli.repair.confirm") in out and out.rstrip().endswith(words("cli.repair.declined"))
+    assert not (lib / LIBOMP).exists()
+
+    code, out, err = run(*place_argv(fresh_demo), stdin=Terminal("y\n"))
+    assert code == ExitCode.OK, err
+    assert words("cli.repair.fixed") in out and (lib / LIBOMP).read_bytes() == (lib / "libiomp5md.dll").read_bytes()
+
+
+# -- undo says what state PyTorch is in now (issue 16, item 11) --------------------------------------------------
+@pytest.mark.parametrize("lang", ["en", "zh_CN"])
+def test_a_successful_undo_exits_0_and_says_pytorch_does_not_load_again_as_before(fresh_demo, lang):
+    lib = fresh_demo / DEMO_TORCH_LIB[3:].replace("\\", "/")
+    before = hashes(lib)
+    code, _, err = run(*place_argv(fresh_demo, "--yes"))
+    assert code == ExitCode.OK, err
+    code, out, err = run("undo", "--last", "--lang", lang)
+    assert code == ExitCode.OK, err
+    done, state = out.strip().splitlines()
+    assert done.startswith("Undone" if lang == "en" else "已撤销")
+    broken_again = words("cli.undo.state.broken", lang, problems="")
+    assert state.startswith(broken_again) and LIBOMP in state[len(broken_again):]
+    assert hashes(lib) == before
+    assert run("undo", "--last")[0] == ExitCode.PROBLEM  # nothing left to undo
+
+
+def test_an_undo_after_which_pytorch_still_loads_says_so(torch_image):
+    image = torch_image(libomp=True)
+    image.set_variable("user", "KMP_DUPLICATE_LIB_OK", "TRUE")
+    code, _, err = run("repair", "--root", str(image.root), "--env", PYTHON, "--action", "unset-env-var", "--yes")
+    assert code == ExitCode.OK, err
+    code, out, err = run("undo", "--last")
+    assert code == ExitCode.OK, err
+    assert out.strip().splitlines()[-1] == words("cli.undo.state.loads")
+    assert OfflineImage(image.root).environment("user")["KMP_DUPLICATE_LIB_OK"] == "TRUE"
+
+
+def test_an_undo_whose_environment_is_gone_says_pytorch_was_not_checked(torch_image):
+    image = torch_image(libomp=True)
+    image.set_variable("user", "KMP_DUPLICATE_LIB_OK", "TRUE")
+    assert run("repair", "--root", str(image.root), "--env", PYTHON, "--action", "unset-env-var", "--yes")[0] == 0
+    image.host(PYTHON).unlink()  # the venv was deleted since
+    code, out, err = run("undo", "--last", "--lang", "zh_CN")
+    assert code == ExitCode.OK, err
+    assert out.strip().splitlines()[-1] == words("cli.undo.state.gone", "zh_CN", environment=PYTHON)
+    assert OfflineImage(image.root).environment("user")["KMP_DUPLICATE_LIB_OK"] == "TRUE"
+
+
+def test_an_undo_stopped_by_a_changed_file_exits_1_with_failure_texts_words(fresh_demo):
+    placed = fresh_demo / DEMO_TORCH_LIB[3:].replace("\\", "/") / LIBOMP
+    assert run(*place_argv(fresh_demo, "--yes"))[0] == ExitCode.OK
+    placed.write_bytes(b"MZ the user's own copy")
+    code, out, err = run("undo", "--last", "--lang", "zh_CN")
+    assert code == ExitCode.PROBLEM and out == ""
+    assert "撤销已停止" in err and str(LIBOMP) in err
+    assert placed.read_bytes() == b"MZ the user's own copy"
+
+
+# -- one download line for the CLI and the wizard ------------------------------------------------------------------
+def progress(done: int, total: int | None, speed: float, eta: float | None) -> DownloadProgress:
+    return DownloadProgress("https://example.invalid/vc_redist.x64.exe", done, total, speed, eta, 1)
+
+
+@pytest.mark.parametrize("lang, line", [
+    ("en", "12.3 / 45.6 MB, 1.5 MB/s, 22 s left"),
+    ("zh_CN", "12.3 / 45.6 MB，1.5 MB/秒，还剩 22 秒"),
+])
+def test_the_download_line_gives_bytes_done_of_the_total_speed_and_time_left(lang, line):
+    assert download_line(progress(12_300_000, 45_600_000, 1_500_000, 21.2), lang) == line
+
+
+@pytest.mark.parametrize("lang, line", [("en", "12.3 MB, 1.5 MB/s"), ("zh_CN", "12.3 MB，1.5 MB/秒")])
+def test_the_download_line_without_a_total_shows_what_has_arrived(lang, line):
+    assert download_line(progress(12_300_000, None, 1_500_000, None), lang) == line
+
+
+@pytest.mark.parametrize("seconds, en, zh", [
+    (0.2, "1 s left", "还剩 1 秒"),
+    (185, "3 min 5 s left", "还剩 3 分 5 秒"),
+    (4000, "1 h 6 min left", "还剩 1 小时 6 分"),
+])
+def test_time_left_reads_in_minutes_and_hours_when_long(seconds, en, zh):
+    assert (time_left_text(seconds, "en"), time_left_text(seconds, "zh_CN")) == (en, zh)
+
+
+def test_sizes_pick_a_unit_and_a_pair_shares_the_larger_ones():
+    assert [size_text(n) for n in (512, 64_000, 640_000, 25_300_000, 1_250_000_000)] == [
+        "512 B", "64 KB", "0.6 MB", "25.3 MB", "1.25 GB"]
+    assert size_pair_text(50_000, 25_300_000) == "0.1 / 25.3 MB"
+    assert speed_text(0, "en") == "0 B/s"
+
+
+def test_the_cli_prints_a_download_at_most_twice_a_second_and_always_its_end(monkeypatch):
+    clock = iter([10.0, 10.1, 10.2, 10.9])
+    monkeypatch.setattr(repair_command.time, "monotonic", lambda: next(clock))
+    err = io.StringIO()
+    show = repair_command.download_printer("zh_CN", Output(io.StringIO(), err))
+    for done, eta in ((1_000_000, 9.0), (2_000_000, 8.0), (10_000_000, 0.0), (10_000_000, 0.0)):
+        show(progress(done, 10_000_000, 1_000_000, eta))
+    lines = err.getvalue().splitlines()
+    assert lines[0] == "正在下载：1.0 / 10.0 MB，1.0 MB/秒，还剩 9 秒"
+    assert len(lines) == 3 and all(line.startswith("正在下载：10.0 / 10.0 MB") for line in lines[1:])
+
+
+# -- one rule for a typed path ---------------------------------------------------------------------------------
+def test_a_typed_path_is_found_here_or_inside_the_copied_drive_quotes_and_blanks_ignored(demo):
+    system = OfflineImage(demo)
+    inside = demo / DEMO_PYTHON[3:].replace("\\", "/")
+    assert resolve_typed_path(system, f'  "{DEMO_PYTHON}" ') == inside  # Explorer's "Copy as path"
+    assert resolve_typed_path(system, DEMO_PYTHON.lower()) == inside  # Windows paths ignore case
+    assert resolve_typed_path(system, str(inside)) == inside
+    for nothing in ("", "   ", '""', r"C:\nowhere\python.exe", "D:\\", "x" * 5000):
+        assert resolve_typed_path(system, nothing) is None, nothing
+
+
+def test_the_wizard_and_the_cli_find_the_same_environment_for_a_quoted_path(demo):
+    from app.ui.session import choose_environment
+
+    env = choose_environment(OfflineImage(demo), f'"{DEMO_VENV}"')
+    assert env is not None and env.python == demo / DEMO_PYTHON[3:].replace("\\", "/")
+    code, out, err = run("diagnose", "--root", str(demo), "--env", f'"{DEMO_PYTHON}"', "--quiet")
+    assert code == ExitCode.PROBLEM and LIBOMP in out, err
