@@ -74,7 +74,7 @@ def _confirmed(args: argparse.Namespace, lang: str, output: Output) -> ExitCode 
 def run(args: argparse.Namespace, output: Output) -> ExitCode:
     from app.repair.journal import Journal
     from app.repair.plan import PlanRefused
-    from app.repair.run import FIXED, apply_plan, failure_text, plan_repair
+    from app.repair.run import FIXED, RESTART_NEEDED, apply_plan, failure_text, plan_repair
     from app.repair.vc_runtime import InstallerFailed
 
     system = open_system(args.root)
@@ -105,15 +105,19 @@ def run(args: argparse.Namespace, output: Output) -> ExitCode:
         outcome = apply_plan(system, env, plan, diagnosis, journal, on_output=show_output,
                              on_progress=download_printer(lang, output))
     except Exception as failed:  # noqa: BLE001 - whatever stopped it, it was rolled back: say why, plainly
-        if isinstance(failed, InstallerFailed):
-            say_restore_point(journal.last(), lang, output)
+        if isinstance(failed, InstallerFailed) and getattr(failed, "transaction", None) is not None:
+            say_restore_point(failed.transaction, lang, output)  # this repair's, never an older one's
         output.note(failure_text(failed, lang))  # the same words the wizard shows
         return ExitCode.PROBLEM
     say_restore_point(outcome.transaction, lang, output)
     left = [p.lead.text(lang).title for p in outcome.problems_left]
-    output.line(words("cli.repair.fixed", lang) if outcome.state == FIXED
-                else words("cli.repair.still_blocked", lang, problems="; ".join(left)))
-    if any(r.get("outcome") in ("restart-needed", "restart-started") for r in outcome.transaction.records):
+    if outcome.state == FIXED:
+        output.line(words("cli.repair.fixed", lang))
+    elif outcome.state == RESTART_NEEDED:  # not a failure: what is left waits for the restart
+        output.line(words("cli.repair.restart_needed", lang, problems="; ".join(left)))
+    else:
+        output.line(words("cli.repair.still_blocked", lang, problems="; ".join(left)))
+    if outcome.transaction.restart_needed and outcome.state != RESTART_NEEDED:
         output.line(words("repair.vc.restart", lang))
     output.line(words("cli.repair.transaction", lang, id=outcome.transaction.id))
     if args.json:

@@ -8,9 +8,11 @@ from PySide6.QtCore import QUrl
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout
 
-from app.repair.run import failure_text, undo
+from app.repair.run import failure_text
+from app.ui.log import log_folder
 from app.ui.pages.base import Page, button, named, wrapped
 from app.ui.pages.plan import repair_name
+from app.ui.repair_run import UndoResult, undo_transactions
 
 
 class FinishPage(Page):
@@ -33,11 +35,11 @@ class FinishPage(Page):
         layout.addLayout(row)
         layout.addWidget(self.result)
         layout.addStretch(1)
-        self._undone = False
+        self._undone_all = False
         self.set_ready(True)
 
     def initializePage(self) -> None:
-        self._undone, self._message = False, lambda: ""
+        self._undone_all, self._message = False, lambda: ""
         self.retranslate()
 
     def retranslate(self) -> None:
@@ -45,9 +47,10 @@ class FinishPage(Page):
         self.setSubTitle(self.tr("Thank you for using Torch DLL Doctor."))
         named(self.save, self.tr("&Save report…"), self.tr("Save the report to a file"))
         named(self.undo, self.tr("&Undo these changes"), self.tr("Undo every change the repairs made"))
-        named(self.logs, self.tr("Open the &log folder"), self.tr("Open the folder with the record of every change"))
+        named(self.logs, self.tr("Open the &log folder"),
+              self.tr("Open the folder with the log of what the assistant did"))
         transactions = self.session.transactions
-        self.undo.setVisible(bool(transactions) and not self._undone)
+        self.undo.setVisible(bool(transactions) and not self._undone_all)
         self.save.setEnabled(self.session.diagnosis is not None)
         if transactions:
             items = "".join(f"<li>{html.escape(repair_name(t.begin.get('action', '')))} "
@@ -64,28 +67,25 @@ class FinishPage(Page):
     def _undo(self) -> None:
         self.undo.setEnabled(False)
         transactions = list(reversed(self.session.transactions))
+        self.doctor.pool.start(lambda worker: undo_transactions(transactions), returned=self._undone,
+                               errored=lambda error: self._undone(UndoResult(error=error)))
 
-        def work(worker):
-            after = None
-            for transaction in transactions:
-                after = undo(transaction)
-            return after
-
-        self.doctor.pool.start(work, returned=self._undone_ok, errored=self._undo_failed)
-
-    def _undone_ok(self, after) -> None:
-        self._undone = True
-        if after is not None:
-            self.session.after = after
-        blocked = after is not None and self.session.blockers(after)
+    def _undone(self, result: UndoResult) -> None:
+        undone = {t.id for t in result.undone}
+        self.session.outcomes = [o for o in self.session.outcomes if o.transaction.id not in undone]
+        if result.after is not None:
+            self.session.after = result.after
+        if not result.complete:
+            self.undo.setEnabled(True)
+            self.said(lambda: failure_text(result.error, self.session.lang))
+            self.retranslate()
+            return
+        self._undone_all = True
+        blocked = result.after is not None and self.session.blockers(result.after)
         self.said(lambda: self.tr("Undone: every file and setting is back as it was.") if not blocked else
                    self.tr("Undone: every file and setting is back as it was, and PyTorch does not load again, "
                            "as before the repair."))
         self.undo.hide()
 
-    def _undo_failed(self, error) -> None:
-        self.undo.setEnabled(True)
-        self.said(lambda: failure_text(error, self.session.lang))
-
     def _open_logs(self) -> None:
-        QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.session.journal.folder)))
+        QDesktopServices.openUrl(QUrl.fromLocalFile(str(log_folder())))

@@ -1,17 +1,17 @@
-"""Repair: each chosen repair in turn, with download bytes, speed and time left, then verify and place or
-install; a log, collapsed. Stop rolls back. A failure is said in plain words with Retry, Skip and Roll back."""
+"""Repair: draws the repair run (app/ui/repair_run.py): each chosen repair in turn, with download bytes, speed and
+time left, then verify and place or install; a log, collapsed. Stop rolls back. A failure is said in plain words
+with Retry, Skip and Roll back; a rollback that could not put everything back is said as such."""
 
 from __future__ import annotations
 
-import time
+from typing import Optional
 
 from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QPlainTextEdit, QProgressBar, QVBoxLayout, QWidget
 
-from app.repair.run import FIXED, apply_plan, failure_text, undo
+from app.report.units import download_line
 from app.ui.pages.base import VERIFY, Page, button, card, icon_label, named, wrapped
 from app.ui.pages.plan import repair_name
-
-PROGRESS_EVERY_S = 0.1  # at most ten progress updates a second reach the GUI thread
+from app.ui.repair_run import Phase, RepairRun, RunState
 
 
 class RepairPage(Page):
@@ -58,21 +58,23 @@ class RepairPage(Page):
         layout.addStretch(0)
         layout.addLayout(bottom)
         self.rows: list[dict] = []
-        self.current = 0
-        self.worker = None
-        self.state = "idle"  # running, failed, done, rolling-back, rolled-back
-        self._last_progress = 0.0
+        self.run: Optional[RepairRun] = None
+        self._logged = 0
         self.on_stopped = lambda: None
 
-    # -- steps ----------------------------------------------------------------------------------------------
+    # -- drawing the run -------------------------------------------------------------------------------------
     def initializePage(self) -> None:
+        if self.run is not None and self.run.busy:
+            return  # Back/Next cannot reach here while a run is under way; a second call changes nothing
         while self.steps_layout.count():
             widget = self.steps_layout.takeAt(0).widget()
             if widget is not None:
                 widget.hide()
                 widget.deleteLater()
+        self.run = RepairRun(self.session, self.doctor.pool.start, changed=self._draw)
+        self.run.on_closed = self.on_stopped
         self.rows = []
-        for number, option in enumerate(self.session.chosen):
+        for number, _item in enumerate(self.run.items):
             name, state, bar = QLabel(), QLabel(), QProgressBar()
             icon = icon_label("waiting", 16)
             bar.setRange(0, 1)
@@ -80,14 +82,17 @@ class RepairPage(Page):
             bar.setTextVisible(False)
             for column, widget in enumerate((icon, name, state, bar)):
                 self.steps_layout.addWidget(widget, number, column)
-            self.rows.append({"option": option, "name": name, "state": state, "bar": bar, "icon": icon,
-                              "phase": "waiting", "detail": "", "outcome": None})
+            self.rows.append({"name": name, "state": state, "bar": bar, "icon": icon})
         self.steps_layout.setColumnStretch(2, 1)
         self.log.clear()
-        self.current = 0
+        self._logged = 0
         self.set_ready(False)
         self.retranslate()
-        self._run_current()
+        self.run.begin()
+
+    @property
+    def state(self) -> RunState:
+        return self.run.state if self.run is not None else RunState.IDLE
 
     def nextId(self) -> int:
         return VERIFY
@@ -101,198 +106,90 @@ class RepairPage(Page):
         self.retry.setText(self.tr("&Retry"))
         self.skip.setText(self.tr("S&kip this repair"))
         self.roll_back.setText(self.tr("Roll &back everything"))
-        for row in self.rows:
-            row["name"].setText(repair_name(row["option"].action))
-            row["state"].setText(self._phase_words(row))
-        self._show_status()
+        self._draw()
 
-    def _phase_words(self, row: dict) -> str:
-        phase = row["phase"]
+    def _phase_words(self, item) -> str:
+        phase = item.phase
+        if phase == Phase.DOWNLOADING and item.progress is not None:
+            return self.tr("downloading {detail}").format(detail=download_line(item.progress, self.session.lang))
         return {
-            "waiting": self.tr("waiting"),
-            "applying": self.tr("working…"),
-            "downloading": self.tr("downloading {detail}").format(detail=row["detail"]),
-            "verifying": self.tr("checking that PyTorch loads…"),
-            "rolling-back": self.tr("putting everything back…"),
-            "done": self.tr("done"),
-            "still-blocked": self.tr("done, but PyTorch still does not load"),
-            "failed": self.tr("failed"),
-            "skipped": self.tr("skipped"),
-            "rolled-back": self.tr("rolled back"),
-        }.get(phase, phase)
+            Phase.WAITING: self.tr("waiting"),
+            Phase.APPLYING: self.tr("working…"),
+            Phase.DOWNLOADING: self.tr("downloading…"),
+            Phase.VERIFYING: self.tr("checking that PyTorch loads…"),
+            Phase.ROLLING_BACK: self.tr("putting everything back…"),
+            Phase.DONE: self.tr("done"),
+            Phase.STILL_BLOCKED: self.tr("done, but PyTorch still does not load"),
+            Phase.RESTART_NEEDED: self.tr("done: Windows must restart to finish it"),
+            Phase.FAILED: self.tr("failed, and put back as it was"),
+            Phase.SKIPPED: self.tr("skipped"),
+            Phase.ROLLED_BACK: self.tr("rolled back"),
+            Phase.NOT_ROLLED_BACK: self.tr("could not be put back completely"),
+        }[phase]
 
-    def _show_status(self) -> None:
-        restart = any(r.get("outcome") in ("restart-needed", "restart-started")
-                      for t in self.session.transactions for r in t.records)
-        text = {
-            "running": self.tr("Working. You can stop at any time: whatever was changed is put back."),
-            "failed": "",
-            "done": self.tr("All chosen repairs are done. Press Next to check PyTorch again."),
-            "rolling-back": self.tr("Putting everything back as it was…"),
-            "rolled-back": self.tr("Stopped. Everything the repairs changed was put back as it was."),
-        }.get(self.state, "")
-        if restart and self.state == "done":
-            text += " " + self.tr("Windows needs a restart to finish installing the runtime: restart when the "
-                                  "assistant is done, then check again.")
-        self.status.setText(text)
+    def _status_words(self) -> str:
+        state = self.state
+        if state == RunState.RUNNING:
+            return self.tr("Working. You can stop at any time: whatever was changed is put back.")
+        if state == RunState.ROLLING_BACK:
+            if self.run.closing:
+                return self.tr("Putting everything back as it was… The window closes by itself when that is done.")
+            return self.tr("Putting everything back as it was…")
+        if state == RunState.ROLLED_BACK:
+            return self.tr("Stopped. Everything the repairs changed was put back as it was.")
+        if state == RunState.ROLLBACK_STOPPED:
+            return self.tr("Stopped, but not everything could be put back. What is still changed is recorded: "
+                           "you can undo it later from the first page or with “undo”.")
+        if state == RunState.DONE and self.run.restart_needed:
+            return self.tr("All chosen repairs are done. Windows needs a restart to finish installing the "
+                           "runtime: restart when the assistant is done, then check again.")
+        if state == RunState.DONE:
+            return self.tr("All chosen repairs are done. Press Next to check PyTorch again.")
+        return ""
 
-    def _set_phase(self, row: dict, phase: str, detail: str = "") -> None:
-        row["phase"], row["detail"] = phase, detail
-        row["state"].setText(self._phase_words(row))
-        icon = {"done": "ok", "still-blocked": "warning", "failed": "problem", "skipped": "waiting",
-                "rolled-back": "waiting", "waiting": "waiting"}.get(phase, "running")
+    def _draw(self) -> None:
+        run = self.run
+        if run is None:
+            return
         from app.ui.icons import icon as load
 
-        row["icon"].setPixmap(load(icon).pixmap(16, 16))
-
-    def _run_current(self) -> None:
-        if self.current >= len(self.rows):
-            self.state = "done"
-            self.stop.setEnabled(False)
-            self.set_ready(True)
-            self._show_status()
-            return
-        row = self.rows[self.current]
-        self.state = "running"
-        self.error.hide()
-        self.retry.show()
-        self.skip.show()
-        self.stop.setEnabled(True)
-        self._set_phase(row, "applying")
-        row["bar"].setRange(0, 0)
-        self._show_status()
-        session, plan = self.session, row["option"].plan
-        system, env, diagnosis, journal = session.system, session.env, session.diagnosis, session.journal
-        lang = session.lang
-
-        def work(worker):
-            def progress(event):
-                now = time.monotonic()
-                if now - self._last_progress >= PROGRESS_EVERY_S or event.done == event.total:
-                    self._last_progress = now
-                    worker.emit(("progress", event))
-
-            return apply_plan(system, env, plan, diagnosis, journal,
-                              on_step=lambda step: worker.emit(("step", step)),
-                              on_output=lambda line: worker.emit(("output", line[lang] if isinstance(line, dict)
-                                                                  else line)),
-                              on_progress=progress, token=worker.token)
-
-        self.worker = self.doctor.pool.start(work, yielded=self._event, returned=self._applied, errored=self._failed)
-
-    def _event(self, event) -> None:
-        kind, value = event
-        row = self.rows[self.current]
-        if kind == "output":
-            self.log.appendPlainText(str(value).rstrip())
-        elif kind == "step":
-            self._set_phase(row, value)
-            row["bar"].setRange(0, 0)
-        elif kind == "progress":
+        for row, item in zip(self.rows, run.items):
+            row["name"].setText(repair_name(item.action))
+            row["state"].setText(self._phase_words(item))
+            icon = {Phase.DONE: "ok", Phase.STILL_BLOCKED: "warning", Phase.RESTART_NEEDED: "warning",
+                    Phase.FAILED: "problem", Phase.NOT_ROLLED_BACK: "problem", Phase.SKIPPED: "waiting",
+                    Phase.ROLLED_BACK: "waiting", Phase.WAITING: "waiting"}.get(item.phase, "running")
+            row["icon"].setPixmap(load(icon).pixmap(16, 16))
             bar = row["bar"]
-            if value.total:
+            if item.phase == Phase.DOWNLOADING and item.progress is not None and item.progress.total:
                 bar.setRange(0, 1000)
-                bar.setValue(int(1000 * value.done / value.total))
-            speed = f"{value.speed / 1e6:.1f} MB/s"
-            eta = self.tr("{seconds} s left").format(seconds=f"{value.eta:.0f}") if value.eta is not None else ""
-            size = f"{value.done / 1e6:.1f} / {value.total / 1e6:.1f} MB" if value.total else \
-                f"{value.done / 1e6:.1f} MB"
-            self._set_phase(row, "downloading", f"{size}, {speed} {eta}".strip())
-
-    def _applied(self, outcome) -> None:
-        self.worker = None
-        row = self.rows[self.current]
-        row["outcome"] = outcome
-        self.session.outcomes.append(outcome)
-        self.session.diagnosis = outcome.after
-        after_env = outcome.after.environments[0] if outcome.after.environments else None
-        if after_env is not None:
-            self.session.env = after_env
-        row["bar"].setRange(0, 1)
-        row["bar"].setValue(1)
-        self._set_phase(row, "done" if outcome.state == FIXED else "still-blocked")
-        self.log.appendPlainText(self.tr("Recorded as {id}.").format(id=outcome.transaction.id))
-        self.current += 1
-        self._run_current()
-
-    def _failed(self, error) -> None:
-        self.worker = None
-        row = self.rows[self.current]
-        row["bar"].setRange(0, 1)
-        row["bar"].setValue(0)
-        from app.cancel import Cancelled
-        from app.repair.download import DownloadCancelled
-
-        if isinstance(error, (Cancelled, DownloadCancelled)) or self.state == "rolling-back":
-            self._set_phase(row, "rolled-back")
-            self._roll_back_done_steps()
-            return
-        self._set_phase(row, "failed")
-        self.state = "failed"
-        self.stop.setEnabled(False)
-        self.error_text.setText(failure_text(error, self.session.lang))
-        self.log.appendPlainText(getattr(error, "details", str(error)))
-        self.error.show()
-        self._show_status()
+                bar.setValue(int(1000 * item.progress.done / item.progress.total))
+            elif item.phase in (Phase.APPLYING, Phase.VERIFYING, Phase.ROLLING_BACK, Phase.DOWNLOADING):
+                bar.setRange(0, 0)
+            else:
+                bar.setRange(0, 1)
+                bar.setValue(1 if item.phase in (Phase.DONE, Phase.STILL_BLOCKED, Phase.RESTART_NEEDED) else 0)
+        for line in run.log[self._logged:]:
+            self.log.appendPlainText(line)
+        self._logged = len(run.log)
+        state = run.state
+        self.status.setText(self._status_words())
+        failed = state in (RunState.FAILED, RunState.ROLLBACK_STOPPED) and run.error is not None
+        self.error_text.setText(run.failure_words() if failed else "")
+        self.error.setVisible(failed)
+        self.retry.setVisible(state == RunState.FAILED)
+        self.skip.setVisible(state == RunState.FAILED)
+        self.roll_back.setVisible(state == RunState.FAILED)
+        self.stop.setEnabled(state == RunState.RUNNING)
+        self.set_ready(state in (RunState.DONE, RunState.ROLLED_BACK, RunState.ROLLBACK_STOPPED))
 
     # -- the user's answers ---------------------------------------------------------------------------------
     def _retry(self) -> None:
-        self._run_current()
+        self.run.retry()
 
     def _skip(self) -> None:
-        self._set_phase(self.rows[self.current], "skipped")
-        self.current += 1
-        self._run_current()
+        self.run.skip()
 
     def stop_and_roll_back(self) -> None:
-        """Stop what runs (it rolls itself back), then undo the repairs this run finished, newest first."""
-        self.error.hide()
-        self.stop.setEnabled(False)
-        if self.worker is not None and not self.worker.done:
-            self.state = "rolling-back"
-            self._show_status()
-            self.worker.cancel()  # _failed follows, with the step rolled back
-            return
-        self.state = "rolling-back"
-        self._show_status()
-        if self.current < len(self.rows) and self.rows[self.current]["phase"] == "failed":
-            self._set_phase(self.rows[self.current], "rolled-back")
-        self._roll_back_done_steps()
-
-    def _roll_back_done_steps(self) -> None:
-        self.state = "rolling-back"
-        self._show_status()
-        done = [row for row in self.rows if row["outcome"] is not None]
-        transactions = [row["outcome"].transaction for row in reversed(done)]
-
-        def work(worker):
-            after = None
-            for transaction in transactions:
-                after = undo(transaction)
-            return after
-
-        self.doctor.pool.start(work, returned=lambda after: self._rolled_back(done, after),
-                               errored=self._roll_back_failed)
-
-    def _rolled_back(self, done: list, after) -> None:
-        for row in done:
-            self._set_phase(row, "rolled-back")
-            self.session.outcomes = [o for o in self.session.outcomes if o is not row["outcome"]]
-            row["outcome"] = None
-        if after is not None:
-            self.session.diagnosis = after
-            if after.environments:
-                self.session.env = after.environments[0]
-        self.state = "rolled-back"
-        self._show_status()
-        self.set_ready(True)  # Next: check PyTorch as it is now
-        self.on_stopped()
-
-    def _roll_back_failed(self, error) -> None:
-        self.state = "failed"
-        self.error_text.setText(failure_text(error, self.session.lang))
-        self.retry.hide()
-        self.skip.hide()
-        self.error.show()
-        self._show_status()
-        self.on_stopped()
+        if self.run is not None:
+            self.run.stop()

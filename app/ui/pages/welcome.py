@@ -3,12 +3,20 @@ unfinished (offered for rollback)."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QTimer
+import datetime as _dt
+
+from PySide6.QtCore import QDateTime, QLocale, QTimer
 from PySide6.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QPlainTextEdit, QVBoxLayout
 
 from app.probes.error_text import classify_error, printable
-from app.repair.run import undo
+from app.repair.journal import ROLLBACK_STOPPED, Transaction
+from app.repair.run import failure_text
 from app.ui.pages.base import Page, button, card, icon_label, named, wrapped
+from app.ui.pages.plan import repair_name
+from app.ui.repair_run import UndoResult, undo_transactions
+
+# rollbacks that stopped rather than overwrite something: trying again can only stop again
+FINAL_STOPS = ("changed-since", "backup-damaged", "setting-changed-since", "packages-changed-since")
 
 LANGUAGE_NAMES = (("en", "English"), ("zh_CN", "简体中文"))  # each in its own language, never translated
 
@@ -40,13 +48,17 @@ class WelcomePage(Page):
         self.unfinished_text = wrapped()
         self.rollback = button("rollback")
         self.rollback.clicked.connect(self._roll_back)
+        self.keep = button("keep")
+        self.keep.clicked.connect(self._keep)
         row = QHBoxLayout(self.unfinished)
         row.addWidget(icon_label("warning"))
         row.addWidget(self.unfinished_text, 1)
         row.addWidget(self.rollback)
+        row.addWidget(self.keep)
         self.unfinished.hide()
-        self._unfinished = []
-        self._rollback_result = None
+        self._unfinished: list[Transaction] = []
+        self._running: list[Transaction] = []
+        self._rollback_result: UndoResult | None = None
 
         form = QFormLayout()
         form.addRow(self.language_label, self.language)
@@ -62,9 +74,13 @@ class WelcomePage(Page):
         self.set_ready(True)
 
     def initializePage(self) -> None:
-        self._unfinished = self.session.journal.unfinished()
-        self.unfinished.setVisible(bool(self._unfinished))
+        self._look_at_journal()
         self.retranslate()
+
+    def _look_at_journal(self) -> None:
+        self._unfinished = self.session.journal.unfinished()
+        self._running = self.session.journal.running()
+        self.unfinished.setVisible(bool(self._unfinished or self._running or self._rollback_result))
 
     def retranslate(self) -> None:
         self.language.blockSignals(True)  # the language may have been switched elsewhere
@@ -85,6 +101,8 @@ class WelcomePage(Page):
                                               "“…\\torch\\lib\\fbgemm.dll” or one of its dependencies."))
         self.paste.setAccessibleName(self.tr("The error message you saw"))
         named(self.rollback, self.tr("&Roll back now"), self.tr("Roll back the unfinished repair"))
+        named(self.keep, self.tr("&Keep it as it is"), self.tr("Leave the unfinished repair as it is and stop "
+                                                             "offering to roll it back"))
         self._show_unfinished()
         self._show_cause()
 
@@ -100,7 +118,8 @@ class WelcomePage(Page):
             self._cause = None
             self._show_cause()
             return
-        self.doctor.pool.start(lambda worker: classify_error(text), returned=self._explained)
+        self.doctor.pool.start(lambda worker: classify_error(text), returned=self._explained, doing=self.tr(
+            "The error message could not be explained here. Go on: the checks find the cause all the same."))
 
     def _explained(self, cause) -> None:
         if self.paste.toPlainText() == self.session.pasted_error:  # the newest text only
@@ -120,35 +139,78 @@ class WelcomePage(Page):
 
     # -- a repair a crash left unfinished -----------------------------------------------------------------
     def _show_unfinished(self) -> None:
-        if self._rollback_result is not None:
-            self.unfinished_text.setText(
-                self.tr("The unfinished repair was rolled back: every file and setting is as it was before.")
-                if self._rollback_result is True else
-                self.tr("The unfinished repair could not be rolled back: {error}").format(error=self._rollback_result))
-            return
-        if self._unfinished:
-            begin = self._unfinished[0].begin
-            self.unfinished_text.setText(self.tr(
-                "A repair ({action}, started {created}) did not finish: the app or the computer stopped in the "
-                "middle. Roll it back to put everything as it was.").format(
-                    action=begin.get("action"), created=begin.get("created")))
+        first = self._unfinished[0] if self._unfinished else None
+        stop = first.stopped if first is not None else None
+        final = stop is not None and stop.get("code") in FINAL_STOPS
+        self.rollback.setVisible(first is not None and not final)
+        self.keep.setVisible(first is not None and final)
+        self.rollback.setEnabled(not self._running)
+        texts = []
+        result = self._rollback_result
+        if result is not None and result.complete:
+            texts.append(self.tr("The unfinished repair was rolled back: every file and setting is as it was "
+                                 "before."))
+        elif result is not None:
+            texts.append(self.tr("The unfinished repair could not be rolled back completely: {reason}").format(
+                reason=failure_text(result.error, self.session.lang)))
+        if self._running:
+            texts.append(self.tr("A repair is running in another window right now. Wait until it has finished "
+                                 "before you repair anything here."))
+        if first is not None and result is None:
+            name, when = repair_name(first.begin.get("action", "")), self._when(first.begin.get("created"))
+            if stop is None:
+                texts.append(self.tr("A repair did not finish: “{name}”, started {when}. The assistant or the "
+                                     "computer stopped before it was done. Roll it back to put every file and "
+                                     "setting as it was.").format(name=name, when=when))
+            elif final:
+                texts.append(self.tr("Undoing “{name}” (started {when}) stopped rather than overwrite a change "
+                                     "made since: {reason} Nothing more can be put back by the assistant; keep "
+                                     "it as it is, or put it right by hand.").format(
+                                         name=name, when=when, reason=self._stop_words(first)))
+            else:
+                texts.append(self.tr("Undoing “{name}” (started {when}) could not finish: {reason} Close the "
+                                     "programs that use PyTorch, then roll it back again.").format(
+                                         name=name, when=when, reason=self._stop_words(first)))
+        self.unfinished_text.setText("\n\n".join(texts))
+
+    def _stop_words(self, transaction: Transaction) -> str:
+        from app.repair.journal import RollbackStopped
+
+        stop = dict(transaction.stopped or {})
+        code = stop.pop("code", "refused")
+        for key in ("kind", "at", "step"):
+            stop.pop(key, None)
+        return failure_text(RollbackStopped(code, **stop), self.session.lang)
+
+    def _when(self, stamp) -> str:
+        """The start of a repair as the reader's locale writes a date and time, in local time."""
+        try:
+            moment = _dt.datetime.fromisoformat(str(stamp))
+        except ValueError:
+            return "?"
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=_dt.timezone.utc)
+        shown = QDateTime.fromSecsSinceEpoch(int(moment.timestamp()))
+        return QLocale().toString(shown, QLocale.FormatType.ShortFormat)
 
     def _roll_back(self) -> None:
         self.rollback.setEnabled(False)
-        transactions = list(self._unfinished)
+        transactions = [t for t in self._unfinished if t.state != ROLLBACK_STOPPED
+                        or (t.stopped or {}).get("code") not in FINAL_STOPS]
+        self.doctor.pool.start(lambda worker: undo_transactions(transactions), returned=self._rolled_back,
+                               errored=lambda error: self._rolled_back(UndoResult(error=error)))
 
-        def work(worker):
-            for transaction in transactions:
-                undo(transaction)
-            return True
-
-        self.doctor.pool.start(work, returned=self._rolled_back, errored=self._rolled_back)
-
-    def _rolled_back(self, result) -> None:
-        self._rollback_result = True if result is True else str(result)
-        self._unfinished = self.session.journal.unfinished()
-        self.rollback.setVisible(bool(self._unfinished))
+    def _rolled_back(self, result: UndoResult) -> None:
+        self._rollback_result = result
+        self._look_at_journal()
         self.rollback.setEnabled(True)
+        self._show_unfinished()
+
+    def _keep(self) -> None:
+        for transaction in self._unfinished:
+            if (transaction.stopped or {}).get("code") in FINAL_STOPS:
+                transaction.keep()
+        self._look_at_journal()
         self._show_unfinished()
 
 

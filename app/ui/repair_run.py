@@ -1,0 +1,291 @@
+"""The repair run: the chosen repairs one after another, with retry and skip, Stop (which rolls back what this run
+changed), a close of the window that waits for the rollback, and the one way to undo transactions in a worker
+(Repair, Finish and Welcome all use it). No Qt: the pages draw it, and tests drive it without a window.
+
+Work runs through a `start` callable with WorkerPool.start's shape (work, yielded=, returned=, errored=); its
+handlers run on the caller's (GUI) thread, and so does everything here. Results of a worker that is no longer the
+run's current one are ignored.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Callable, Optional
+
+from app.cancel import Cancelled
+from app.probes.runner import Diagnosis
+from app.repair.download import DownloadCancelled, DownloadProgress
+from app.repair.journal import Transaction
+from app.repair.run import FIXED, RESTART_NEEDED, RepairOutcome, apply_plan, failure_text, undo
+
+PROGRESS_EVERY_S = 0.1  # at most ten progress updates a second reach the GUI thread
+
+
+class Phase(str, Enum):
+    """Where one repair of the run stands."""
+
+    WAITING = "waiting"
+    APPLYING = "applying"
+    DOWNLOADING = "downloading"
+    VERIFYING = "verifying"
+    ROLLING_BACK = "rolling-back"
+    DONE = "done"
+    STILL_BLOCKED = "still-blocked"
+    RESTART_NEEDED = "restart-needed"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+    ROLLED_BACK = "rolled-back"
+    NOT_ROLLED_BACK = "not-rolled-back"
+
+
+class RunState(str, Enum):
+    """Where the run as a whole stands."""
+
+    IDLE = "idle"
+    RUNNING = "running"
+    FAILED = "failed"  # a repair failed (and rolled itself back): Retry, Skip or Roll back everything
+    DONE = "done"
+    ROLLING_BACK = "rolling-back"
+    ROLLED_BACK = "rolled-back"
+    ROLLBACK_STOPPED = "rollback-stopped"  # the rollback could not put everything back: said, not called success
+
+
+@dataclass
+class RepairItem:
+    option: Any  # session.RepairOption
+    phase: Phase = Phase.WAITING
+    progress: Optional[DownloadProgress] = None
+    outcome: Optional[RepairOutcome] = None
+
+    @property
+    def action(self) -> str:
+        return self.option.action
+
+
+@dataclass
+class UndoResult:
+    """What an undo of several transactions did: those undone, and the one that stopped it (with its error)."""
+
+    undone: list[Transaction] = field(default_factory=list)
+    stopped: Optional[Transaction] = None
+    error: Optional[BaseException] = None
+    after: Optional[Diagnosis] = None
+
+    @property
+    def complete(self) -> bool:
+        return self.error is None
+
+
+def undo_transactions(transactions: list[Transaction]) -> UndoResult:
+    """Undo each transaction in turn (give them newest first); stop at the first that cannot be undone."""
+    result = UndoResult()
+    for transaction in transactions:
+        try:
+            result.after = undo(transaction)
+        except Exception as error:  # noqa: BLE001 - said in plain words by the page, the details logged
+            result.stopped, result.error = transaction, error
+            return result
+        result.undone.append(transaction)
+    return result
+
+
+class RepairRun:
+    """One run of the chosen repairs. `changed()` is called after every change of state (the page redraws)."""
+
+    def __init__(self, session, start: Callable[..., Any], changed: Callable[[], None] = lambda: None) -> None:
+        self.session = session
+        self._start = start
+        self.changed = changed
+        self.items = [RepairItem(option) for option in session.chosen]
+        self.current = 0
+        self.state = RunState.IDLE
+        self.error: Optional[BaseException] = None  # the last failure, for its words and details
+        self.log: list[str] = []
+        self.closing = False  # the window asked to close: it does once the rollback is over
+        self.on_closed: Callable[[], None] = lambda: None
+        self._worker = None
+
+    # -- reading ---------------------------------------------------------------------------------------------
+    @property
+    def busy(self) -> bool:
+        return self.state in (RunState.RUNNING, RunState.ROLLING_BACK)
+
+    @property
+    def restart_needed(self) -> bool:
+        return any(item.outcome is not None and item.outcome.transaction.restart_needed for item in self.items)
+
+    def failure_words(self) -> str:
+        return failure_text(self.error, self.session.lang) if self.error is not None else ""
+
+    # -- running ---------------------------------------------------------------------------------------------
+    def begin(self) -> None:
+        self.current = 0
+        self._run_current()
+
+    def _run_current(self) -> None:
+        if self.current >= len(self.items):
+            self.state = RunState.DONE
+            self.changed()
+            return
+        item = self.items[self.current]
+        self.state, self.error = RunState.RUNNING, None
+        item.phase, item.progress = Phase.APPLYING, None
+        self.changed()
+        session, plan = self.session, item.option.plan
+        system, env, diagnosis, journal, lang = (session.system, session.env, session.diagnosis, session.journal,
+                                                 session.lang)
+
+        def work(worker):
+            last = [0.0]  # the throttle is the worker's own: nothing here is shared with the GUI thread
+
+            def progress(event: DownloadProgress) -> None:
+                now = time.monotonic()
+                if now - last[0] >= PROGRESS_EVERY_S or event.done == event.total:
+                    last[0] = now
+                    worker.emit(("progress", event))
+
+            return apply_plan(system, env, plan, diagnosis, journal,
+                              on_step=lambda step: worker.emit(("step", step)),
+                              on_output=lambda line: worker.emit(("output", line[lang] if isinstance(line, dict)
+                                                                  else line)),
+                              on_progress=progress, token=worker.token)
+
+        worker = None
+
+        def mine(handler):
+            return lambda value: handler(value) if worker is self._worker else None
+
+        worker = self._worker = self._start(work, yielded=mine(self._event), returned=mine(self._applied),
+                                            errored=mine(self._failed))
+
+    def _event(self, event) -> None:
+        kind, value = event
+        item = self.items[self.current]
+        if kind == "output":
+            self.log.append(str(value).rstrip())
+        elif kind == "step":
+            item.phase = Phase(value) if value in Phase._value2member_map_ else item.phase
+            if self.state == RunState.ROLLING_BACK and item.phase != Phase.ROLLING_BACK:
+                return  # a Stop was asked: the page keeps saying so
+        elif kind == "progress":
+            item.phase, item.progress = Phase.DOWNLOADING, value
+        self.changed()
+
+    def _applied(self, outcome: RepairOutcome) -> None:
+        self._worker = None
+        item = self.items[self.current]
+        item.outcome = outcome
+        self.session.outcomes.append(outcome)
+        self._take_diagnosis(outcome.after)
+        item.phase = {FIXED: Phase.DONE, RESTART_NEEDED: Phase.RESTART_NEEDED}.get(outcome.state, Phase.STILL_BLOCKED)
+        self.log.append(f"{outcome.transaction.id}: {outcome.state}")
+        if self.state == RunState.ROLLING_BACK:  # Stop came after the last change was made: undo it too
+            self._roll_back_done()
+            return
+        self.current += 1
+        self._run_current()
+
+    def _failed(self, error: BaseException) -> None:
+        self._worker = None
+        item = self.items[self.current]
+        self.log.append(getattr(error, "details", None) or f"{error.__class__.__name__}: {error}")
+        stopped = isinstance(error, (Cancelled, DownloadCancelled))
+        if stopped or self.state == RunState.ROLLING_BACK:
+            item.phase = Phase.ROLLED_BACK if _rolled_back(error) else Phase.NOT_ROLLED_BACK
+            if item.phase == Phase.NOT_ROLLED_BACK:
+                self.error = error
+            self._roll_back_done()
+            return
+        item.phase = Phase.FAILED if _rolled_back(error) else Phase.NOT_ROLLED_BACK
+        self.state, self.error = (RunState.FAILED if item.phase == Phase.FAILED else RunState.ROLLBACK_STOPPED), error
+        self.changed()
+        if self.closing:
+            self._roll_back_done()
+
+    # -- the user's answers ------------------------------------------------------------------------------------
+    def retry(self) -> None:
+        if self.state == RunState.FAILED:
+            self._run_current()
+
+    def skip(self) -> None:
+        if self.state == RunState.FAILED:
+            self.items[self.current].phase = Phase.SKIPPED
+            self.current += 1
+            self._run_current()
+
+    def stop(self) -> None:
+        """Stop what runs (it rolls itself back), then undo the repairs this run finished, newest first."""
+        if self.state == RunState.ROLLING_BACK:
+            return
+        running = self._worker is not None
+        self.state = RunState.ROLLING_BACK
+        if running:
+            self.items[self.current].phase = Phase.ROLLING_BACK
+            self.changed()
+            self._worker.cancel()  # _failed follows, or _applied when the repair had already finished
+            return
+        if self.current < len(self.items) and self.items[self.current].phase == Phase.FAILED:
+            self.items[self.current].phase = Phase.ROLLED_BACK
+        self._roll_back_done()
+
+    def close(self) -> bool:
+        """The window wants to close: True when it may now; else the run is stopped (and rolled back) first, and
+        `on_closed` is called when it is over. Asking again while it rolls back changes nothing."""
+        if not self.busy:
+            return True
+        self.closing = True
+        self.stop()
+        return False
+
+    def _roll_back_done(self) -> None:
+        self.state = RunState.ROLLING_BACK
+        self.changed()
+        done = [item for item in self.items if item.outcome is not None]
+        for item in done:
+            item.phase = Phase.ROLLING_BACK
+        transactions = [item.outcome.transaction for item in reversed(done)]
+        worker = None
+
+        def finished(result: UndoResult) -> None:
+            if worker is self._worker:
+                self._worker = None
+                self._rolled_back(done, result)
+
+        worker = self._worker = self._start(lambda w: undo_transactions(transactions), returned=finished,
+                                            errored=lambda error: finished(UndoResult(error=error)))
+
+    def _rolled_back(self, done: list[RepairItem], result: UndoResult) -> None:
+        undone = {t.id for t in result.undone}
+        for item in done:
+            if item.outcome.transaction.id in undone:
+                item.phase = Phase.ROLLED_BACK
+                self.session.outcomes = [o for o in self.session.outcomes if o is not item.outcome]
+                item.outcome = None
+            else:
+                item.phase = Phase.NOT_ROLLED_BACK
+        if result.after is not None:
+            self._take_diagnosis(result.after)
+        stuck = any(item.phase == Phase.NOT_ROLLED_BACK for item in self.items)
+        if result.error is not None:
+            self.error = result.error
+        self.state = RunState.ROLLBACK_STOPPED if stuck or result.error is not None else RunState.ROLLED_BACK
+        self.changed()
+        if self.closing:
+            self.on_closed()
+
+    def _take_diagnosis(self, after: Diagnosis) -> None:
+        self.session.diagnosis = after
+        if after.environments:
+            self.session.env = after.environments[0]
+
+
+def _rolled_back(error: BaseException) -> bool:
+    """A repair that failed put back what it changed, unless its own rollback stopped."""
+    from app.repair.journal import RollbackStopped
+
+    transaction = getattr(error, "transaction", None)
+    if isinstance(error, RollbackStopped):
+        return False
+    return transaction is None or transaction.state.value == "rolled-back"

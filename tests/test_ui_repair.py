@@ -1,0 +1,101 @@
+"""The Repair page off the happy path, clicked as a user would (pytest-qt, a real window offscreen): Stop after a
+change was made, closing the window during a repair and during its rollback, and a double-click on "Repair now"."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QWizard
+
+from app.repair.journal import Journal
+from app.ui.pages.base import DIAGNOSE, ENVIRONMENTS, FINDINGS, PLAN, REPAIR
+from app.ui.repair_run import RunState
+from tests.conftest import TORCH_LIB
+from tests.test_ui import WAIT_MS, data_dir, forward, hashes, open_wizard, ready  # noqa: F401 - fixtures
+
+
+def to_plan(qtbot, wizard) -> None:
+    forward(qtbot, wizard, ENVIRONMENTS)
+    qtbot.waitUntil(lambda: wizard.session.env is not None, timeout=WAIT_MS)
+    for page_id in (DIAGNOSE, FINDINGS, PLAN):
+        forward(qtbot, wizard, page_id)
+    ready(qtbot, wizard)
+
+
+def paused(monkeypatch, tmp_path: Path, point: str) -> tuple[Path, Path]:
+    go = tmp_path / f"go-{point.replace(':', '-')}"
+    monkeypatch.setenv("TDD_PAUSE_AT", point)
+    monkeypatch.setenv("TDD_PAUSE_FILE", str(go))
+    return go, Path(str(go) + ".reached")
+
+
+def test_stop_after_the_file_was_placed_rolls_it_back_and_says_so(torch_image, open_wizard, qtbot, monkeypatch,
+                                                                  tmp_path):
+    image = torch_image()
+    lib = image.host(TORCH_LIB)
+    before = hashes(lib)
+    wizard = open_wizard(root=str(image.root))
+    to_plan(qtbot, wizard)
+    go, reached = paused(monkeypatch, tmp_path, "applied:1")
+    forward(qtbot, wizard, REPAIR)
+    qtbot.waitUntil(reached.exists, timeout=WAIT_MS)
+    repair = wizard.pages[REPAIR]
+    assert (lib / "libomp140.x86_64.dll").exists() and repair.stop.isEnabled()
+    qtbot.mouseClick(repair.stop, Qt.MouseButton.LeftButton)
+    go.write_text("go")
+    qtbot.waitUntil(lambda: repair.state == RunState.ROLLED_BACK, timeout=WAIT_MS)
+    assert hashes(lib) == before
+    assert "put back as it was" in repair.status.text() and repair.isComplete()
+    (transaction,) = Journal().transactions()
+    assert transaction.state == "rolled-back"
+
+
+def test_closing_the_window_during_a_repair_and_again_during_its_rollback_waits_for_it(torch_image, open_wizard,
+                                                                                      qtbot, monkeypatch, tmp_path):
+    image = torch_image()
+    lib = image.host(TORCH_LIB)
+    before = hashes(lib)
+    wizard = open_wizard(root=str(image.root))
+    to_plan(qtbot, wizard)
+    go, reached = paused(monkeypatch, tmp_path, "change:1")
+    forward(qtbot, wizard, REPAIR)
+    qtbot.waitUntil(reached.exists, timeout=WAIT_MS)
+    repair = wizard.pages[REPAIR]
+    wizard.close()  # the window's X
+    qtbot.wait(50)
+    assert wizard.isVisible() and repair.state == RunState.ROLLING_BACK
+    assert "closes by itself" in repair.status.text()
+    go2, reached2 = paused(monkeypatch, tmp_path, "restore:1")  # hold the rollback itself half way
+    go.write_text("go")
+    qtbot.waitUntil(reached2.exists, timeout=WAIT_MS)
+    wizard.close()
+    qtbot.keyClick(wizard, Qt.Key.Key_Escape)  # again, and Esc: nothing closes a window that is putting back
+    qtbot.wait(50)
+    assert wizard.isVisible() and repair.state == RunState.ROLLING_BACK
+    go2.write_text("go")
+    qtbot.waitUntil(lambda: not wizard.isVisible(), timeout=WAIT_MS)  # closed by itself once put back
+    assert hashes(lib) == before
+    (transaction,) = Journal().transactions()
+    assert transaction.state == "rolled-back"
+
+
+def test_a_double_click_on_repair_now_repairs_once(torch_image, open_wizard, qtbot):
+    image = torch_image()
+    wizard = open_wizard(root=str(image.root))
+    to_plan(qtbot, wizard)
+    commit = wizard.button(QWizard.WizardButton.CommitButton)
+    qtbot.mouseDClick(commit, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(commit, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: wizard.pages[REPAIR].state == RunState.DONE, timeout=WAIT_MS)
+    time.sleep(0.2)
+    assert len(list(Journal().transactions())) == 1
+    assert wizard.currentId() == REPAIR
+
+
+@pytest.fixture(autouse=True)
+def no_pause_left(monkeypatch):
+    yield
+    monkeypatch.delenv("TDD_PAUSE_AT", raising=False)
