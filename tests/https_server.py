@@ -11,6 +11,7 @@ It serves byte strings or files by path, supports single `Range: bytes=a-b` requ
 from __future__ import annotations
 
 import contextlib
+import gzip
 import shutil
 import socket
 import ssl
@@ -61,6 +62,7 @@ class Fault:
     stall_at: Optional[int] = None  # send this many bytes, then say nothing more
     redirect: Optional[str] = None  # 302 to this (absolute or relative) location
     no_length: bool = False  # no Content-Length: the body ends when the connection closes
+    gzip: bool = False  # a whole-file answer is gzip-compressed when the request accepts gzip (as mirrors do)
 
 
 @dataclass
@@ -142,8 +144,14 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             if fault.wrong_range_start:
                 first = 0
+        compressed = fault.gzip and status == 200 and "gzip" in self.headers.get("Accept-Encoding", "")
+        if compressed:
+            body = gzip.compress(body if isinstance(body, bytes) else body.read_bytes())
+            last = len(body) - 1
         self.send_response(status)
         self.send_header("ETag", '"test-etag"')
+        if compressed:
+            self.send_header("Content-Encoding", "gzip")
         if status == 206:
             self.send_header("Content-Range", f"bytes {first}-{last}/{size}")
         if fault.no_length:

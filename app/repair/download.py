@@ -27,6 +27,7 @@ import ssl
 import tempfile
 import threading
 import time
+import zlib
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,7 +59,7 @@ ERROR_CODES = (
     "offline", "name-lookup", "tls", "proxy", "not-found", "server-error", "http-error", "timeout",
     "connection-lost", "disk-full", "permission-denied", "write-failed", "hash-mismatch", "too-large",
     "insecure-redirect", "too-many-redirects", "cancelled", "not-https", "range-not-supported", "bad-response",
-    "verification-failed",
+    "verification-failed", "bad-wheel", "index-not-https",
 )
 
 
@@ -625,8 +626,8 @@ def fetch_range(url: str, start: int, length: int, *, token: Optional[CancelToke
             if response.status_code != 206:
                 raise _status_error(response)
             span = _content_range(response)
-            if span is None or span[0] != start or span[1] > start + length - 1:
-                raise DownloadError("bad-response", host=host)
+            if span is None or span[0] != start or span[1] > start + length - 1 or _encodings(response):
+                raise DownloadError("bad-response", host=host)  # a compressed range is not the file's bytes
             want = span[1] - span[0] + 1
             try:
                 data = _read_body(response, url, want, token)
@@ -641,18 +642,65 @@ def fetch_range(url: str, start: int, length: int, *, token: Optional[CancelToke
     return _retrying(session, policy, token, url, attempt)
 
 
+def _encodings(response: requests.Response) -> list[str]:
+    """The Content-Encoding codings, in the order they were applied, identity left out."""
+    value = response.headers.get("Content-Encoding", "")
+    return [c.strip().lower() for c in value.split(",") if c.strip() and c.strip().lower() != "identity"]
+
+
+def _inflate(body: bytes, wbits: int, limit: int, host: str) -> bytes:
+    """A gzip or zlib (or raw deflate) body inflated, at most `limit` bytes whatever it claims."""
+    inflater = zlib.decompressobj(wbits)
+    pieces, size, data = [], 0, body
+    while True:
+        piece = inflater.decompress(data, limit + 1 - size)
+        size += len(piece)
+        if size > limit:
+            raise _too_large(host, size, limit)
+        pieces.append(piece)
+        if inflater.eof:
+            data = inflater.unused_data
+            if not data.startswith(b"\x1f\x8b"):  # another gzip member follows, or the end
+                return b"".join(pieces)
+            inflater = zlib.decompressobj(wbits)
+            continue
+        data = inflater.unconsumed_tail
+        if not data and not piece:
+            raise DownloadError("bad-response", host=host)  # cut short
+
+
+def _decoded(response: requests.Response, body: bytes, limit: int) -> bytes:
+    """A page body as sent (Content-Encoding gzip or deflate, as mirrors compress pages), decoded."""
+    host = _host(response.url)
+    for coding in reversed(_encodings(response)):
+        if coding not in ("gzip", "x-gzip", "deflate"):
+            raise DownloadError("bad-response", host=host)  # not one we asked for
+        try:
+            body = _inflate(body, zlib.MAX_WBITS | 32, limit, host)  # a gzip or a zlib header, told apart
+        except zlib.error:
+            if coding != "deflate":
+                raise DownloadError("bad-response", host=host) from None
+            try:
+                body = _inflate(body, -zlib.MAX_WBITS, limit, host)  # "deflate" sent raw, as some servers do
+            except zlib.error:
+                raise DownloadError("bad-response", host=host) from None
+    return body
+
+
 def fetch_page(url: str, *, accept: str, max_bytes: int = 8 << 20, token: Optional[CancelToken] = None,
                session: Optional[requests.Session] = None) -> tuple[str, str, bytes]:
     """A small document (a package index page): (final URL after redirects, Content-Type, body), with the same
-    HTTPS, redirect and error rules as `download`."""
+    HTTPS, redirect and error rules as `download`. The page may come compressed (gzip, deflate): it is decoded,
+    to at most `max_bytes` either way."""
     policy = _Policy(CONNECT_TIMEOUT, READ_TIMEOUT, RETRIES, BACKOFF)
 
     def attempt(session: requests.Session) -> tuple[str, str, bytes]:
-        response = _open(session, url, {"Accept": accept}, policy, token)
+        response = _open(session, url, {"Accept": accept, "Accept-Encoding": "gzip, deflate"}, policy, token)
         try:
             if response.status_code != 200:
                 raise _status_error(response)
-            return response.url, response.headers.get("Content-Type", ""), _read_body(response, url, max_bytes, token)
+            body = _decoded(response, _read_body(response, url, max_bytes, token), max_bytes)
+            return response.url, response.headers.get("Content-Type", ""), body
         finally:
             response.close()
 

@@ -1,12 +1,12 @@
 """Intel's OpenMP runtime from the package index: the `libiomp5md.dll` member of the pinned `intel-openmp` wheel
-(resources/catalog.json), found through the user's own pip settings, fetched with ranged reads where the server
-allows (else the whole wheel, checked against the index's hash and the pinned one), then checked: the member's
-pinned SHA-256, Intel's signature, and (by the caller) the same candidate check as every other source."""
+(resources/catalog.json), found through the user's own pip settings (HTTPS indexes only: an `http://` one is
+skipped, and said so), fetched with ranged reads where the server allows (else the whole wheel, checked against the
+index's hash and the pinned one), then checked: the member's pinned SHA-256, Intel's signature, and (by the caller)
+the same candidate check as every other source."""
 
 from __future__ import annotations
 
 import hashlib
-import zipfile
 from pathlib import Path
 from typing import Callable, Optional
 from urllib.parse import urlparse
@@ -20,45 +20,51 @@ from app.repair.download import (
     RangeNotSupported,
     download,
     fetch_page,
-    fetch_range,
-    remote_size,
 )
 from app.repair.pip_settings import PipSettings
 from app.repair.wheel_member import (
     JSON_ACCEPT,
     IndexFile,
-    WheelError,
-    locate_member,
+    LocalWheel,
+    RemoteWheel,
     parse_index_page,
     project_url,
-    read_member,
 )
 from app.resources import download_catalog
 from app.system.base import System
 from app.system.files import write_bytes
 from app.system.signature import signed_by
 
+# the intel-openmp wheel has 49 entries and a 6 KB central directory: far tighter bounds than a torch wheel needs
+MAX_DIRECTORY_BYTES = 1 << 20
+MAX_ENTRIES = 1000
 
-def find_wheel(settings: PipSettings, session: requests.Session, token: Optional[CancelToken] = None) -> IndexFile:
-    """The pinned wheel on the first of the user's indexes that lists it (JSON API, HTML as fallback)."""
+
+def find_wheel(settings: PipSettings, session: requests.Session,
+               token: Optional[CancelToken] = None) -> tuple[str, IndexFile]:
+    """(index, the pinned wheel) from the first of the user's HTTPS indexes that lists it (JSON API, HTML as
+    fallback). Raises `index-not-https` when every index the user set is plain http (or another scheme)."""
     entry = download_catalog()["intel_openmp"]
+    if not settings.indexes:
+        skipped = ", ".join(settings.skipped_indexes)
+        raise DownloadError("index-not-https", url=skipped, host=skipped)
     last: Optional[Exception] = None
     for index in settings.indexes:
         try:
             url, kind, body = fetch_page(project_url(index, entry["package"]), accept=JSON_ACCEPT, token=token,
                                          session=session)
             found = [f for f in parse_index_page(url, kind, body) if f.filename == entry["wheel"]]
-        except (DownloadError, WheelError) as exc:
+        except DownloadError as exc:
             last = exc
             continue
         if found:
             wheel = found[0]
             if wheel.sha256 and wheel.sha256.lower() != entry["wheel_sha256"]:
                 raise DownloadError("hash-mismatch", host=index)  # the index names another file under that name
-            return wheel
+            return index, wheel
     if isinstance(last, DownloadError):
         raise last
-    raise DownloadError("not-found", host=settings.index_url, status=404)
+    raise DownloadError("not-found", host=settings.indexes[0], status=404)
 
 
 def fetch_runtime(system: System, settings: PipSettings, folder: Path, *, token: Optional[CancelToken] = None,
@@ -71,9 +77,10 @@ def fetch_runtime(system: System, settings: PipSettings, folder: Path, *, token:
         if cert is not None and cert.is_file():
             session.verify = str(cert)  # the company certificate the user's pip trusts
     try:
-        wheel = find_wheel(settings, session, token)
+        index, wheel = find_wheel(settings, session, token)
         target = folder / "libiomp5md.dll"
-        facts = {"index": settings.index_url, "wheel": wheel.url, "ranged": True, "transferred": 0}
+        facts = {"index": index, "skipped_indexes": settings.skipped_indexes, "wheel": wheel.url, "ranged": True,
+                 "transferred": 0}
         try:
             data = _ranged_member(wheel, session, token, facts)
         except RangeNotSupported:
@@ -94,18 +101,14 @@ def fetch_runtime(system: System, settings: PipSettings, folder: Path, *, token:
 
 def _ranged_member(wheel: IndexFile, session: requests.Session, token: Optional[CancelToken], facts: dict) -> bytes:
     entry = download_catalog()["intel_openmp"]
-    total = wheel.size or remote_size(wheel.url, token=token, session=session)
-    if not total:
-        raise RangeNotSupported(host=wheel.url)
-
-    def read(start: int, length: int) -> bytes:
-        data = fetch_range(wheel.url, start, length, token=token, session=session)
-        facts["transferred"] += len(data)
-        return data
-
-    location = locate_member(read, total, entry["member"])
-    facts["wheel_bytes"] = total
-    return read_member(read, location, entry["max_bytes"])
+    # the budget: the member's compressed bytes plus the wheel's end, with room for a directory at its cap
+    budget = entry["member_download_bytes"] + MAX_DIRECTORY_BYTES + (64 << 10)
+    with RemoteWheel(wheel.url, budget=budget, token=token, session=session,
+                     max_directory_bytes=MAX_DIRECTORY_BYTES, max_entries=MAX_ENTRIES) as remote:
+        try:
+            return remote.read(entry["member"], entry["max_bytes"])
+        finally:
+            facts.update(transferred=remote.fetched, wheel_bytes=remote.size)
 
 
 def _whole_wheel_member(wheel: IndexFile, folder: Path, session: requests.Session, token: Optional[CancelToken],
@@ -115,8 +118,5 @@ def _whole_wheel_member(wheel: IndexFile, folder: Path, session: requests.Sessio
     download(wheel.url, path, max_bytes=entry["max_bytes"], sha256=entry["wheel_sha256"], token=token,
              progress=progress, session=session)
     facts.update(ranged=False, transferred=path.stat().st_size)
-    with zipfile.ZipFile(path) as archive:
-        info = archive.getinfo(entry["member"])
-        if info.file_size > entry["max_bytes"]:
-            raise WheelError(f"{entry['member']} is larger than allowed")
-        return archive.read(info)
+    with LocalWheel(path, max_directory_bytes=MAX_DIRECTORY_BYTES, max_entries=MAX_ENTRIES) as local:
+        return local.read(entry["member"], entry["max_bytes"])

@@ -32,6 +32,11 @@ class PipSettings:
         """The HTTPS indexes to ask, the user's own first (file:// and http:// ones are never used)."""
         return [url for url in [self.index_url, *self.extra_index_urls] if url.lower().startswith("https://")]
 
+    @property
+    def skipped_indexes(self) -> list[str]:
+        """The indexes the user set that are not HTTPS (http://, file://): never used, and the plan says so."""
+        return [url for url in [self.index_url, *self.extra_index_urls] if not url.lower().startswith("https://")]
+
 
 def _files(system: System, prefix: Optional[Path]) -> list[str]:
     """Windows paths of pip's configuration files, lowest precedence first."""

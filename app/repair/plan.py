@@ -97,6 +97,12 @@ class PlaceOpenMP:
         refusals: list[dict[str, str]] = []
         for name in [source] if source else self.sources:
             if name == "intel-openmp":  # checked when it arrives: pinned hash, Intel's signature, the same check
+                settings = read_pip_settings(system, env.exec_prefix)
+                if not settings.indexes:  # only HTTPS indexes are used: not offered, and said why
+                    refusals.append(said("download.error.index-not-https", url=", ".join(settings.skipped_indexes)))
+                    continue
+                skipped = [said("repair.note.index_skipped", url=url, next=settings.indexes[0])
+                           for url in settings.skipped_indexes]
                 target = lib / LIBOMP140
                 existing = child(lib, LIBOMP140)
                 entry = download_catalog()["intel_openmp"]
@@ -104,7 +110,8 @@ class PlaceOpenMP:
                                 f"{entry['package']} {entry['version']}", host_target=existing or target)
                 return Plan(self.id, name, system.windows_path(env.python), [change],
                             download_bytes=entry["member_download_bytes"],
-                            download={"pip_prefix": str(env.exec_prefix)}, notes=[said("repair.note.source.intel")])
+                            download={"pip_prefix": str(env.exec_prefix)},
+                            notes=[said("repair.note.source.intel"), *skipped])
             for path in found[name]:
                 check = check_candidate(path, lib)
                 if check.ok:

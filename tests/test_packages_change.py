@@ -1,0 +1,147 @@
+"""A set of packages changed through pip, and undone (app/repair/changes/packages.py), with a real pip in a real
+virtual environment and real wheels from a local folder: the states a pip stopped halfway leaves (the old version
+uninstalled, or its files half removed) are rolled back by installing the recorded versions again; a step that
+never reached pip changes nothing; a later upgrade by somebody else is not overwritten."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from typing import Optional
+
+import pytest
+
+from app.repair.changes import RollbackStopped
+from app.repair.changes import packages as packages_change
+from app.repair.journal import Journal
+from app.system.base import RunResult
+from app.system.offline import OfflineImage
+from app.system.process import run_process
+
+NAME = "tddpkg"
+
+
+class ThisComputer(OfflineImage):
+    """An image whose programs run on this computer: pip here is the venv's real pip."""
+
+    can_run_programs = True
+
+    def run(self, argv, timeout, env=None, cwd=None, cancel=None, on_output=None) -> RunResult:
+        code, out, err = run_process(argv, timeout, cancel=cancel)
+        return RunResult(code, out.decode(errors="replace"), err.decode(errors="replace"))
+
+
+def record_line(path: str, data: bytes) -> str:
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return f"{path},sha256={digest},{len(data)}"
+
+
+def build_wheel(folder: Path, version: str) -> Path:
+    files = {f"{NAME}/__init__.py": f"VERSION = {version!r}\n".encode(),
+             f"{NAME}/data.bin": version.encode() * 1000}
+    info = f"{NAME}-{version}.dist-info"
+    files[f"{info}/METADATA"] = f"Metadata-Version: 2.1\nName: {NAME}\nVersion: {version}\n".encode()
+    files[f"{info}/WHEEL"] = b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    lines = [record_line(p, d) for p, d in files.items()] + [f"{info}/RECORD,,"]
+    files[f"{info}/RECORD"] = ("\n".join(lines) + "\n").encode()
+    wheel = folder / f"{NAME}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for path, data in files.items():
+            archive.writestr(path, data)
+    return wheel
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory) -> tuple[Path, Path, Path]:
+    root = tmp_path_factory.mktemp("pip")
+    wheels = root / "wheels"
+    wheels.mkdir()
+    for version in ("1.0", "2.0", "3.0"):
+        build_wheel(wheels, version)
+    env = root / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(env)], check=True, timeout=300)
+    python = env / "bin" / "python"
+    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               capture_output=True, text=True, check=True).stdout.strip())
+    return python, site, wheels
+
+
+@pytest.fixture
+def installed(venv, tmp_path, monkeypatch):
+    python, site, wheels = venv
+    monkeypatch.setenv("TDD_DATA_DIR", str(tmp_path / "data"))
+    pip(python, wheels, "--force-reinstall", f"{NAME}==1.0")
+    return python, site, wheels
+
+
+def pip(python: Path, wheels: Path, *args: str) -> None:
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-index",
+                    "--find-links", str(wheels), *args], check=True, timeout=300, capture_output=True)
+
+
+def version_in(site: Path) -> Optional[str]:
+    from app.inventory.packages import installed_versions
+
+    return installed_versions(site, [NAME]).get(NAME)
+
+
+def begin(tmp_path: Path, python: Path, site: Path, wheels: Path, applied: bool):
+    """A transaction whose pip step has its intent written, as a kill (or a Stop) right after it leaves it."""
+    (tmp_path / "image").mkdir(exist_ok=True)
+    system = ThisComputer(tmp_path / "image")
+    packages = {"python": str(python), "site_packages": str(site), "before": {NAME: "1.0"},
+                "after": {NAME: "2.0"}, "index": ["--no-index", "--find-links", str(wheels)],
+                "install": [f"{NAME}==2.0"], "restore": [f"{NAME}==1.0"]}
+    transaction = Journal().begin({"kind": "image", "root": str(tmp_path / "image")}, "upgrade-torch", None, None, {})
+    if applied:
+        transaction.change_packages(system, packages)
+    else:
+        intent = packages_change.prepare(system, packages)
+        transaction._write({"kind": "intent", "step": 1, **intent})
+    transaction.release()  # the lock dies with the process
+    return system, Journal().get(transaction.id)
+
+
+def test_pip_stopped_after_its_uninstall_is_rolled_back_by_installing_the_version_before(installed, tmp_path):
+    python, site, wheels = installed
+    system, transaction = begin(tmp_path, python, site, wheels, applied=False)
+    subprocess.run([str(python), "-m", "pip", "uninstall", "-y", "-q", NAME], check=True, timeout=300)
+    assert version_in(site) is None  # what a pip ended between its uninstall and its install leaves
+    transaction.rollback(system)
+    assert version_in(site) == "1.0" and (site / NAME / "data.bin").read_bytes() == b"1.0" * 1000
+    assert transaction.state == "rolled-back"
+
+
+def test_pip_stopped_while_removing_files_is_rolled_back_by_force(installed, tmp_path):
+    python, site, wheels = installed
+    system, transaction = begin(tmp_path, python, site, wheels, applied=False)
+    (site / NAME / "data.bin").unlink()  # the old version half removed: its metadata still says 1.0
+    assert version_in(site) == "1.0" and not packages_change.complete(site, [NAME])
+    transaction.rollback(system)
+    assert (site / NAME / "data.bin").read_bytes() == b"1.0" * 1000 and packages_change.complete(site, [NAME])
+
+
+def test_a_step_that_never_reached_pip_changes_nothing(installed, tmp_path):
+    python, site, wheels = installed
+    system, transaction = begin(tmp_path, python, site, wheels, applied=False)
+    stamp = (site / NAME / "data.bin").stat().st_mtime_ns
+    transaction.rollback(system)
+    assert version_in(site) == "1.0" and (site / NAME / "data.bin").stat().st_mtime_ns == stamp
+
+
+def test_a_finished_upgrade_is_undone_and_a_later_one_by_somebody_else_is_kept(installed, tmp_path):
+    python, site, wheels = installed
+    system, transaction = begin(tmp_path, python, site, wheels, applied=True)
+    assert version_in(site) == "2.0"
+    transaction.rollback(system)
+    assert version_in(site) == "1.0"
+    system, transaction = begin(tmp_path, python, site, wheels, applied=True)
+    pip(python, wheels, f"{NAME}==3.0")  # the user upgraded it again since
+    with pytest.raises(RollbackStopped) as stopped:
+        transaction.rollback(system)
+    assert stopped.value.code == "packages-changed-since" and version_in(site) == "3.0"
+    assert transaction.state == "rollback-stopped"
