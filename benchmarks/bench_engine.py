@@ -3,6 +3,9 @@
 1. The full dependency graph, with export checks, of the real torch 2.4.0 `torch\\lib` in an offline image.
 2. Reading a 4 GiB sparse DLL against a 4 MiB one with the same tables: the cost must not grow with size.
 3. The baseline, in the same run: pefile's default full parse of `torch_cpu.dll`.
+4. A crafted DLL (issue 16): 4,001 import entries sharing one list of 6,000 functions, against the same DLL with
+   one entry, read in the same run. Before the reader noticed shared lists it returned 24 million functions:
+   116 s and 4.0 GB peak RSS here (23-32 s and 3-4 GB on a quieter machine). Now it is a PEError.
 
     python benchmarks/bench_engine.py [--repeat N] [--skip-baseline] [--json FILE]
 
@@ -74,6 +77,23 @@ print(times[len(times) // 2], info.size, len(info.exports.names))
 """
 
 
+CHILD_CRAFTED = """
+import sys, time, resource
+sys.path.insert(0, {repo!r})
+from app.engine.pe import PEError, read_pe
+times = []
+for _ in range({repeat}):
+    start = time.perf_counter()
+    try:
+        functions = sum(len(d.functions) for d in read_pe({path!r}).imports)
+    except PEError:
+        functions = -1
+    times.append(time.perf_counter() - start)
+times.sort()
+print(times[len(times) // 2], resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, functions)
+"""
+
+
 def child(code: str) -> list[float]:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     return [float(x) for x in out.split()]
@@ -115,6 +135,25 @@ def bench_sparse(repeat: int) -> dict:
     return results
 
 
+def bench_crafted(repeat: int) -> dict:
+    from app.demo.pe_writer import Import, write_pe
+
+    functions = tuple(f"Function{i:05d}" for i in range(6000))
+    results = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for label, copies in (("one_entry", 0), ("shared_by_4001_entries", 4000)):
+            path = write_pe(Path(tmp) / f"{label}.dll", imports=[Import("kernel32.dll", functions)],
+                            shared_list_copies=copies)
+            median, rss, read = child(CHILD_CRAFTED.format(repo=str(REPO), path=str(path), repeat=repeat))
+            results[label] = {"seconds_median": median, "peak_rss_bytes": rss, "file_bytes": path.stat().st_size,
+                              "outcome": "damaged (PEError)" if read < 0 else f"{int(read)} functions"}
+    results["interpreter_rss_bytes"] = child(CHILD_BASELINE_RSS)[0]
+    crafted, normal = results["shared_by_4001_entries"], results["one_entry"]
+    results["ratio_time_crafted_over_one_entry"] = crafted["seconds_median"] / normal["seconds_median"]
+    results["ratio_rss_crafted_over_one_entry"] = crafted["peak_rss_bytes"] / normal["peak_rss_bytes"]
+    return results
+
+
 def bench_pefile_baseline() -> dict:
     from tests import realfiles
 
@@ -130,7 +169,7 @@ def main() -> None:
     parser.add_argument("--json", default=str(REPO / "benchmarks" / "results" / "engine.json"))
     args = parser.parse_args()
     started = time.time()
-    report: dict = {"graph": bench_graph(args.repeat), "sparse": bench_sparse(200)}
+    report: dict = {"graph": bench_graph(args.repeat), "sparse": bench_sparse(200), "crafted": bench_crafted(51)}
     if not args.skip_baseline:
         report["pefile_baseline"] = base = bench_pefile_baseline()
         graph = report["graph"]

@@ -192,6 +192,31 @@ def test_absurd_export_count_is_corrupt():
     assert at > 0
 
 
+def _nameless_import(data: bytes) -> bytes:
+    """The first import entry's Name set to 0: its functions stay, its DLL name is gone."""
+    e_lfanew = struct.unpack_from("<I", data, 0x3C)[0]
+    import_rva = struct.unpack_from("<I", data, e_lfanew + 24 + 112 + 8)[0]
+    broken = bytearray(data)
+    struct.pack_into("<I", broken, _offset(data, import_rva) + 12, 0)
+    return bytes(broken)
+
+
+@pytest.mark.parametrize("crafted, reason", [
+    (lambda: build_pe(imports=[Import("c10.dll", tuple(f"f{i}" for i in range(2000)))], shared_list_copies=3000),
+     "reuses the list of functions of import table entry 1"),
+    (lambda: _nameless_import(build_pe(imports=[Import("c10.dll", ("f",))])), "names no DLL"),
+], ids=["shared-lists", "nameless"])
+def test_crafted_import_tables_are_reported_as_a_damaged_dll_not_as_imports(image, crafted, reason):
+    image.write(LIB + r"\crafted.dll", crafted())
+    dll(image, LIB + r"\top.dll", [Import("crafted.dll", ("f",))])
+    graph = graph_of(image, LIB + r"\top.dll")
+    assert graph.status(node(graph, "crafted.dll")) == CORRUPT and reason in node(graph, "crafted.dll").reason
+    assert [n.name for n in graph.nodes.values()] == ["top.dll", "crafted.dll"]  # no "MZ..." and no c10.dll
+    damaged = next(f for f in diagnose(image).findings if f.code == "dll-damaged")
+    assert damaged.evidence["dll"] == "crafted.dll" and reason in damaged.evidence["reason"]
+    assert damaged.evidence["needed_by"] == ["top.dll"]
+
+
 def _offset(data: bytes, rva: int) -> int:
     e_lfanew = struct.unpack_from("<I", data, 0x3C)[0]
     count, opt_size = struct.unpack_from("<H", data, e_lfanew + 6)[0], struct.unpack_from("<H", data, e_lfanew + 20)[0]

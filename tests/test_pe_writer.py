@@ -164,6 +164,22 @@ def test_delay_imports_use_the_modern_descriptor_and_stay_out_of_the_import_dire
         assert not pe.get_section_by_rva(desc.pINT).IMAGE_SCN_MEM_WRITE
 
 
+def test_shared_list_copies_repeat_the_first_descriptor_with_its_one_list_of_functions():
+    imports = [Import("kernel32.dll", ("Sleep", "GetLastError")), Import("c10.dll", (7,))]
+    pe = parse(build_pe(imports=imports, shared_list_copies=3))
+    entries = pe.DIRECTORY_ENTRY_IMPORT
+    assert [e.dll for e in entries] == [b"kernel32.dll", b"c10.dll"] + [b"kernel32.dll"] * 3
+    first = entries[0].struct
+    for copy in entries[2:]:
+        assert (copy.struct.OriginalFirstThunk, copy.struct.FirstThunk, copy.struct.Name) == (
+            first.OriginalFirstThunk, first.FirstThunk, first.Name)
+        assert imported(copy) == imported(entries[0]) == [(b"Sleep", None, False), (b"GetLastError", None, False)]
+    assert entries[1].struct.OriginalFirstThunk != first.OriginalFirstThunk
+    assert directory(pe, 1).Size == 20 * 6
+    with pytest.raises(ValueError, match="needs a"):
+        build_pe(imports=[Import("nvcuda.dll", ("cuInit",), delay=True)], shared_list_copies=2)
+
+
 def test_import_without_functions_is_rejected():
     with pytest.raises(ValueError, match="no functions"):
         build_pe(imports=[Import("kernel32.dll")])

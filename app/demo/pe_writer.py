@@ -215,9 +215,13 @@ def build_pe(
     file_version: tuple[int, int, int, int] | None = None,
     product_version: tuple[int, int, int, int] | None = None, linker_version: tuple[int, int] = (14, 38),
     dependent_load_flags: int | None = None, extra_sections: tuple[tuple[str, bytes], ...] = (),
-    pad_to: int | None = None,
+    pad_to: int | None = None, shared_list_copies: int = 0,
 ) -> bytes:
-    """Build a PE image in memory; pad_to is only checked here (write_pe applies it sparsely)."""
+    """Build a PE image in memory; pad_to is only checked here (write_pe applies it sparsely).
+
+    shared_list_copies > 0 makes a damaged file for reader tests: that many more import descriptors, each a copy
+    of the first one, so all of them share its one list of functions.
+    """
     machine_id = MACHINES.get(machine) if isinstance(machine, str) else machine
     if machine_id not in _MACHINE_CODE:
         raise ValueError(f"unknown machine {machine!r}; use one of {sorted(MACHINES)}")
@@ -246,13 +250,17 @@ def build_pe(
         iat_rvas = _starts(rdata.rva, iat_lengths)
         dirs[12] = (rdata.put(b"".join(_ptrs(t, ptr) for _, t in regular_tables)), sum(iat_lengths))
     rdata.put(strings)
+    if shared_list_copies and not regular:
+        raise ValueError("shared_list_copies needs a (non-delay) import to copy")
     if regular:
         desc_rva = rdata.here(4)
-        ilt_rvas = _starts(_align(desc_rva + 20 * (len(regular) + 1), 8), iat_lengths)
-        rdata.put(b"".join(struct.pack("<5I", ilt, 0, 0, name, iat)
-                           for (name, _), ilt, iat in zip(regular_tables, ilt_rvas, iat_rvas)) + bytes(20))
+        descriptor_count = len(regular) + shared_list_copies
+        ilt_rvas = _starts(_align(desc_rva + 20 * (descriptor_count + 1), 8), iat_lengths)
+        descriptors = [struct.pack("<5I", ilt, 0, 0, name, iat)
+                       for (name, _), ilt, iat in zip(regular_tables, ilt_rvas, iat_rvas)]
+        rdata.put(b"".join(descriptors + descriptors[:1] * shared_list_copies) + bytes(20))
         rdata.put(b"".join(_ptrs(t, ptr) for _, t in regular_tables), 8)
-        dirs[1] = (desc_rva, 20 * (len(regular) + 1))
+        dirs[1] = (desc_rva, 20 * (descriptor_count + 1))
     if delayed:
         delay_desc_rva = rdata.put(bytes(32 * (len(delayed) + 1)), 4)  # patched once .data's RVA is known
         dirs[13] = (delay_desc_rva, 32 * (len(delayed) + 1))

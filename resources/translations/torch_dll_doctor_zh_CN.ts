@@ -4,22 +4,22 @@
 <context>
     <name>ChecklistModel</name>
     <message>
-        <location filename="../../app/ui/models.py" line="160"/>
+        <location filename="../../app/ui/models.py" line="173"/>
         <source>checking…</source>
         <translation>正在检查…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="162"/>
+        <location filename="../../app/ui/models.py" line="175"/>
         <source>did not finish</source>
         <translation>未能完成</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="165"/>
+        <location filename="../../app/ui/models.py" line="178"/>
         <source>no problems found</source>
         <translation>没有发现问题</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="174"/>
+        <location filename="../../app/ui/models.py" line="187"/>
         <source>{check} — {result}</source>
         <translation>{check} — {result}</translation>
     </message>
@@ -27,22 +27,22 @@
 <context>
     <name>ChecklistPanel</name>
     <message>
-        <location filename="../../app/ui/pages/diagnose.py" line="41"/>
+        <location filename="../../app/ui/pages/diagnose.py" line="55"/>
         <source>&amp;Stop</source>
         <translation>停止(&amp;S)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/diagnose.py" line="42"/>
+        <location filename="../../app/ui/pages/diagnose.py" line="55"/>
         <source>Stop checking</source>
         <translation>停止检查</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/diagnose.py" line="43"/>
+        <location filename="../../app/ui/pages/diagnose.py" line="56"/>
         <source>Checks and their results</source>
         <translation>检查项目及结果</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/diagnose.py" line="44"/>
+        <location filename="../../app/ui/pages/diagnose.py" line="57"/>
         <source>Progress of the checks</source>
         <translation>检查进度</translation>
     </message>
@@ -50,72 +50,72 @@
 <context>
     <name>DependencyTreeModel</name>
     <message>
-        <location filename="../../app/ui/models.py" line="280"/>
+        <location filename="../../app/ui/models.py" line="292"/>
         <source>DLL</source>
         <translation>DLL 文件</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="280"/>
+        <location filename="../../app/ui/models.py" line="292"/>
         <source>Status</source>
         <translation>状态</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="280"/>
+        <location filename="../../app/ui/models.py" line="292"/>
         <source>Found by</source>
         <translation>找到方式</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="291"/>
+        <location filename="../../app/ui/models.py" line="303"/>
         <source>found</source>
         <translation>已找到</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="291"/>
+        <location filename="../../app/ui/models.py" line="303"/>
         <source>missing</source>
         <translation>缺失</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="292"/>
+        <location filename="../../app/ui/models.py" line="304"/>
         <source>missing (needed only later)</source>
         <translation>缺失（稍后才需要）</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="293"/>
+        <location filename="../../app/ui/models.py" line="305"/>
         <source>wrong type (32-bit / 64-bit)</source>
         <translation>类型不对（32 位 / 64 位）</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="294"/>
+        <location filename="../../app/ui/models.py" line="306"/>
         <source>missing functions</source>
         <translation>缺少函数</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="294"/>
+        <location filename="../../app/ui/models.py" line="306"/>
         <source>damaged</source>
         <translation>已损坏</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="295"/>
+        <location filename="../../app/ui/models.py" line="307"/>
         <source>could not be read</source>
         <translation>无法读取</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="295"/>
+        <location filename="../../app/ui/models.py" line="307"/>
         <source>something it needs cannot load</source>
         <translation>它需要的文件无法加载</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="296"/>
+        <location filename="../../app/ui/models.py" line="308"/>
         <source>found only through PATH</source>
         <translation>只能通过 PATH 找到</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="337"/>
+        <location filename="../../app/ui/models.py" line="349"/>
         <source>loaded by PyTorch</source>
         <translation>由 PyTorch 加载</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="341"/>
+        <location filename="../../app/ui/models.py" line="353"/>
         <source> (delay-loaded)</source>
         <translation>（延迟加载）</translation>
     </message>
@@ -123,7 +123,7 @@
 <context>
     <name>DependencyTreePanel</name>
     <message>
-        <location filename="../../app/ui/pages/tree.py" line="84"/>
+        <location filename="../../app/ui/pages/tree.py" line="85"/>
         <source>&amp;Problems only</source>
         <translation>只看有问题的(&amp;P)</translation>
     </message>
@@ -243,45 +243,45 @@
 <context>
     <name>DiagnosePage</name>
     <message>
-        <location filename="../../app/ui/pages/diagnose.py" line="116"/>
+        <location filename="../../app/ui/pages/diagnose.py" line="136"/>
         <source>Checking PyTorch</source>
         <translation>正在检查 PyTorch</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/diagnose.py" line="117"/>
+        <location filename="../../app/ui/pages/diagnose.py" line="137"/>
         <source>Each file PyTorch loads is checked, the way Windows would load it. Nothing is changed.</source>
         <translation>按照 Windows 加载的方式逐个检查 PyTorch 要加载的文件。不会做任何修改。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/diagnose.py" line="121"/>
+        <location filename="../../app/ui/pages/diagnose.py" line="141"/>
         <source>Checking PyTorch {version} in {folder}</source>
         <translation>正在检查 {folder} 中的 PyTorch {version}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/diagnose.py" line="127"/>
+        <location filename="../../app/ui/pages/diagnose.py" line="147"/>
         <source>Checking… this takes a few seconds (up to a minute when PyTorch is started for real).</source>
         <translation>正在检查……需要几秒钟（实际启动 PyTorch 时最多一分钟）。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/diagnose.py" line="130"/>
+        <location filename="../../app/ui/pages/diagnose.py" line="150"/>
         <source>Done. Press Next to see what was found.</source>
         <translation>检查完成。点击“下一步”查看结果。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/diagnose.py" line="132"/>
+        <location filename="../../app/ui/pages/diagnose.py" line="152"/>
         <source>Stopped. Press Back to choose again, or Next to see what was found so far.</source>
         <translation>已停止。点击“上一步”重新选择，或点击“下一步”查看目前的结果。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/diagnose.py" line="134"/>
-        <source>The check could not run: {error}</source>
-        <translation>无法进行检查：{error}</translation>
+        <location filename="../../app/ui/pages/diagnose.py" line="154"/>
+        <source>The check could not run. {reason}</source>
+        <translation>检查没能运行。{reason}</translation>
     </message>
 </context>
 <context>
     <name>DoctorWizard</name>
     <message>
-        <location filename="../../app/ui/wizard.py" line="99"/>
+        <location filename="../../app/ui/wizard.py" line="105"/>
         <source>Torch DLL Doctor</source>
         <translation>Torch DLL 医生</translation>
     </message>
@@ -289,44 +289,44 @@
 <context>
     <name>EnvironmentModel</name>
     <message>
-        <location filename="../../app/ui/models.py" line="73"/>
+        <location filename="../../app/ui/models.py" line="75"/>
         <source>Environment</source>
         <translation>环境</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="73"/>
-        <location filename="../../app/ui/models.py" line="85"/>
+        <location filename="../../app/ui/models.py" line="75"/>
+        <location filename="../../app/ui/models.py" line="87"/>
         <source>Python</source>
         <translation>Python</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="73"/>
+        <location filename="../../app/ui/models.py" line="75"/>
         <source>PyTorch</source>
         <translation>PyTorch</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="73"/>
+        <location filename="../../app/ui/models.py" line="75"/>
         <source>Location</source>
         <translation>位置</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="85"/>
+        <location filename="../../app/ui/models.py" line="87"/>
         <source>Virtual environment</source>
         <translation>虚拟环境</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="87"/>
-        <location filename="../../app/ui/models.py" line="91"/>
+        <location filename="../../app/ui/models.py" line="89"/>
+        <location filename="../../app/ui/models.py" line="93"/>
         <source>unknown</source>
         <translation>未知</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="90"/>
+        <location filename="../../app/ui/models.py" line="92"/>
         <source>No PyTorch</source>
         <translation>没有 PyTorch</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="91"/>
+        <location filename="../../app/ui/models.py" line="93"/>
         <source>{version} ({build})</source>
         <translation>{version}（{build}）</translation>
     </message>
@@ -334,130 +334,170 @@
 <context>
     <name>EnvironmentsPage</name>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="66"/>
+        <location filename="../../app/ui/pages/environments.py" line="87"/>
         <source>Choose the Python installation</source>
         <translation>选择 Python 安装</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="67"/>
+        <location filename="../../app/ui/pages/environments.py" line="88"/>
         <source>Pick the one your AI app uses (ComfyUI, a Stable Diffusion web UI, …).</source>
         <translation>选择你的 AI 应用所用的那一个（ComfyUI、Stable Diffusion WebUI 等）。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="68"/>
+        <location filename="../../app/ui/pages/environments.py" line="89"/>
         <source>Installations appear here as they are found. Only those with PyTorch can be checked.</source>
         <translation>找到的安装会陆续显示在这里。只有装了 PyTorch 的才能检查。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="70"/>
+        <location filename="../../app/ui/pages/environments.py" line="91"/>
         <source>&amp;Browse…</source>
         <translation>浏览(&amp;B)…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="71"/>
+        <location filename="../../app/ui/pages/environments.py" line="91"/>
         <source>Choose a folder that holds a Python installation</source>
         <translation>选择一个包含 Python 安装的文件夹</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="72"/>
+        <location filename="../../app/ui/pages/environments.py" line="92"/>
         <source>&amp;Search everywhere</source>
         <translation>全盘搜索(&amp;S)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="73"/>
+        <location filename="../../app/ui/pages/environments.py" line="92"/>
         <source>Search every drive, deeper and longer</source>
         <translation>搜索所有磁盘，搜得更深、更久</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="74"/>
+        <location filename="../../app/ui/pages/environments.py" line="93"/>
         <source>Analyse a &amp;copied Windows folder…</source>
         <translation>分析复制出来的 Windows 文件夹(&amp;C)…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="75"/>
+        <location filename="../../app/ui/pages/environments.py" line="93"/>
         <source>Analyse a copied Windows drive</source>
         <translation>分析复制出来的 Windows 磁盘</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="76"/>
+        <location filename="../../app/ui/pages/environments.py" line="94"/>
         <source>Try the &amp;demo computer</source>
         <translation>试用演示电脑(&amp;D)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="77"/>
+        <location filename="../../app/ui/pages/environments.py" line="94"/>
         <source>Try the demo computer</source>
         <translation>试用演示电脑</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="78"/>
+        <location filename="../../app/ui/pages/environments.py" line="95"/>
         <source>Python installations found</source>
         <translation>找到的 Python 安装</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="94"/>
+        <location filename="../../app/ui/pages/environments.py" line="112"/>
         <source>This computer is not running Windows, so there is nothing here to check. Analyse a copied Windows drive, or try the demo computer to see how the assistant works.</source>
         <translation>这台电脑运行的不是 Windows，所以这里没有可检查的内容。你可以分析复制出来的 Windows 磁盘，或者试用演示电脑，看看这个助手如何工作。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="97"/>
-        <source>Searching… {count} found so far.</source>
-        <translation>正在搜索……目前找到 {count} 个。</translation>
+        <location filename="../../app/ui/pages/environments.py" line="115"/>
+        <source>Making the demo computer…</source>
+        <translation>正在准备演示电脑…</translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../../app/ui/pages/environments.py" line="117"/>
+        <source>Searching… %n found so far.</source>
+        <translation>
+            <numerusform>正在搜索… 目前已找到 %n 个。</numerusform>
+        </translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="99"/>
-        <source>The search stopped: {error}</source>
-        <translation>搜索已停止：{error}</translation>
+        <location filename="../../app/ui/pages/environments.py" line="119"/>
+        <source>The search stopped before it was done. {reason}</source>
+        <translation>搜索没有完成就停止了。{reason}</translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../../app/ui/pages/environments.py" line="125"/>
+        <source>%n installation(s) found. Select one and press Next.</source>
+        <translation>
+            <numerusform>找到 %n 个安装。选择一个，然后点击“下一步”。</numerusform>
+        </translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="101"/>
+        <location filename="../../app/ui/pages/environments.py" line="128"/>
+        <source>This is the demo computer: a built-in example, so nothing real is changed.</source>
+        <translation>这是演示电脑：一个内置的示例，不会修改任何真实的东西。</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/environments.py" line="131"/>
+        <source>This is a copied Windows drive: {folder}</source>
+        <translation>这是一个复制出来的 Windows 磁盘：{folder}</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/environments.py" line="221"/>
+        <source>The demo computer could not be made. Try again, or analyse a copied Windows drive.</source>
+        <translation>没能准备好演示电脑。请再试一次，或者分析一个复制出来的 Windows 磁盘。</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/environments.py" line="122"/>
         <source>No Python installation with PyTorch was found. Use Browse… to pick your AI app&apos;s folder, or Search everywhere.</source>
         <translation>没有找到装有 PyTorch 的 Python。请用“浏览…”选择你的 AI 应用所在的文件夹，或者使用“全盘搜索”。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="104"/>
-        <source>{count} installation(s) found. Select one and press Next.</source>
-        <translation>找到 {count} 个安装。选择一个，然后点击“下一步”。</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/environments.py" line="106"/>
-        <source>The demo computer (a built-in example, nothing real is changed). </source>
-        <translation>演示电脑（内置示例，不会修改任何真实内容）。</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/environments.py" line="108"/>
-        <source>A copied Windows drive: {folder}. </source>
-        <translation>复制出来的 Windows 磁盘：{folder}。</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/environments.py" line="163"/>
+        <location filename="../../app/ui/pages/environments.py" line="180"/>
         <source>Choose the folder of your AI app or its Python</source>
         <translation>选择你的 AI 应用或其 Python 所在的文件夹</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="172"/>
+        <location filename="../../app/ui/pages/environments.py" line="186"/>
+        <source>The folder could not be searched. Choose another folder, or use Search everywhere.</source>
+        <translation>没能搜索这个文件夹。请选择另一个文件夹，或者使用“全盘搜索”。</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/environments.py" line="191"/>
         <source>No Python installation was found in {folder}.</source>
         <translation>在 {folder} 中没有找到 Python 安装。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="178"/>
+        <location filename="../../app/ui/pages/environments.py" line="197"/>
         <source>Choose the folder that holds the copied drive (it has a Windows folder inside)</source>
         <translation>选择存放复制磁盘的文件夹（里面有 Windows 文件夹）</translation>
     </message>
 </context>
 <context>
+    <name>Failure</name>
+    <message>
+        <location filename="../../app/ui/failure.py" line="24"/>
+        <source>The same details are in the log file: {path}</source>
+        <translation>日志文件里也有同样的详细信息：{path}</translation>
+    </message>
+</context>
+<context>
+    <name>FailureBox</name>
+    <message>
+        <location filename="../../app/ui/failure.py" line="40"/>
+        <source>Torch DLL Doctor</source>
+        <translation>Torch DLL Doctor</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/failure.py" line="41"/>
+        <source>Something did not work.</source>
+        <translation>有一项操作没有成功。</translation>
+    </message>
+</context>
+<context>
     <name>FindingsPage</name>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="75"/>
+        <location filename="../../app/ui/pages/findings.py" line="76"/>
         <source>What we found</source>
         <translation>检查结果</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="76"/>
+        <location filename="../../app/ui/pages/findings.py" line="77"/>
         <source>Problems first. Technical readers can open the dependency tree.</source>
         <translation>先列出问题。懂技术的读者可以打开依赖树。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="77"/>
+        <location filename="../../app/ui/pages/findings.py" line="78"/>
         <source>Show &amp;technical details</source>
         <translation>显示技术细节(&amp;T)</translation>
     </message>
@@ -472,59 +512,64 @@
         <translation>复制(&amp;C)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="80"/>
+        <location filename="../../app/ui/pages/findings.py" line="79"/>
         <source>Copy the report</source>
         <translation>复制报告</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="81"/>
+        <location filename="../../app/ui/pages/findings.py" line="80"/>
         <source>Sa&amp;ve report…</source>
         <translation>保存报告(&amp;V)…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="82"/>
+        <location filename="../../app/ui/pages/findings.py" line="80"/>
         <source>Save the report to a file</source>
         <translation>把报告保存到文件</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="99"/>
+        <location filename="../../app/ui/pages/findings.py" line="97"/>
         <source>Some checks could not finish, so this list may be incomplete.</source>
         <translation>有些检查没能完成，所以这个列表可能不完整。</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../app/ui/pages/findings.py" line="101"/>
+        <location filename="../../app/ui/pages/findings.py" line="99"/>
         <source>%n problem(s) stop PyTorch from loading.</source>
         <translation>
             <numerusform>有 %n 个问题导致 PyTorch 无法加载。</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="103"/>
+        <location filename="../../app/ui/pages/findings.py" line="101"/>
         <source>PyTorch should load. There are warnings worth a look.</source>
         <translation>PyTorch 应该可以加载。有一些值得一看的警告。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="105"/>
+        <location filename="../../app/ui/pages/findings.py" line="103"/>
         <source>No problems found: PyTorch should load.</source>
         <translation>没有发现问题：PyTorch 应该可以加载。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="118"/>
+        <location filename="../../app/ui/pages/findings.py" line="116"/>
         <source>PyTorch started anyway when it was tried for real, so this may not matter on this computer.</source>
         <translation>实际启动时 PyTorch 仍然能启动，所以在这台电脑上这可能无关紧要。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="120"/>
+        <location filename="../../app/ui/pages/findings.py" line="118"/>
         <source>&lt;b&gt;What this means:&lt;/b&gt; {text}</source>
         <translation>&lt;b&gt;这意味着：&lt;/b&gt;{text}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="123"/>
+        <location filename="../../app/ui/pages/findings.py" line="121"/>
         <source>&lt;b&gt;How we can fix it:&lt;/b&gt; {text}</source>
         <translation>&lt;b&gt;我们如何修复：&lt;/b&gt;{text}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="145"/>
+        <location filename="../../app/ui/pages/findings.py" line="129"/>
+        <source>The demo computer is a built-in example, not a real Windows computer, so PyTorch cannot be started on it. On your own computer this check starts PyTorch for real.</source>
+        <translation>演示电脑只是一个内置的示例，不是真正的 Windows 电脑，所以无法在上面启动 PyTorch。在你自己的电脑上，这项检查会真正启动 PyTorch。</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/findings.py" line="148"/>
         <source>The report is copied: paste it into a forum post or a message.</source>
         <translation>报告已复制：可以粘贴到论坛帖子或消息里。</translation>
     </message>
@@ -532,27 +577,27 @@
 <context>
     <name>FinishPage</name>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="44"/>
+        <location filename="../../app/ui/pages/finish.py" line="46"/>
         <source>Done</source>
         <translation>完成</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="45"/>
+        <location filename="../../app/ui/pages/finish.py" line="47"/>
         <source>Thank you for using Torch DLL Doctor.</source>
         <translation>感谢使用 Torch DLL 医生。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="46"/>
+        <location filename="../../app/ui/pages/finish.py" line="48"/>
         <source>&amp;Save report…</source>
         <translation>保存报告(&amp;S)…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="47"/>
+        <location filename="../../app/ui/pages/finish.py" line="48"/>
         <source>Save the report to a file</source>
         <translation>把报告保存到文件</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="48"/>
+        <location filename="../../app/ui/pages/finish.py" line="49"/>
         <source>&amp;Undo these changes</source>
         <translation>撤销这些修改(&amp;U)</translation>
     </message>
@@ -568,8 +613,8 @@
     </message>
     <message>
         <location filename="../../app/ui/pages/finish.py" line="51"/>
-        <source>Open the folder with the record of every change</source>
-        <translation>打开记录了每一项修改的文件夹</translation>
+        <source>Open the folder with the log of what the assistant did</source>
+        <translation>打开记录本助手所做操作的日志文件夹</translation>
     </message>
     <message>
         <location filename="../../app/ui/pages/finish.py" line="58"/>
@@ -587,12 +632,12 @@
         <translation>这台电脑上没有做任何修改。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="84"/>
+        <location filename="../../app/ui/pages/finish.py" line="85"/>
         <source>Undone: every file and setting is back as it was.</source>
         <translation>已撤销：所有文件和设置都已恢复原样。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="85"/>
+        <location filename="../../app/ui/pages/finish.py" line="86"/>
         <source>Undone: every file and setting is back as it was, and PyTorch does not load again, as before the repair.</source>
         <translation>已撤销：所有文件和设置都已恢复原样，PyTorch 也和修复前一样无法加载。</translation>
     </message>
@@ -600,72 +645,72 @@
 <context>
     <name>PlanPage</name>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="69"/>
+        <location filename="../../app/ui/pages/plan.py" line="84"/>
         <source>Choose the repair</source>
         <translation>选择修复方式</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="70"/>
+        <location filename="../../app/ui/pages/plan.py" line="85"/>
         <source>Nothing has changed yet. Every change below is recorded and can be undone.</source>
         <translation>目前还没有任何修改。下面的每一项修改都会被记录，并且可以撤销。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="71"/>
+        <location filename="../../app/ui/pages/plan.py" line="86"/>
         <source>&amp;Repair now</source>
         <translation>立即修复(&amp;R)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="73"/>
+        <location filename="../../app/ui/pages/plan.py" line="88"/>
         <source>Working out the repairs that fit…</source>
         <translation>正在找出合适的修复方式…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="75"/>
-        <source>The repairs could not be worked out: {error}</source>
-        <translation>无法确定修复方式：{error}</translation>
+        <location filename="../../app/ui/pages/plan.py" line="90"/>
+        <source>The repairs could not be worked out. {reason}</source>
+        <translation>没能确定可用的修复方法。{reason}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="77"/>
+        <location filename="../../app/ui/pages/plan.py" line="93"/>
         <source>None of the repairs can be done here. The reasons are below.</source>
         <translation>这里无法进行任何修复。原因见下方。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="79"/>
+        <location filename="../../app/ui/pages/plan.py" line="95"/>
         <source>The recommended repair is chosen for each problem. Press “Repair now” when you are ready.</source>
         <translation>每个问题都已选好推荐的修复方式。准备好后点击“立即修复”。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="109"/>
+        <location filename="../../app/ui/pages/plan.py" line="125"/>
         <source>Not possible here: {reasons}</source>
         <translation>这里无法进行：{reasons}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="114"/>
+        <location filename="../../app/ui/pages/plan.py" line="130"/>
         <source>Leave this as it is</source>
         <translation>保持原样</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="115"/>
+        <location filename="../../app/ui/pages/plan.py" line="131"/>
         <source>Leave this problem as it is</source>
         <translation>这个问题保持原样</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="132"/>
+        <location filename="../../app/ui/pages/plan.py" line="148"/>
         <source>Download: about {size} MB.</source>
         <translation>需要下载：约 {size} MB。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="134"/>
+        <location filename="../../app/ui/pages/plan.py" line="150"/>
         <source>Download: a small file from your package index.</source>
         <translation>需要下载：从你的软件包索引下载一个小文件。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="136"/>
+        <location filename="../../app/ui/pages/plan.py" line="152"/>
         <source>Windows will ask for permission (administrator rights) for this step.</source>
         <translation>这一步 Windows 会请求权限（管理员权限）。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="138"/>
+        <location filename="../../app/ui/pages/plan.py" line="154"/>
         <source>No administrator rights are needed.</source>
         <translation>不需要管理员权限。</translation>
     </message>
@@ -673,32 +718,32 @@
 <context>
     <name>RepairNames</name>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="19"/>
+        <location filename="../../app/ui/pages/plan.py" line="29"/>
         <source>Add the missing OpenMP runtime to PyTorch</source>
         <translation>为 PyTorch 补上缺失的 OpenMP 运行库</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="20"/>
+        <location filename="../../app/ui/pages/plan.py" line="30"/>
         <source>Upgrade PyTorch to a fixed version</source>
         <translation>把 PyTorch 升级到已修复的版本</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="21"/>
+        <location filename="../../app/ui/pages/plan.py" line="31"/>
         <source>Install Microsoft&apos;s Visual C++ runtime</source>
         <translation>安装微软 Visual C++ 运行库</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="22"/>
+        <location filename="../../app/ui/pages/plan.py" line="32"/>
         <source>Remove a setting that breaks PyTorch</source>
         <translation>删除导致 PyTorch 出错的设置</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="23"/>
+        <location filename="../../app/ui/pages/plan.py" line="33"/>
         <source>Remove a broken folder from PATH</source>
         <translation>从 PATH 中删除失效的文件夹</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="24"/>
+        <location filename="../../app/ui/pages/plan.py" line="34"/>
         <source>Allow long file paths in Windows</source>
         <translation>允许 Windows 使用长文件路径</translation>
     </message>
@@ -706,139 +751,177 @@
 <context>
     <name>RepairPage</name>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="96"/>
+        <location filename="../../app/ui/pages/repair.py" line="101"/>
         <source>Repairing</source>
         <translation>正在修复</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="97"/>
+        <location filename="../../app/ui/pages/repair.py" line="102"/>
         <source>Every change is recorded first, so it can be undone.</source>
         <translation>每一项修改都会先被记录，所以可以撤销。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="98"/>
+        <location filename="../../app/ui/pages/repair.py" line="103"/>
         <source>S&amp;top and roll back</source>
         <translation>停止并恢复(&amp;T)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="99"/>
+        <location filename="../../app/ui/pages/repair.py" line="103"/>
         <source>Stop the repair and put everything back</source>
         <translation>停止修复并把一切恢复原样</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="100"/>
+        <location filename="../../app/ui/pages/repair.py" line="104"/>
         <source>Show &amp;details</source>
         <translation>显示详情(&amp;D)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="101"/>
+        <location filename="../../app/ui/pages/repair.py" line="104"/>
         <source>Show the log of the repair</source>
         <translation>显示修复日志</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="102"/>
+        <location filename="../../app/ui/pages/repair.py" line="105"/>
         <source>Log of the repair</source>
         <translation>修复日志</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="103"/>
+        <location filename="../../app/ui/pages/repair.py" line="106"/>
         <source>&amp;Retry</source>
         <translation>重试(&amp;R)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="104"/>
+        <location filename="../../app/ui/pages/repair.py" line="107"/>
         <source>S&amp;kip this repair</source>
         <translation>跳过这项修复(&amp;K)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="105"/>
+        <location filename="../../app/ui/pages/repair.py" line="108"/>
         <source>Roll &amp;back everything</source>
         <translation>全部恢复(&amp;B)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="114"/>
+        <location filename="../../app/ui/pages/repair.py" line="116"/>
         <source>waiting</source>
         <translation>等待中</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="115"/>
+        <location filename="../../app/ui/pages/repair.py" line="117"/>
         <source>working…</source>
         <translation>正在进行…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="116"/>
+        <location filename="../../app/ui/pages/repair.py" line="114"/>
         <source>downloading {detail}</source>
         <translation>正在下载 {detail}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="117"/>
+        <location filename="../../app/ui/pages/repair.py" line="118"/>
+        <source>downloading…</source>
+        <translation>正在下载…</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/repair.py" line="119"/>
         <source>checking that PyTorch loads…</source>
         <translation>正在确认 PyTorch 能否加载…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="118"/>
+        <location filename="../../app/ui/pages/repair.py" line="120"/>
         <source>putting everything back…</source>
         <translation>正在恢复原样…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="119"/>
+        <location filename="../../app/ui/pages/repair.py" line="121"/>
         <source>done</source>
         <translation>完成</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="120"/>
+        <location filename="../../app/ui/pages/repair.py" line="122"/>
         <source>done, but PyTorch still does not load</source>
         <translation>已完成，但 PyTorch 仍无法加载</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="121"/>
-        <source>failed</source>
-        <translation>失败</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/repair.py" line="122"/>
+        <location filename="../../app/ui/pages/repair.py" line="125"/>
         <source>skipped</source>
         <translation>已跳过</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="123"/>
+        <location filename="../../app/ui/pages/repair.py" line="126"/>
         <source>rolled back</source>
         <translation>已恢复</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="130"/>
+        <location filename="../../app/ui/pages/repair.py" line="127"/>
+        <source>could not be put back completely</source>
+        <translation>没能完全恢复原样</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/repair.py" line="133"/>
         <source>Working. You can stop at any time: whatever was changed is put back.</source>
         <translation>正在进行。你可以随时停止：已做的修改都会恢复原样。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="132"/>
+        <location filename="../../app/ui/pages/repair.py" line="136"/>
+        <source>Putting everything back as it was… The window closes by itself when that is done.</source>
+        <translation>正在把一切恢复原样…完成后窗口会自动关闭。</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/repair.py" line="141"/>
+        <source>Stopped, but not everything could be put back. What is still changed is recorded: you can undo it later from the first page or with “undo”.</source>
+        <translation>已停止，但没能把所有内容恢复原样。仍然改动的内容都有记录：以后可以在第一页或用“undo”撤销。</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/repair.py" line="144"/>
+        <source>All chosen repairs are done. Windows needs a restart to finish installing the runtime: restart when the assistant is done, then check again.</source>
+        <translation>所有选中的修复都已完成。Windows 需要重启才能完成运行库的安装：请在本助手结束后重启电脑，然后再检查一次。</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/repair.py" line="147"/>
         <source>All chosen repairs are done. Press Next to check PyTorch again.</source>
         <translation>选择的修复都已完成。点击“下一步”再次检查 PyTorch。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="133"/>
+        <location filename="../../app/ui/pages/repair.py" line="137"/>
         <source>Putting everything back as it was…</source>
         <translation>正在把一切恢复原样…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="134"/>
+        <location filename="../../app/ui/pages/repair.py" line="123"/>
+        <source>done: Windows must restart to finish it</source>
+        <translation>已完成：需要重启 Windows 才能生效</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/repair.py" line="124"/>
+        <source>failed, and put back as it was</source>
+        <translation>失败，已恢复原样</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/repair.py" line="139"/>
         <source>Stopped. Everything the repairs changed was put back as it was.</source>
         <translation>已停止。修复所做的一切修改都已恢复原样。</translation>
     </message>
+</context>
+<context>
+    <name>Report</name>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="137"/>
-        <source>Windows needs a restart to finish installing the runtime: restart when the assistant is done, then check again.</source>
-        <translation>Windows 需要重启才能完成运行库的安装：请在助手结束后重启电脑，然后再检查一次。</translation>
+        <location filename="../../app/ui/pages/base.py" line="61"/>
+        <source>Save the report</source>
+        <translation>保存报告</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="199"/>
-        <source>{seconds} s left</source>
-        <translation>还剩 {seconds} 秒</translation>
+        <location filename="../../app/ui/pages/base.py" line="62"/>
+        <source>Web page (*.html);;Text (*.txt);;JSON (*.json)</source>
+        <translation>网页 (*.html);;文本 (*.txt);;JSON (*.json)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="216"/>
-        <source>Recorded as {id}.</source>
-        <translation>已记录为 {id}。</translation>
+        <location filename="../../app/ui/pages/base.py" line="73"/>
+        <source>Report saved: {path}</source>
+        <translation>报告已保存：{path}</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/base.py" line="75"/>
+        <source>The report could not be saved. {reason}</source>
+        <translation>报告没能保存。{reason}</translation>
     </message>
 </context>
 <context>
@@ -892,79 +975,109 @@
 <context>
     <name>WelcomePage</name>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="73"/>
+        <location filename="../../app/ui/pages/welcome.py" line="89"/>
         <source>Welcome to Torch DLL Doctor</source>
         <translation>欢迎使用 Torch DLL 医生</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="74"/>
+        <location filename="../../app/ui/pages/welcome.py" line="90"/>
         <source>Find out why PyTorch does not start on this computer, and fix it.</source>
         <translation>找出 PyTorch 在这台电脑上无法启动的原因，并修复它。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="76"/>
+        <location filename="../../app/ui/pages/welcome.py" line="92"/>
         <source>When PyTorch stops with an error such as “WinError 126 … fbgemm.dll”, a file it needs is missing or wrong. This assistant finds your Python installations, checks each file PyTorch loads, and tells you in plain words what is wrong.</source>
         <translation>当 PyTorch 因“WinError 126 … fbgemm.dll”之类的错误停止时，说明它需要的某个文件缺失或不对。这个助手会找到你的 Python 安装，检查 PyTorch 加载的每个文件，并用通俗的话告诉你哪里出了问题。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="80"/>
+        <location filename="../../app/ui/pages/welcome.py" line="96"/>
         <source>Nothing on your computer changes unless you agree. Every change is recorded and can be undone.</source>
         <translation>未经你同意，电脑上的任何东西都不会被修改。每一项修改都有记录，并且可以撤销。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="81"/>
+        <location filename="../../app/ui/pages/welcome.py" line="97"/>
         <source>&amp;Language:</source>
         <translation>语言(&amp;L)：</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="82"/>
+        <location filename="../../app/ui/pages/welcome.py" line="98"/>
         <source>Language</source>
         <translation>语言</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="83"/>
+        <location filename="../../app/ui/pages/welcome.py" line="99"/>
         <source>&amp;Optional: paste the error message you saw, and we explain it at once:</source>
         <translation>可选：粘贴你看到的错误信息，我们会立即解释(&amp;O)：</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="84"/>
+        <location filename="../../app/ui/pages/welcome.py" line="100"/>
         <source>For example: OSError: [WinError 126] … Error loading “…\torch\lib\fbgemm.dll” or one of its dependencies.</source>
         <translation>例如：OSError: [WinError 126] … Error loading “…\torch\lib\fbgemm.dll” or one of its dependencies.</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="86"/>
+        <location filename="../../app/ui/pages/welcome.py" line="102"/>
         <source>The error message you saw</source>
         <translation>你看到的错误信息</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="87"/>
+        <location filename="../../app/ui/pages/welcome.py" line="103"/>
         <source>&amp;Roll back now</source>
         <translation>立即恢复(&amp;R)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="88"/>
+        <location filename="../../app/ui/pages/welcome.py" line="103"/>
         <source>Roll back the unfinished repair</source>
         <translation>恢复未完成的修复</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="116"/>
+        <location filename="../../app/ui/pages/welcome.py" line="104"/>
+        <source>&amp;Keep it as it is</source>
+        <translation>保持现状(&amp;K)</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/welcome.py" line="104"/>
+        <source>Leave the unfinished repair as it is and stop offering to roll it back</source>
+        <translation>让未完成的修复保持现状，不再提示回滚</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/welcome.py" line="122"/>
+        <source>The error message could not be explained here. Go on: the checks find the cause all the same.</source>
+        <translation>这里没能解释这条错误信息。请继续：检查同样能找到原因。</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/welcome.py" line="134"/>
         <source>&lt;b&gt;{title}&lt;/b&gt;&lt;br&gt;This usually means: {explanation}&lt;br&gt;What helps: {action}</source>
         <translation>&lt;b&gt;{title}&lt;/b&gt;&lt;br&gt;这通常意味着：{explanation}&lt;br&gt;解决办法：{action}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="126"/>
+        <location filename="../../app/ui/pages/welcome.py" line="151"/>
         <source>The unfinished repair was rolled back: every file and setting is as it was before.</source>
         <translation>未完成的修复已恢复：所有文件和设置都和之前一样。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="128"/>
-        <source>The unfinished repair could not be rolled back: {error}</source>
-        <translation>无法恢复未完成的修复：{error}</translation>
+        <location filename="../../app/ui/pages/welcome.py" line="154"/>
+        <source>The unfinished repair could not be rolled back completely: {reason}</source>
+        <translation>未完成的修复没能完全回滚：{reason}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="133"/>
-        <source>A repair ({action}, started {created}) did not finish: the app or the computer stopped in the middle. Roll it back to put everything as it was.</source>
-        <translation>有一项修复（{action}，开始于 {created}）没有完成：程序或电脑在中途停止了。请恢复它，让一切回到原样。</translation>
+        <location filename="../../app/ui/pages/welcome.py" line="157"/>
+        <source>A repair is running in another window right now. Wait until it has finished before you repair anything here.</source>
+        <translation>另一个窗口正在进行修复。请等它完成后，再在这里修复。</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/welcome.py" line="162"/>
+        <source>A repair did not finish: “{name}”, started {when}. The assistant or the computer stopped before it was done. Roll it back to put every file and setting as it was.</source>
+        <translation>有一个修复没有完成：“{name}”，开始于 {when}。本助手或电脑在它完成之前停止了。回滚它，就能把每个文件和设置恢复原样。</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/welcome.py" line="166"/>
+        <source>Undoing “{name}” (started {when}) stopped rather than overwrite a change made since: {reason} Nothing more can be put back by the assistant; keep it as it is, or put it right by hand.</source>
+        <translation>撤销“{name}”（开始于 {when}）时停止了，以免覆盖之后做过的修改：{reason} 本助手无法再恢复更多内容；请保持现状，或者手动改正。</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/welcome.py" line="171"/>
+        <source>Undoing “{name}” (started {when}) could not finish: {reason} Close the programs that use PyTorch, then roll it back again.</source>
+        <translation>撤销“{name}”（开始于 {when}）没能完成：{reason} 请关闭正在使用 PyTorch 的程序，然后再回滚一次。</translation>
     </message>
 </context>
 </TS>
