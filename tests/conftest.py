@@ -109,3 +109,38 @@ def clean_runtimes(lab):
     clear()
     yield
     clear()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """A real HTTPS server on 127.0.0.1 with its own test CA (tests/https_server.py)."""
+    from tests.https_server import HttpsServer
+
+    with HttpsServer(tmp_path_factory.mktemp("certs")) as running:
+        yield running
+
+
+@pytest.fixture
+def trusted_server(server, monkeypatch):
+    """The client trusts the test CA the way any requests user can; proxies of the machine stay out."""
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(server.ca))
+    for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    server.faults.clear()
+    server.log.clear()
+    return server
+
+
+@pytest.fixture
+def data_dir(tmp_path, monkeypatch):
+    """The journal and the logs in a folder of the test's own (TDD_DATA_DIR)."""
+    folder = tmp_path / "data"
+    monkeypatch.setenv("TDD_DATA_DIR", str(folder))
+    return folder
+
+
+def tree_hashes(folder: Path) -> dict[str, str]:
+    """SHA-256 of every file of a folder, by name: byte-for-byte comparisons before and after."""
+    import hashlib
+
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir()) if p.is_file()}

@@ -24,7 +24,7 @@ from app.repair.download import (
     download_error_text,
     fetch_range,
 )
-from tests.https_server import Fault, HttpsServer
+from tests.https_server import Fault
 
 DATA = os.urandom(3 * 1024 * 1024 + 12345)
 SHA = hashlib.sha256(DATA).hexdigest()
@@ -32,20 +32,7 @@ CAP = 64 * 1024 * 1024
 FAST = {"connect_timeout": 2.0, "read_timeout": 2.0, "backoff": 0.01}
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    with HttpsServer(tmp_path_factory.mktemp("certs")) as running:
-        yield running
-
-
-@pytest.fixture(autouse=True)
-def trust_test_ca(server, monkeypatch):
-    """The client trusts the test CA the way any requests user can; proxies of the machine stay out."""
-    monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(server.ca))
-    for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
-        monkeypatch.delenv(name, raising=False)
-    server.faults.clear()
-    server.log.clear()
+pytestmark = pytest.mark.usefixtures("trusted_server")  # tests/conftest.py
 
 
 @pytest.fixture

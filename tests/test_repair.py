@@ -4,7 +4,6 @@ use, and the user's own settings."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import subprocess
@@ -17,22 +16,16 @@ from app.demo.pe_writer import Export, build_pe
 from app.main import main
 from app.repair.in_use import processes_using
 from app.repair.journal import DONE, INTERRUPTED, ROLLED_BACK, Journal, RollbackStopped
-from tests.conftest import PYTHON_HOME, TORCH_LIB, VENV
+from tests.conftest import PYTHON_HOME, TORCH_LIB, VENV, tree_hashes
 
 REPO = Path(__file__).resolve().parents[1]
 LIBOMP = TORCH_LIB + r"\libomp140.x86_64.dll"
 PYTHON = VENV + r"\Scripts\python.exe"
 
 
-@pytest.fixture(autouse=True)
-def data_dir(tmp_path, monkeypatch):
-    folder = tmp_path / "data"
-    monkeypatch.setenv("TDD_DATA_DIR", str(folder))
-    return folder
+pytestmark = pytest.mark.usefixtures("data_dir")  # tests/conftest.py
 
 
-def tree_hashes(folder: Path) -> dict[str, str]:
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir()) if p.is_file()}
 
 
 def cli(*argv: str) -> int:

@@ -4,7 +4,6 @@ applied, a late result of a worker that is no longer current, a rollback that st
 
 from __future__ import annotations
 
-import hashlib
 import queue
 import threading
 import time
@@ -18,16 +17,12 @@ from app.repair.journal import Journal
 from app.system.offline import OfflineImage
 from app.ui.repair_run import Phase, RepairRun, RunState, undo_transactions
 from app.ui.session import Session, diagnose, recommended, repair_options
-from tests.conftest import TORCH_LIB, VENV
+from tests.conftest import TORCH_LIB, VENV, tree_hashes
 
 LIBOMP = TORCH_LIB + r"\libomp140.x86_64.dll"
 
 
-@pytest.fixture(autouse=True)
-def data_dir(tmp_path, monkeypatch):
-    folder = tmp_path / "data"
-    monkeypatch.setenv("TDD_DATA_DIR", str(folder))
-    return folder
+pytestmark = pytest.mark.usefixtures("data_dir")  # tests/conftest.py
 
 
 class Handle:
@@ -75,8 +70,6 @@ class Threads:
                 handler(value)
 
 
-def hashes(folder: Path) -> dict[str, str]:
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir()) if p.is_file()}
 
 
 def session_for(image) -> Session:
@@ -110,7 +103,7 @@ def wait_for(path: Path, timeout: float = 60.0) -> None:
 def test_stop_after_the_change_was_made_rolls_it_back_and_says_so(torch_image, monkeypatch, tmp_path, point):
     image = torch_image()
     lib = image.host(TORCH_LIB)
-    before = hashes(lib)
+    before = tree_hashes(lib)
     session = session_for(image)
     threads = Threads()
     run = RepairRun(session, threads)
@@ -123,7 +116,7 @@ def test_stop_after_the_change_was_made_rolls_it_back_and_says_so(torch_image, m
     go.write_text("go")
     threads.pump(lambda: run.state not in (RunState.RUNNING, RunState.ROLLING_BACK))
     assert run.state == RunState.ROLLED_BACK and run.items[0].phase == Phase.ROLLED_BACK
-    assert hashes(lib) == before and session.outcomes == []
+    assert tree_hashes(lib) == before and session.outcomes == []
     (transaction,) = Journal().transactions()
     assert transaction.state == "rolled-back"
 
@@ -171,7 +164,7 @@ def test_closing_during_a_repair_waits_for_the_rollback_and_a_second_close_chang
                                                                                           tmp_path):
     image = torch_image()
     lib = image.host(TORCH_LIB)
-    before = hashes(lib)
+    before = tree_hashes(lib)
     session = session_for(image)
     threads = Threads()
     run = RepairRun(session, threads)
@@ -188,7 +181,7 @@ def test_closing_during_a_repair_waits_for_the_rollback_and_a_second_close_chang
     assert run.state == RunState.ROLLING_BACK and run.close() is False and closed == []
     go2.write_text("go")
     threads.pump(lambda: bool(closed))
-    assert run.state == RunState.ROLLED_BACK and hashes(lib) == before
+    assert run.state == RunState.ROLLED_BACK and tree_hashes(lib) == before
 
 
 def test_undo_transactions_stops_at_the_first_it_cannot_undo_and_says_which(torch_image):

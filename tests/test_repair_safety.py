@@ -4,7 +4,6 @@ is recorded and said, and the downloads are not kept."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import subprocess
@@ -17,7 +16,7 @@ import pytest
 from app.main import main
 from app.repair.journal import DONE, INTERRUPTED, ROLLBACK_STOPPED, ROLLED_BACK, RUNNING, Journal, RepairBusy
 from app.repair.run import failure_text, undo
-from tests.conftest import TORCH_LIB, VENV
+from tests.conftest import TORCH_LIB, VENV, tree_hashes
 
 REPO = Path(__file__).resolve().parents[1]
 LIBOMP = TORCH_LIB + r"\libomp140.x86_64.dll"
@@ -25,15 +24,9 @@ PYTHON = VENV + r"\Scripts\python.exe"
 BOOT = f"import sys; sys.path.insert(0, {str(REPO)!r}); from app.main import main; sys.exit(main(sys.argv[1:]))"
 
 
-@pytest.fixture(autouse=True)
-def data_dir(tmp_path, monkeypatch):
-    folder = tmp_path / "data"
-    monkeypatch.setenv("TDD_DATA_DIR", str(folder))
-    return folder
+pytestmark = pytest.mark.usefixtures("data_dir")  # tests/conftest.py
 
 
-def tree_hashes(folder: Path) -> dict[str, str]:
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir()) if p.is_file()}
 
 
 def repair_argv(image, *extra: str) -> list[str]:

@@ -23,7 +23,7 @@ from app.repair.wheel_member import LocalWheel, RemoteWheel, WheelError, parse_i
 from app.resources import resources_folder
 from tests import realfiles
 from tests.conftest import real
-from tests.https_server import Fault, HttpsServer
+from tests.https_server import Fault
 
 CATALOG = json.loads((resources_folder() / "catalog.json").read_text(encoding="utf-8"))["intel_openmp"]
 MB = 1 << 20
@@ -34,19 +34,7 @@ def wheel():
     return real(realfiles.download, "intel-openmp==2024.2.1")
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    with HttpsServer(tmp_path_factory.mktemp("certs")) as running:
-        yield running
-
-
-@pytest.fixture(autouse=True)
-def trust_test_ca(server, monkeypatch):
-    monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(server.ca))
-    for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
-        monkeypatch.delenv(name, raising=False)
-    server.faults.clear()
-    server.log.clear()
+pytestmark = pytest.mark.usefixtures("trusted_server")  # tests/conftest.py
 
 
 def serve(server, path: str, body, **fault) -> str:

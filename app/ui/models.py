@@ -4,6 +4,7 @@ dependency tree (read lazily from the graph, one level at a time, as the view as
 from __future__ import annotations
 
 import ntpath
+from enum import Enum
 from typing import Any, Callable, Optional
 
 from PySide6.QtCore import (
@@ -33,6 +34,7 @@ from app.engine.graph import (
 from app.engine.loader import PATH_FALLBACK
 from app.inventory.environment import PythonEnvironment
 from app.probes.finding import Finding
+from app.probes.runner import FAILED as PROBE_FAILED
 from app.probes.runner import ProbeEvent
 from app.ui.icons import icon
 
@@ -106,7 +108,17 @@ class EnvironmentModel(QAbstractTableModel):
 
 
 # ---------------------------------------------------------------------------------------------- checklist
-WAITING, RUNNING, PASSED, WARNED, FAILED, CRASHED = "waiting", "running", "ok", "warning", "problem", "failed"
+class CheckRow(str, Enum):
+    """One check's row in the checklist; the value is its icon's name."""
+
+    RUNNING = "running"
+    PASSED = "ok"
+    WARNED = "warning"
+    FAILED = "problem"
+    CRASHED = "unknown"  # the check itself failed, or did not finish
+
+
+RUNNING, PASSED, WARNED, FAILED, CRASHED = CheckRow
 
 
 class ChecklistModel(QAbstractListModel):
@@ -135,7 +147,8 @@ class ChecklistModel(QAbstractListModel):
         if event.state != "started":
             row["findings"] = event.findings
             severities = {f.severity for f in event.findings}
-            row["state"] = (CRASHED if event.state == "failed" or any(f.code == "check-failed" for f in event.findings)
+            crashed = event.state == PROBE_FAILED or any(f.code == "check-failed" for f in event.findings)
+            row["state"] = (CRASHED if crashed
                             else FAILED if "blocker" in severities else WARNED if "warning" in severities else PASSED)
         index = self.index(self._index[key])
         self.dataChanged.emit(index, index)
@@ -173,8 +186,7 @@ class ChecklistModel(QAbstractListModel):
             check = row["probe"].label[self.lang()].rstrip(".…。 ")
             return self.tr("{check} — {result}").format(check=check, result=self._result(row))
         if role == Qt.ItemDataRole.DecorationRole:
-            return icon({RUNNING: "running", PASSED: "ok", WARNED: "warning", FAILED: "problem",
-                         CRASHED: "unknown"}[row["state"]])
+            return icon(row["state"].value)
         if role == ROLE_ITEM:
             return row["state"]
         return None

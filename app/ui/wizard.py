@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QApplication, QWizard
 
 from app.resources import resources_folder
 from app.ui.collector import GuiThreadCollector
+from app.ui.failure import show_failure
 from app.ui.icons import NAMES, icon
 from app.ui.pages.base import DIAGNOSE, ENVIRONMENTS, FINDINGS, FINISH, PLAN, REPAIR, VERIFY, WELCOME
 from app.ui.pages.diagnose import DiagnosePage
@@ -57,7 +58,7 @@ class DoctorWizard(QWizard):
         super().__init__()
         GuiThreadCollector.install()  # before any worker starts: Qt objects die on this thread only
         self.session = session
-        self.pool = WorkerPool(self)
+        self.pool = WorkerPool(self, on_error=self.show_failure)  # work without its own error handler
         self.translations = translations or Translations(QApplication.instance())
         self.setWizardStyle(QWizard.WizardStyle.ModernStyle)  # AeroStyle needs a real window handle
         self.setOption(QWizard.WizardOption.NoBackButtonOnStartPage, True)
@@ -73,12 +74,17 @@ class DoctorWizard(QWizard):
         for page_id, page in self.pages.items():
             self.setPage(page_id, page)
         self.setStartId(WELCOME)
-        self._closing = False
         self.pages[REPAIR].on_stopped = self._repair_stopped
         self.translations.use(session.lang)
         self.retranslate()
         for page in self.pages.values():  # every page has its words before it is first shown
             page.retranslate()
+
+    failure_box = None
+
+    def show_failure(self, error: BaseException, doing: str = "") -> None:
+        """A failure in plain words, the details one click away (app/ui/failure.py)."""
+        self.failure_box = show_failure(self, self.failure_box, doing, error, self.session.lang)
 
     def set_language(self, lang: str) -> None:
         """Switch every page, Qt's own buttons and the findings' words to `lang`."""
@@ -106,22 +112,23 @@ class DoctorWizard(QWizard):
 
     # -- closing -----------------------------------------------------------------------------------------
     def reject(self) -> None:
-        """Cancel: a repair under way is stopped and rolled back first; other work is told to stop."""
-        repair = self.pages[REPAIR]
-        if self.currentId() == REPAIR and repair.state == "running":
-            self._closing = True
-            repair.stop_and_roll_back()
+        """Cancel, Esc or the window's X: a repair under way is stopped and rolled back first, and the window
+        closes when that is over; asking again meanwhile changes nothing. Other work is told to stop."""
+        run = self.pages[REPAIR].run
+        if self.currentId() == REPAIR and run is not None and not run.close():
             return
         self.pool.cancel_all()
         super().reject()
 
     def _repair_stopped(self) -> None:
-        if self._closing:
-            self._closing = False
+        run = self.pages[REPAIR].run
+        if run is not None and run.closing:
+            self.pool.cancel_all()
             super().reject()
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        if self.currentId() == REPAIR and self.pages[REPAIR].state in ("running", "rolling-back"):
+        run = self.pages[REPAIR].run
+        if self.currentId() == REPAIR and run is not None and run.busy:
             event.ignore()
             self.reject()
             return

@@ -487,89 +487,89 @@
 <context>
     <name>FindingsPage</name>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="76"/>
+        <location filename="../../app/ui/pages/findings.py" line="79"/>
         <source>What we found</source>
         <translation>检查结果</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="77"/>
+        <location filename="../../app/ui/pages/findings.py" line="80"/>
         <source>Problems first. Technical readers can open the dependency tree.</source>
         <translation>先列出问题。懂技术的读者可以打开依赖树。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="78"/>
+        <location filename="../../app/ui/pages/findings.py" line="81"/>
         <source>Show &amp;technical details</source>
         <translation>显示技术细节(&amp;T)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="78"/>
+        <location filename="../../app/ui/pages/findings.py" line="81"/>
         <source>Show the dependency tree</source>
         <translation>显示依赖树</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="79"/>
+        <location filename="../../app/ui/pages/findings.py" line="82"/>
         <source>&amp;Copy</source>
         <translation>复制(&amp;C)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="79"/>
+        <location filename="../../app/ui/pages/findings.py" line="82"/>
         <source>Copy the report</source>
         <translation>复制报告</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="80"/>
+        <location filename="../../app/ui/pages/findings.py" line="83"/>
         <source>Sa&amp;ve report…</source>
         <translation>保存报告(&amp;V)…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="80"/>
+        <location filename="../../app/ui/pages/findings.py" line="83"/>
         <source>Save the report to a file</source>
         <translation>把报告保存到文件</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="97"/>
+        <location filename="../../app/ui/pages/findings.py" line="100"/>
         <source>Some checks could not finish, so this list may be incomplete.</source>
         <translation>有些检查没能完成，所以这个列表可能不完整。</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../app/ui/pages/findings.py" line="99"/>
+        <location filename="../../app/ui/pages/findings.py" line="102"/>
         <source>%n problem(s) stop PyTorch from loading.</source>
         <translation>
             <numerusform>有 %n 个问题导致 PyTorch 无法加载。</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="101"/>
+        <location filename="../../app/ui/pages/findings.py" line="104"/>
         <source>PyTorch should load. There are warnings worth a look.</source>
         <translation>PyTorch 应该可以加载。有一些值得一看的警告。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="103"/>
+        <location filename="../../app/ui/pages/findings.py" line="106"/>
         <source>No problems found: PyTorch should load.</source>
         <translation>没有发现问题：PyTorch 应该可以加载。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="116"/>
+        <location filename="../../app/ui/pages/findings.py" line="119"/>
         <source>PyTorch started anyway when it was tried for real, so this may not matter on this computer.</source>
         <translation>实际启动时 PyTorch 仍然能启动，所以在这台电脑上这可能无关紧要。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="118"/>
+        <location filename="../../app/ui/pages/findings.py" line="121"/>
         <source>&lt;b&gt;What this means:&lt;/b&gt; {text}</source>
         <translation>&lt;b&gt;这意味着：&lt;/b&gt;{text}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="121"/>
+        <location filename="../../app/ui/pages/findings.py" line="124"/>
         <source>&lt;b&gt;How we can fix it:&lt;/b&gt; {text}</source>
         <translation>&lt;b&gt;我们如何修复：&lt;/b&gt;{text}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="129"/>
+        <location filename="../../app/ui/pages/findings.py" line="132"/>
         <source>The demo computer is a built-in example, not a real Windows computer, so PyTorch cannot be started on it. On your own computer this check starts PyTorch for real.</source>
         <translation>演示电脑只是一个内置的示例，不是真正的 Windows 电脑，所以无法在上面启动 PyTorch。在你自己的电脑上，这项检查会真正启动 PyTorch。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="148"/>
+        <location filename="../../app/ui/pages/findings.py" line="151"/>
         <source>The report is copied: paste it into a forum post or a message.</source>
         <translation>报告已复制：可以粘贴到论坛帖子或消息里。</translation>
     </message>

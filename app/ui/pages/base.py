@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Callable, Optional
 from PySide6.QtCore import QCoreApplication, QEvent, Qt
 from PySide6.QtWidgets import QFileDialog, QFrame, QLabel, QPushButton, QSizePolicy, QWizardPage
 
+from app.ui.failure import failure_words
 from app.ui.icons import icon
 
 if TYPE_CHECKING:
@@ -56,8 +57,9 @@ class Page(QWizardPage):
 
     # -- the report: Findings and Finish both offer it ----------------------------------------------------
     def ask_to_save_report(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, report_words("Save the report"), "torch-dll-doctor-report.html",
-                                              report_words("Web page (*.html);;Text (*.txt);;JSON (*.json)"))
+        path, _ = QFileDialog.getSaveFileName(
+            self, QCoreApplication.translate("Report", "Save the report"), "torch-dll-doctor-report.html",
+            QCoreApplication.translate("Report", "Web page (*.html);;Text (*.txt);;JSON (*.json)"))
         if path:
             self.save_report(path)
 
@@ -67,20 +69,20 @@ class Page(QWizardPage):
         diagnosis = session.after or session.diagnosis
         self.doctor.pool.start(
             lambda worker: session.report(path, diagnosis),
-            returned=lambda _: self.said(lambda: report_words("Report saved: {path}").format(path=path)),
+            returned=lambda _: self.said(
+                lambda: QCoreApplication.translate("Report", "Report saved: {path}").format(path=path)),
             errored=lambda error: self.said(
-                lambda: report_words("The report could not be saved: {error}").format(error=error)))
-
-
-def report_words(text: str) -> str:
-    return QCoreApplication.translate("Report", text)
+                lambda: QCoreApplication.translate("Report", "The report could not be saved. {reason}").format(
+                    reason=failure_words(error, session.lang))))
 
 
 def wrapped(text: str = "", *, bold: bool = False, selectable: bool = False, name: Optional[str] = None) -> QLabel:
     label = QLabel(text)
     label.setWordWrap(True)
     label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)  # spare height goes below the text
-    label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
+    policy = QSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
+    policy.setHeightForWidth(True)  # a new policy forgets the one setWordWrap() made: the label would then
+    label.setSizePolicy(policy)  # claim the height its text needs at a third of its width, and leave gaps
     if bold:
         font = label.font()
         font.setBold(True)

@@ -3,12 +3,26 @@ result), overall progress, and Stop."""
 
 from __future__ import annotations
 
+from enum import Enum
+
 from PySide6.QtWidgets import QHBoxLayout, QListView, QProgressBar, QVBoxLayout, QWidget
 
 from app.cancel import Cancelled
+from app.ui.failure import failure_words
 from app.ui.models import ChecklistModel
 from app.ui.pages.base import FINDINGS, Page, button, named, wrapped
 from app.ui.session import diagnose
+from app.ui.workers import LatestRun
+
+
+class CheckState(str, Enum):
+    """Where a diagnosis run of the checklist is."""
+
+    IDLE = "idle"
+    RUNNING = "running"
+    DONE = "done"
+    CANCELLED = "cancelled"  # Stop was pressed: what was found so far is kept
+    FAILED = "failed"
 
 
 class ChecklistPanel(QWidget):
@@ -24,8 +38,8 @@ class ChecklistPanel(QWidget):
         self.progress = QProgressBar()
         self.stop = button("stop")
         self.stop.clicked.connect(self.cancel)
-        self.worker = None
-        self.state = "idle"  # running, done, cancelled, failed
+        self.run = LatestRun()  # Back, then Next: the old run's late result is dropped, never shown
+        self.state = CheckState.IDLE
         self.error = None
         self.on_done = lambda diagnosis: None
         self._cancelled = False
@@ -44,45 +58,48 @@ class ChecklistPanel(QWidget):
         self.model.refresh()
 
     def start(self, env) -> None:
-        self.cancel()
         self.model.clear()
         self.progress.setRange(0, 0)
-        self.state, self.error, self._cancelled = "running", None, False
+        self.state, self.error, self._cancelled = CheckState.RUNNING, None, False
         self.stop.setEnabled(True)
         system = self.page.session.system
-        self.worker = self.page.doctor.pool.start(
-            lambda worker: diagnose(system, env, worker.token, worker.emit),
-            yielded=self._event, returned=self._finished, errored=self._failed)
+        self.run.start(self.page.doctor.pool, lambda worker: diagnose(system, env, worker.token, worker.emit),
+                       yielded=self._event, returned=self._finished, errored=self._failed)
 
     def cancel(self) -> None:
-        if self.worker is not None and self.state == "running":
+        """Stop: the checks end, and what they found so far is still shown."""
+        if self.run.running and self.state == CheckState.RUNNING:
             self._cancelled = True
-            self.worker.cancel()
+            self.run.stop()
+
+    def leave(self) -> None:
+        """The page is left (Back): the run stops and nothing it still sends is shown."""
+        self.run.drop()
+        if self.state == CheckState.RUNNING:
+            self.model.stop_running()
+            self.state = CheckState.CANCELLED
+            self.stop.setEnabled(False)
 
     def _event(self, event) -> None:
-        if self.worker is None:
-            return
         self.model.update(event)
         self.progress.setRange(0, max(event.total, 1))
         self.progress.setValue(event.done)
 
     def _finished(self, diagnosis) -> None:
-        self.worker = None
         self.model.stop_running()
         self.stop.setEnabled(False)
         if self.progress.maximum() == 0:
             self.progress.setRange(0, 1)
         self.progress.setValue(self.progress.maximum())
-        self.state = "cancelled" if self._cancelled else "done"
+        self.state = CheckState.CANCELLED if self._cancelled else CheckState.DONE
         self.on_done(diagnosis)
 
     def _failed(self, error) -> None:
-        self.worker = None
         self.model.stop_running()
         self.stop.setEnabled(False)
         self.progress.setRange(0, 1)
         self.progress.setValue(0)
-        self.state = "cancelled" if isinstance(error, Cancelled) else "failed"
+        self.state = CheckState.CANCELLED if isinstance(error, Cancelled) else CheckState.FAILED
         self.error = error
         self.on_done(None)
 
@@ -105,8 +122,8 @@ class DiagnosePage(Page):
         self.checklist.start(self.session.env)
         self.retranslate()
 
-    def cleanupPage(self) -> None:  # Back: stop checking
-        self.checklist.cancel()
+    def cleanupPage(self) -> None:  # Back: stop checking; a later Next starts afresh
+        self.checklist.leave()
 
     def nextId(self) -> int:
         return FINDINGS
@@ -122,15 +139,16 @@ class DiagnosePage(Page):
                 folder=self.session.system.windows_path(env.exec_prefix)))
         self.checklist.retranslate()
         state = self.checklist.state
-        if state == "running":
+        if state == CheckState.RUNNING:
             self.result.setText(self.tr("Checking… this takes a few seconds (up to a minute when PyTorch is "
                                         "started for real)."))
-        elif state == "done":
+        elif state == CheckState.DONE:
             self.result.setText(self.tr("Done. Press Next to see what was found."))
-        elif state == "cancelled":
+        elif state == CheckState.CANCELLED:
             self.result.setText(self.tr("Stopped. Press Back to choose again, or Next to see what was found so far."))
-        elif state == "failed":
-            self.result.setText(self.tr("The check could not run: {error}").format(error=self.checklist.error))
+        elif state == CheckState.FAILED:
+            self.result.setText(self.tr("The check could not run. {reason}").format(
+                reason=failure_words(self.checklist.error, self.session.lang)))
         else:
             self.result.setText("")
 

@@ -3,15 +3,29 @@ Windows, or when nothing is found) a copied Windows drive or the demo computer."
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
 
 from PySide6.QtCore import QItemSelectionModel, Qt
 from PySide6.QtWidgets import QAbstractItemView, QFileDialog, QHBoxLayout, QHeaderView, QTreeView, QVBoxLayout
 
+from app.cancel import Cancelled
 from app.system.offline import OfflineImage
+from app.ui.failure import failure_words
 from app.ui.models import ROLE_ITEM, EnvironmentModel
 from app.ui.pages.base import DIAGNOSE, Page, button, named, wrapped
 from app.ui.session import DEMO, IMAGE, environment_at, find_environments, open_demo
+from app.ui.workers import LatestRun
+
+
+class SearchState(str, Enum):
+    """Where discovery is on the computer being looked at."""
+
+    IDLE = "idle"
+    OPENING = "opening"  # the demo computer is being made
+    SEARCHING = "searching"
+    DONE = "done"
+    FAILED = "failed"
 
 
 class EnvironmentsPage(Page):
@@ -27,6 +41,7 @@ class EnvironmentsPage(Page):
         self.view.header().setStretchLastSection(True)
         self.view.selectionModel().selectionChanged.connect(self._selected)
         self.view.doubleClicked.connect(lambda index: self.doctor.next() if self.isComplete() else None)
+        self.computer = wrapped(name="computer")  # which computer: the demo, or a copied drive (hidden on a live one)
         self.status = wrapped(name="search-status")
         self.browse = button("browse")
         self.everywhere = button("everywhere")
@@ -44,11 +59,13 @@ class EnvironmentsPage(Page):
         layout = QVBoxLayout(self)
         layout.addWidget(self.explain)
         layout.addWidget(self.view, 1)
+        layout.addWidget(self.computer)
         layout.addWidget(self.status)
         layout.addLayout(buttons)
-        self._worker = None
-        self._state = "idle"  # idle, searching, done, none-here, failed
-        self._error = ""
+        self.search = LatestRun()  # discovery, or a Browse…: only the newest one's findings are shown
+        self.building = LatestRun()  # the demo computer being made
+        self._state = SearchState.IDLE
+        self._error = None
 
     def _display(self, path) -> str:
         system = self.session.system
@@ -58,8 +75,8 @@ class EnvironmentsPage(Page):
         if self.session.env is not None and not self.model.envs:  # chosen on the command line (--env)
             self.model.add(self.session.env)
             self.select(0)
-            self._state = "done"
-        elif self.session.system is not None and not self.session.environments and self._worker is None:
+            self._state = SearchState.DONE
+        elif self.session.system is not None and not self.session.environments and not self.search.running:
             self._search()
         self.retranslate()
 
@@ -84,45 +101,49 @@ class EnvironmentsPage(Page):
     def _show_state(self) -> None:
         count = len(self.model.envs)
         nothing = self.session.system is None
+        searching = self._state in (SearchState.SEARCHING, SearchState.OPENING)
         off_windows_or_none = nothing or self.session.source in (IMAGE, DEMO) or (
-            self._state == "done" and not any(e.torch for e in self.model.envs))
+            self._state == SearchState.DONE and not any(e.torch for e in self.model.envs))
         self.image.setVisible(off_windows_or_none)
         self.demo.setVisible(off_windows_or_none)
-        self.browse.setEnabled(not nothing and self._state != "searching")
-        self.everywhere.setEnabled(not nothing and self._state != "searching")
+        self.browse.setEnabled(not nothing and not searching)
+        self.everywhere.setEnabled(not nothing and not searching)
         if nothing:
             text = self.tr("This computer is not running Windows, so there is nothing here to check. Analyse a "
                            "copied Windows drive, or try the demo computer to see how the assistant works.")
-        elif self._state == "searching":
-            text = self.tr("Searching… {count} found so far.").format(count=count)
-        elif self._state == "failed":
-            text = self.tr("The search stopped: {error}").format(error=self._error)
+        elif self._state == SearchState.OPENING:
+            text = self.tr("Making the demo computer…")
+        elif searching:
+            text = self.tr("Searching… %n found so far.", "", count)
+        elif self._state == SearchState.FAILED:
+            text = self.tr("The search stopped before it was done. {reason}").format(
+                reason=failure_words(self._error, self.session.lang))
         elif not any(e.torch for e in self.model.envs):
             text = self.tr("No Python installation with PyTorch was found. Use Browse… to pick your AI app's "
                            "folder, or Search everywhere.")
         else:
-            text = self.tr("{count} installation(s) found. Select one and press Next.").format(count=count)
-        if self.session.source == DEMO:
-            text = self.tr("The demo computer (a built-in example, nothing real is changed). ") + text
-        elif self.session.source == IMAGE:
-            text = self.tr("A copied Windows drive: {folder}. ").format(folder=self.session.root) + text
+            text = self.tr("%n installation(s) found. Select one and press Next.", "", count)
         self.status.setText(text)
+        if self.session.source == DEMO:
+            self.computer.setText(self.tr("This is the demo computer: a built-in example, so nothing real is "
+                                          "changed."))
+        elif self.session.source == IMAGE:
+            self.computer.setText(self.tr("This is a copied Windows drive: {folder}").format(folder=self.session.root))
+        self.computer.setVisible(self.session.source in (IMAGE, DEMO) and not nothing)
 
     # -- searching ----------------------------------------------------------------------------------------
     def _search(self, everywhere: bool = False, folders: tuple = ()) -> None:
         system = self.session.system
         if system is None:
             return
-        if self._worker is not None:
-            self._worker.cancel()
         if not folders:
             self.model.clear()
             self.session.environments = []
-        self._state = "searching"
+        self._state = SearchState.SEARCHING
         self._show_state()
-        self._worker = self.doctor.pool.start(
-            lambda worker: find_environments(system, worker.token, worker.emit, everywhere=everywhere,
-                                             folders=folders),
+        self.search.start(
+            self.doctor.pool, lambda worker: find_environments(system, worker.token, worker.emit,
+                                                               everywhere=everywhere, folders=folders),
             yielded=self._found, returned=self._searched, errored=self._failed)
 
     def _found(self, env) -> None:
@@ -135,16 +156,12 @@ class EnvironmentsPage(Page):
         self._show_state()
 
     def _searched(self, envs) -> None:
-        self._worker = None
-        self._state = "done"
+        self._state = SearchState.DONE
         self._show_state()
 
     def _failed(self, error) -> None:
-        from app.cancel import Cancelled
-
-        self._worker = None
-        self._state = "done" if isinstance(error, Cancelled) else "failed"
-        self._error = str(error)
+        self._state = SearchState.DONE if isinstance(error, Cancelled) else SearchState.FAILED
+        self._error = error
         self._show_state()
 
     def select(self, row: int) -> None:
@@ -164,8 +181,10 @@ class EnvironmentsPage(Page):
         if not folder:
             return
         system = self.session.system
-        self.doctor.pool.start(lambda worker: environment_at(system, Path(folder)),
-                               returned=lambda env: self._browsed(env, folder))
+        self.search.start(self.doctor.pool, lambda worker: environment_at(system, Path(folder)),
+                          returned=lambda env: self._browsed(env, folder),
+                          doing=self.tr("The folder could not be searched. Choose another folder, or use Search "
+                                        "everywhere."))
 
     def _browsed(self, env, folder: str) -> None:
         if env is None:
@@ -185,13 +204,25 @@ class EnvironmentsPage(Page):
 
     def start_demo(self) -> None:
         """Build the demo computer in a worker, then search it like any other."""
+        self.search.drop()  # what is still being found on the computer before is not wanted any more
+        self._state = SearchState.OPENING
         self.demo.setEnabled(False)
         session = self.session
-        self.doctor.pool.start(lambda worker: open_demo(session),
-                               returned=lambda system: self.open_computer(system, DEMO, None),
-                               finished=lambda: self.demo.setEnabled(True))
+        self.building.start(self.doctor.pool, lambda worker: open_demo(session),
+                            returned=lambda system: self.open_computer(system, DEMO, None),
+                            errored=self._demo_failed, finished=lambda: self.demo.setEnabled(True))
+        self._show_state()
+
+    def _demo_failed(self, error) -> None:
+        self._state = SearchState.IDLE
+        self._show_state()
+        if isinstance(error, Cancelled):  # the wizard is closing
+            return
+        self.doctor.show_failure(error, self.tr("The demo computer could not be made. Try again, or analyse a copied "
+                                                "Windows drive."))
 
     def open_computer(self, system, source: str, root) -> None:
+        self.search.drop()
         self.session.use(system, source, root)
         self.model.clear()
         self._search()

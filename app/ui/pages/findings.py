@@ -7,12 +7,13 @@ import html
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QHBoxLayout, QScrollArea, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QScrollArea, QSizePolicy, QSplitter, QVBoxLayout, QWidget
 
 from app.report.document import diagnosis_report, render_report
 from app.ui.icons import SEVERITY_ICON
 from app.ui.pages.base import FINISH, PLAN, Page, button, card, icon_label, named, wrapped
 from app.ui.pages.tree import DependencyTreePanel
+from app.ui.session import DEMO
 
 
 class FindingsPage(Page):
@@ -22,6 +23,9 @@ class FindingsPage(Page):
         self.cards = QWidget()
         self.cards_layout = QVBoxLayout(self.cards)
         self.cards_layout.addStretch(1)
+        # its height comes from the cards' heights for the width they have, not from each label's minimum (the
+        # height of its text at a third of the width), so the scroll bar appears only when the cards need it
+        self.cards.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Ignored)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setWidget(self.cards)
@@ -114,15 +118,20 @@ class FindingsPage(Page):
         if problem.contradicted:
             column.addWidget(wrapped(self.tr("PyTorch started anyway when it was tried for real, so this may not "
                                              "matter on this computer."), selectable=True))
-        column.addWidget(wrapped(self.tr("<b>What this means:</b> {text}").format(text=html.escape(text.explanation)),
-                                 selectable=True))
+        column.addWidget(wrapped(self.tr("<b>What this means:</b> {text}").format(
+            text=html.escape(self._explanation(problem, text))), selectable=True))
         if problem.severity != "info":
             column.addWidget(wrapped(self.tr("<b>How we can fix it:</b> {text}").format(
                 text=html.escape(text.action)), selectable=True))
-        column.addStretch(1)
         row.addLayout(column, 1)
         frame.setAccessibleName(text.title)
         return frame
+
+    def _explanation(self, problem, text) -> str:
+        if problem.lead.code == "check-skipped" and self.session.source == DEMO:  # not "a copied Windows drive"
+            return self.tr("The demo computer is a built-in example, not a real Windows computer, so PyTorch cannot "
+                           "be started on it. On your own computer this check starts PyTorch for real.")
+        return text.explanation
 
     def _toggle_details(self, shown: bool) -> None:
         if shown and self._graph is not None and (self.tree.model is None or self.tree.model.graph is not self._graph):

@@ -5,13 +5,23 @@ until the user presses "Repair now"."""
 from __future__ import annotations
 
 import html
+from enum import Enum
 
 from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtWidgets import QButtonGroup, QGroupBox, QRadioButton, QScrollArea, QVBoxLayout, QWidget, QWizard
 
 from app.i18n import words
+from app.ui.failure import failure_words
 from app.ui.pages.base import REPAIR, Page, wrapped
 from app.ui.session import recommended, repair_options
+from app.ui.workers import LatestRun
+
+
+class PlanState(str, Enum):
+    IDLE = "idle"
+    PLANNING = "planning"
+    READY = "ready"
+    FAILED = "failed"
 
 
 def repair_name(action: str) -> str:
@@ -40,26 +50,31 @@ class PlanPage(Page):
         layout.addWidget(self.intro)
         layout.addWidget(scroll, 1)
         self._groups: list[tuple[QButtonGroup, list]] = []
-        self._state = "idle"
+        self.planning = LatestRun()  # Back, then Next: only the newest planning's repairs are offered
+        self._state = PlanState.IDLE
         self._error = None
 
     def initializePage(self) -> None:
         self.set_ready(False)
-        self._state = "planning"
-        self.session.options = []
+        self._state = PlanState.PLANNING
+        self.session.options, self.session.chosen = [], []
         self.retranslate()
         system, env, diagnosis = self.session.system, self.session.env, self.session.diagnosis
-        self.doctor.pool.start(lambda worker: repair_options(system, env, diagnosis),
-                               returned=self._planned, errored=self._failed)
+        self.planning.start(self.doctor.pool, lambda worker: repair_options(system, env, diagnosis),
+                            returned=self._planned, errored=self._failed)
+
+    def cleanupPage(self) -> None:  # Back: what is still being worked out is not wanted
+        self.planning.drop()
+        self._state = PlanState.IDLE
 
     def _planned(self, options) -> None:
         self.session.options = options
         self.session.chosen = recommended(options)
-        self._state = "ready"
+        self._state = PlanState.READY
         self.retranslate()
 
     def _failed(self, error) -> None:
-        self._state, self._error = "failed", error
+        self._state, self._error = PlanState.FAILED, error
         self.retranslate()
 
     def nextId(self) -> int:
@@ -69,10 +84,11 @@ class PlanPage(Page):
         self.setTitle(self.tr("Choose the repair"))
         self.setSubTitle(self.tr("Nothing has changed yet. Every change below is recorded and can be undone."))
         self.setButtonText(QWizard.WizardButton.CommitButton, self.tr("&Repair now"))
-        if self._state == "planning":
+        if self._state == PlanState.PLANNING:
             self.intro.setText(self.tr("Working out the repairs that fit…"))
-        elif self._state == "failed":
-            self.intro.setText(self.tr("The repairs could not be worked out: {error}").format(error=self._error))
+        elif self._state == PlanState.FAILED:
+            self.intro.setText(self.tr("The repairs could not be worked out. {reason}").format(
+                reason=failure_words(self._error, self.session.lang)))
         elif not any(o.possible for o in self.session.options):
             self.intro.setText(self.tr("None of the repairs can be done here. The reasons are below."))
         else:

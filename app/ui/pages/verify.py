@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout
 
 from app.ui.icons import icon
 from app.ui.pages.base import FINISH, Page, icon_label, wrapped
-from app.ui.pages.diagnose import ChecklistPanel
+from app.ui.pages.diagnose import ChecklistPanel, CheckState
 
 
 class VerifyPage(Page):
@@ -35,7 +35,7 @@ class VerifyPage(Page):
         self.retranslate()
 
     def cleanupPage(self) -> None:
-        self.checklist.cancel()
+        self.checklist.leave()
 
     def nextId(self) -> int:
         return FINISH
@@ -49,7 +49,7 @@ class VerifyPage(Page):
         version = env.torch.version if env is not None and env.torch else "?"
         if after is None:
             self.mark.setPixmap(icon("running").pixmap(32, 32))
-            self.headline.setText(self.tr("Checking…") if self.checklist.state == "running" else
+            self.headline.setText(self.tr("Checking…") if self.checklist.state == CheckState.RUNNING else
                                   self.tr("The check did not finish."))
             self.next_steps.setText("")
             return
