@@ -6,7 +6,8 @@ in-process is the catalog's download URL (resources/catalog.json's aka.ms link -
 is installed), download with the real downloader, verify (LiveWindows.verify_signature = WinVerifyTrust, signer
 "Microsoft Corporation", ProductVersion read by app/engine/pe.py >= min_version), run it through
 LiveWindows.run_elevated (ShellExecuteExW "runas"), journal, exit-code mapping, the registry read again,
-diagnosis again, and `history` / `undo --last`. The busy case also shortens BUSY_WAIT_S (60 s -> 5 s).
+diagnosis again, and `history` / `undo --last`. The busy case also shortens BUSY_WAIT_S (60 s -> 2 s), and
+every run counts the real LiveWindows.run_elevated calls (one call, one permission prompt).
 
 The installer is the stand-in vc_redist (tests/standin: a real mingw-w64 program with a 14.44.35211.0 version
 resource) signed with osslsigncode by a certificate made for the run with subject CN "Microsoft Corporation".
@@ -22,7 +23,9 @@ own, where no standin.cfg is; under Wine the "elevated" program gets its caller'
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
 import time
 
 import pytest
@@ -47,16 +50,30 @@ def catalog():  # the test's one override: where vc_redist.x64.exe is downloaded
     entry["vc_redist"]["x64"]["url"] = {url!r}
     return entry
 vc.download_catalog = catalog
-vc.BUSY_WAIT_S = 5
+vc.BUSY_WAIT_S = {busy_wait_s!r}
 from app.main import main
 from app.system.live import LiveWindows
+elevations = []
+_run_elevated = LiveWindows.run_elevated
+def run_elevated(self, argv, timeout, cancel=None):  # the real one, counted: one call is one permission prompt
+    elevations.append(argv)
+    return _run_elevated(self, argv, timeout, cancel)
+LiveWindows.run_elevated = run_elevated
+if {swap!r}:  # another program of the user swaps the checked installer while Windows asks for permission
+    import shutil
+    _fetch = vc.fetch_installer
+    def fetch_installer(*args, **kwargs):
+        path, verified = _fetch(*args, **kwargs)
+        shutil.copyfile({swap!r}, path)
+        return path, verified
+    vc.fetch_installer = fetch_installer
 try:
     code = main({argv!r})
 finally:
     sys.stdout.flush()
     sys.stderr.flush()
 x64 = {{k: v.data for k, v in LiveWindows().registry_values({key!r}).items()}}
-print("\n@@RESULT " + json.dumps({{"exit": code, "x64": x64}}))
+print("\n@@RESULT " + json.dumps({{"exit": code, "x64": x64, "elevations": len(elevations)}}))
 """
 
 
@@ -83,12 +100,16 @@ def setup(lab, tmp_path_factory):
         yield env, server
 
 
-def run_app(lab, setup, data, argv, path="/vc_redist.x64.exe", **standin):
-    """Run the CLI in the env's Windows Python; returns (exit code, stdout before the result, stderr, x64 key)."""
+def run_app(lab, setup, data, argv, path="/vc_redist.x64.exe", busy_wait_s=5, swap=None, elevations=None,
+            **standin):
+    """Run the CLI in the env's Windows Python; returns (exit code, stdout before the result, stderr, x64 key).
+    `elevations`, a list, gets the number of run_elevated calls (permission prompts); `swap`, a file, replaces the
+    installer after its check."""
     env, server = setup
     script = data / "run_app.py"
     data.mkdir(parents=True, exist_ok=True)
-    text = SCRIPT.format(repo=to_windows_path(REPO_ROOT), url=server.url(path), argv=argv, key=RUNTIMES + "\\x64")
+    text = SCRIPT.format(repo=to_windows_path(REPO_ROOT), url=server.url(path), argv=argv, key=RUNTIMES + "\\x64",
+                         busy_wait_s=busy_wait_s, swap=to_windows_path(swap) if swap else "")
     script.write_text(text, encoding="utf-8")
     variables = {"REQUESTS_CA_BUNDLE": to_windows_path(server.ca), "TDD_DATA_DIR": to_windows_path(data / "journal"),
                  "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost", "TDD_STANDIN_EXIT": "0"}
@@ -97,6 +118,8 @@ def run_app(lab, setup, data, argv, path="/vc_redist.x64.exe", **standin):
     assert "@@RESULT " in result.stdout, (result.returncode, result.stdout[-3000:], result.stderr[-5000:])
     before, _, tail = result.stdout.rpartition("@@RESULT ")
     out = json.loads(tail.strip())
+    if elevations is not None:
+        elevations.append(out["elevations"])
     return out["exit"], before, result.stderr, out["x64"]
 
 
@@ -104,6 +127,10 @@ def repair(lab, setup, data, **standin):
     env = setup[0]
     return run_app(lab, setup, data, ["repair", "--env", to_windows_path(env), "--action", "install-vc-runtime",
                                       "--yes", "--json", "-"], **standin)
+
+
+def notes(data, name):
+    return [r[name] for r in journal_records(data) if r["kind"] == "note" and name in r]
 
 
 def journal_records(data):
@@ -132,8 +159,9 @@ def test_the_installer_succeeds(lab, setup, clean_runtimes, tmp_path, code, outc
         standin.update(register=1, version="14.50.35719.0")
         expected = {"Installed": 1, "Version": "v14.50.35719.00", "Major": 14, "Minor": 50, "Bld": 35719,
                     "Rbld": 0}
+    trace = tmp_path / "trace.txt"
     started = time.monotonic()
-    exit_code, stdout, stderr, x64 = repair(lab, setup, tmp_path, **standin)
+    exit_code, stdout, stderr, x64 = repair(lab, setup, tmp_path, trace=to_windows_path(trace), **standin)
     seconds = time.monotonic() - started
 
     assert exit_code == 0, stderr[-4000:]
@@ -144,8 +172,11 @@ def test_the_installer_succeeds(lab, setup, clean_runtimes, tmp_path, code, outc
     assert [i["arch"] for i in intents] == ["x64"]
     assert intents[0]["argv"][1:5] == ["/install", "/quiet", "/norestart", "/log"]
     assert [(a["exit_code"], a["outcome"]) for a in applied] == [(code, outcome)]
-    log = (tmp_path / "journal" / "transactions" / result["transaction"] / "downloads" / "vc_redist.x64.log")
-    assert f"Exit code: {code:#x}" in log.read_text(encoding="utf-8-sig")
+    # it ran once, from the helper's admin-only folder, with its log there (the downloads, the log copied back
+    # beside them included, are removed when the transaction finishes)
+    (run,) = trace.read_text(encoding="utf-8-sig").splitlines()
+    assert "exe=C:\\Program Files\\TorchDllDoctor\\installers\\" in run, run
+    assert "/install /quiet /norestart /log" in run and "installers\\" in run.partition("/log")[2], run
     (item,) = history(lab, setup, tmp_path)
     assert item["state"] == "done" and item["action"] == "install-vc-runtime"
     assert [(c["op"], c["arch"]) for c in item["changes"]] == [("installer", "x64")]
@@ -187,20 +218,110 @@ def test_the_installer_fails(lab, setup, clean_runtimes, tmp_path, code, words):
     assert item["state"] == "rolled-back"
 
 
-def test_busy_once_then_installed(lab, setup, clean_runtimes, tmp_path):
-    state = tmp_path / "busy-once.flag"
+def test_busy_once_then_installed_in_one_elevated_step(lab, setup, clean_runtimes, tmp_path):
+    """1618 once: the helper waits (BUSY_WAIT_S, 2 s here) and tries again itself: one permission prompt, the wait
+    really passed (the stand-in's own clock), and the user was told once per wait."""
+    state, trace = tmp_path / "busy-once.flag", tmp_path / "trace.txt"
+    elevations: list[int] = []
     started = time.monotonic()
-    exit_code, stdout, stderr, x64 = repair(lab, setup, tmp_path, exit=0, first_exit=1618,
-                                            state=to_windows_path(state))
+    exit_code, stdout, stderr, x64 = repair(lab, setup, tmp_path, busy_wait_s=2, elevations=elevations, exit=0,
+                                            first_exit=1618, state=to_windows_path(state),
+                                            trace=to_windows_path(trace))
     seconds = time.monotonic() - started
 
     assert exit_code == 0, stderr[-4000:]
     assert state.exists()
-    assert "Another installation is running; trying again in 5 s" in stderr
+    assert elevations == [1], "not one permission prompt"
+    assert stderr.count("Another installation is running; trying again in 2 s") == 1, stderr[-3000:]
     assert x64 == INSTALLED
     _, applied = installer_records(tmp_path)
     assert [(a["exit_code"], a["outcome"]) for a in applied] == [(0, "installed")]
-    print(f"1618 then 0: repair took {seconds:.1f} s")
+    (run,) = notes(tmp_path, "installer_run")
+    assert run["tries"] == [1618, 0] and run["waited_s"] >= 2
+    first, second = (int(line.split(" ")[1]) / 1000 for line in trace.read_text("utf-8-sig").splitlines())
+    assert second - first >= 2, (first, second)
+    assert run["from"].startswith("C:\\Program Files\\TorchDllDoctor\\installers\\"), run
+    print(f"1618 then 0: {second - first:.2f} s between the tries, {elevations[0]} elevation, repair took "
+          f"{seconds:.1f} s")
+
+
+def test_an_installer_swapped_after_its_check_is_not_run(lab, setup, clean_runtimes, tmp_path):
+    """The checked download is replaced (by another signed file) before the helper starts: the helper's copy in
+    its admin-only folder has another SHA-256 than the one checked, so nothing runs."""
+    from tests.standin import build_standin, sign_standin
+
+    other = sign_standin(build_standin(), tmp_path / "other" / "vc_redist.x64.exe")
+    trace = tmp_path / "trace.txt"
+    exit_code, stdout, stderr, x64 = repair(lab, setup, tmp_path, swap=other, exit=0, trace=to_windows_path(trace))
+
+    assert exit_code == 1, stderr[-4000:]
+    assert "The installer was not run" in stderr and "changed after it was checked" in stderr, stderr[-3000:]
+    assert x64 == {} and not trace.exists()
+    (item,) = history(lab, setup, tmp_path)
+    assert item["state"] == "rolled-back"
+
+
+@pytest.fixture
+def old_runtime_dll(lab, tmp_path):
+    """System32\\vcruntime140.dll as an older runtime left it (14.29.30133.0: a small PE file from the test-side
+    PE writer; the app reads only its version), and a folder with the real 14.51 vcruntime140.dll
+    (msvc-runtime) for the stand-in to put in its place. Wine's placeholder is put back afterwards."""
+    from app.demo.pe_writer import write_pe
+    from tests import realfiles
+    from tests.conftest import real
+
+    new = tmp_path / "new runtime"
+    new.mkdir()
+    (source,) = [p for p in real(realfiles.msvc_runtime_dlls) if p.name == "vcruntime140.dll"]
+    shutil.copyfile(source, new / "vcruntime140.dll")
+    system32 = lab.prefix / "drive_c" / "windows" / "system32"
+    target, aside = system32 / "vcruntime140.dll", tmp_path / "vcruntime140.dll.wine"
+    os.replace(target, aside)
+    write_pe(target, dll_name="vcruntime140.dll", file_version=(14, 29, 30133, 0),
+             product_version=(14, 29, 30133, 0))
+    try:
+        yield new
+    finally:
+        os.replace(aside, target)
+        (system32 / "vcruntime140.dll.tdd-pending").unlink(missing_ok=True)
+        lab.wine_reg(["delete", r"HKLM\SYSTEM\CurrentControlSet\Control\Session Manager", "/v",
+                      "PendingFileRenameOperations", "/f"])
+
+
+def test_restart_needed_keeps_the_repair_when_the_old_dlls_wait_for_the_restart(lab, setup, clean_runtimes,
+                                                                                tmp_path, old_runtime_dll):
+    """3010: vc_redist found the runtime DLLs in use and replaces them at the next restart (the stand-in stages
+    the new vcruntime140.dll and schedules it with MoveFileExW); until then System32 holds the old one. That is
+    no failure: not rolled back, the journal says a restart is needed and which file waits."""
+    exit_code, stdout, stderr, x64 = repair(lab, setup, tmp_path, exit=3010,
+                                            runtime_dlls=to_windows_path(old_runtime_dll))
+
+    assert exit_code in (0, 1) and x64 == INSTALLED, stderr[-4000:]
+    result = json.loads(stdout[stdout.index("{"):])
+    assert result["state"] in ("fixed", "restart-needed"), result  # what torch 2.4.1 still needs: nothing
+    assert exit_code == (0 if result["state"] == "fixed" else 1)
+    _, applied = installer_records(tmp_path)
+    assert [(a["exit_code"], a["outcome"]) for a in applied] == [(3010, "restart-needed")]
+    (waiting,) = [r for r in journal_records(tmp_path) if r["kind"] == "note" and r.get("restart_needed")]
+    assert waiting["dll"].lower() == r"c:\windows\system32\vcruntime140.dll" and waiting["version"] == "14.29.30133.0"
+    (item,) = history(lab, setup, tmp_path)
+    assert item["state"] == "done" and item["restart_needed"] is True
+    assert "restart" in stdout.lower()
+    pending = subprocess.run(["wine", "reg", "query", r"HKLM\SYSTEM\CurrentControlSet\Control\Session Manager",
+                              "/v", "PendingFileRenameOperations"], env=lab.base_env(), capture_output=True)
+    assert b"vcruntime140.dll.tdd-pending" in pending.stdout.replace(b"\x00", b""), pending.stdout[-500:]
+    print(f"3010 with the old vcruntime140.dll kept: state {result['state']}, exit {exit_code}")
+
+
+def test_old_dlls_without_a_restart_pending_fail_the_repair(lab, setup, clean_runtimes, tmp_path, old_runtime_dll):
+    """The same old file, but the installer said 0 (no restart) and left it: that is a failed repair."""
+    exit_code, stdout, stderr, x64 = repair(lab, setup, tmp_path, exit=0)
+
+    assert exit_code == 1, stderr[-4000:]
+    assert "is still version 14.29.30133.0" in stderr, stderr[-3000:]
+    (item,) = history(lab, setup, tmp_path)
+    assert item["state"] == "rolled-back"
+    assert not [r for r in journal_records(tmp_path) if r["kind"] == "note" and r.get("restart_needed")]
 
 
 def test_an_unsigned_installer_is_refused_before_it_runs(lab, setup, clean_runtimes, tmp_path):

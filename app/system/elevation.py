@@ -12,6 +12,11 @@ that a CancelToken is honoured: on cancel or timeout the installer is ended with
 
 Limits: ShellExecuteExW blocks while the consent prompt is shown, so a cancel takes effect only after the user
 answers it. "No" at the prompt is ERROR_CANCELLED (1223): ElevationDeclined.
+
+The elevated side's own Windows calls live here too (the helper, app/repair/elevated.py, calls them):
+`contain_children` puts the helper into a job object that ends every process it starts when the helper ends
+(TerminateProcess from the unelevated side, on cancel or timeout, would otherwise leave the installer running),
+and `admin_only_folder` makes the folder an installer is copied into, checked in and run from.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ntpath
+import secrets
 import subprocess
 import time
 from ctypes import wintypes
@@ -145,3 +151,154 @@ def _com_for_shell() -> Iterator[None]:
     finally:
         if result >= 0:  # S_OK or S_FALSE: ours to undo; RPC_E_CHANGED_MODE (negative): the thread's own COM
             ole32.CoUninitialize()
+
+
+# -- the elevated side -------------------------------------------------------------------------------------------
+JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE = 0x00002000
+JOB_OBJECT_EXTENDED_LIMIT_INFORMATION_CLASS = 9
+ERROR_ALREADY_EXISTS = 183
+SDDL_REVISION_1 = 1
+# protected (P: nothing inherited from the parent), SYSTEM and the Administrators group only, for the folder and
+# everything in it (OICI): no user, not even the one whose helper this is, can write, rename or delete in it
+ADMIN_ONLY_SDDL = "D:P(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)"
+FOLDERID_PROGRAM_FILES = "{905E63B6-C1BF-494E-B29C-65B732D3D21A}"
+_children_job = None  # kept for the helper's lifetime: closing the last handle ends the processes in the job
+
+
+class _IO_COUNTERS(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_ulonglong) for name in ("ReadOperationCount", "WriteOperationCount",
+                                                         "OtherOperationCount", "ReadTransferCount",
+                                                         "WriteTransferCount", "OtherTransferCount")]
+
+
+class _JOBOBJECT_BASIC_LIMIT_INFORMATION(ctypes.Structure):
+    _fields_ = [("PerProcessUserTimeLimit", ctypes.c_int64), ("PerJobUserTimeLimit", ctypes.c_int64),
+                ("LimitFlags", wintypes.DWORD), ("MinimumWorkingSetSize", ctypes.c_size_t),
+                ("MaximumWorkingSetSize", ctypes.c_size_t), ("ActiveProcessLimit", wintypes.DWORD),
+                ("Affinity", ctypes.c_size_t), ("PriorityClass", wintypes.DWORD), ("SchedulingClass", wintypes.DWORD)]
+
+
+class _JOBOBJECT_EXTENDED_LIMIT_INFORMATION(ctypes.Structure):
+    _fields_ = [("BasicLimitInformation", _JOBOBJECT_BASIC_LIMIT_INFORMATION), ("IoInfo", _IO_COUNTERS),
+                ("ProcessMemoryLimit", ctypes.c_size_t), ("JobMemoryLimit", ctypes.c_size_t),
+                ("PeakProcessMemoryUsed", ctypes.c_size_t), ("PeakJobMemoryUsed", ctypes.c_size_t)]
+
+
+class _SECURITY_ATTRIBUTES(ctypes.Structure):
+    _fields_ = [("nLength", wintypes.DWORD), ("lpSecurityDescriptor", ctypes.c_void_p),
+                ("bInheritHandle", wintypes.BOOL)]
+
+
+def contain_children() -> None:
+    """Put this process into a job object that is closed, and its processes ended, when this process ends (also
+    when it is killed): the installer the helper starts cannot outlive the helper. Processes started later inherit
+    the job, so there is no moment in which a child is outside it. Nested jobs exist since Windows 8."""
+    global _children_job
+    if _children_job is not None:
+        return
+    kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
+    kernel32.CreateJobObjectW.argtypes = [ctypes.c_void_p, wintypes.LPCWSTR]
+    kernel32.CreateJobObjectW.restype = wintypes.HANDLE
+    kernel32.SetInformationJobObject.argtypes = [wintypes.HANDLE, ctypes.c_int, ctypes.c_void_p, wintypes.DWORD]
+    kernel32.SetInformationJobObject.restype = wintypes.BOOL
+    kernel32.AssignProcessToJobObject.argtypes = [wintypes.HANDLE, wintypes.HANDLE]
+    kernel32.AssignProcessToJobObject.restype = wintypes.BOOL
+    kernel32.GetCurrentProcess.restype = wintypes.HANDLE
+    kernel32.CloseHandle.argtypes = [wintypes.HANDLE]
+    job = kernel32.CreateJobObjectW(None, None)
+    if not job:
+        raise ctypes.WinError(ctypes.get_last_error(), "could not create a job object for the installer")
+    limits = _JOBOBJECT_EXTENDED_LIMIT_INFORMATION()
+    limits.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE
+    if not (kernel32.SetInformationJobObject(job, JOB_OBJECT_EXTENDED_LIMIT_INFORMATION_CLASS, ctypes.byref(limits),
+                                             ctypes.sizeof(limits))
+            and kernel32.AssignProcessToJobObject(job, kernel32.GetCurrentProcess())):
+        error = ctypes.get_last_error()
+        kernel32.CloseHandle(job)
+        raise ctypes.WinError(error, f"could not hold the installer in a job object: {ctypes.FormatError(error)}")
+    _children_job = job
+
+
+def admin_only_folder() -> str:
+    """A new, empty folder that only SYSTEM and the Administrators group can write (nor rename, nor delete), as
+    a Windows path: ``%SystemRoot%\\SystemTemp\\TorchDllDoctor-<random>`` where SystemTemp exists (Windows 11
+    and updated Windows 10: the folder Windows keeps for its own elevated temporary files; only SYSTEM and
+    Administrators may even list it), else ``%ProgramFiles%\\TorchDllDoctor\\installers\\<random>`` (only
+    administrators may create anything in Program Files). The parent matters as much as the folder: a user
+    allowed to delete children of the parent could move our folder away and put one of theirs in its place.
+    Both folders are looked up through Windows (GetSystemWindowsDirectoryW, SHGetKnownFolderPath), never through
+    environment variables, which the user can set. The folder is created by us with a protected ACL
+    (ADMIN_ONLY_SDDL) and a random name, and CreateDirectoryW fails on a name that exists, so nobody can have
+    prepared it."""
+    kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
+    advapi32 = ctypes.WinDLL("advapi32", use_last_error=True)
+    kernel32.CreateDirectoryW.argtypes = [wintypes.LPCWSTR, ctypes.c_void_p]
+    kernel32.CreateDirectoryW.restype = wintypes.BOOL
+    kernel32.GetSystemWindowsDirectoryW.argtypes = [wintypes.LPWSTR, wintypes.UINT]
+    kernel32.GetSystemWindowsDirectoryW.restype = wintypes.UINT
+    kernel32.GetFileAttributesW.argtypes = [wintypes.LPCWSTR]
+    kernel32.GetFileAttributesW.restype = wintypes.DWORD
+    kernel32.LocalFree.argtypes = [ctypes.c_void_p]
+    advapi32.ConvertStringSecurityDescriptorToSecurityDescriptorW.argtypes = [
+        wintypes.LPCWSTR, wintypes.DWORD, ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p]
+    advapi32.ConvertStringSecurityDescriptorToSecurityDescriptorW.restype = wintypes.BOOL
+
+    buffer = ctypes.create_unicode_buffer(32768)
+    if not kernel32.GetSystemWindowsDirectoryW(buffer, len(buffer)):
+        raise ctypes.WinError(ctypes.get_last_error(), "could not find the Windows folder")
+    system_temp = ntpath.join(buffer.value, "SystemTemp")
+    attributes = kernel32.GetFileAttributesW(system_temp)
+    directory, reparse = 0x10, 0x400
+    if attributes != 0xFFFFFFFF and attributes & directory and not attributes & reparse:
+        parents, prefix = [system_temp], "TorchDllDoctor-"
+    else:
+        program_files = _known_folder(FOLDERID_PROGRAM_FILES)
+        parents = [program_files, ntpath.join(program_files, "TorchDllDoctor"),
+                   ntpath.join(program_files, "TorchDllDoctor", "installers")]
+        prefix = ""
+    descriptor = ctypes.c_void_p()
+    if not advapi32.ConvertStringSecurityDescriptorToSecurityDescriptorW(ADMIN_ONLY_SDDL, SDDL_REVISION_1,
+                                                                         ctypes.byref(descriptor), None):
+        raise ctypes.WinError(ctypes.get_last_error(), "could not build the folder's access list")
+    attributes_in = _SECURITY_ATTRIBUTES(ctypes.sizeof(_SECURITY_ATTRIBUTES), descriptor, False)
+    try:
+        for parent in parents[1:]:  # ours, under Program Files: made admin-only too when we are the first
+            if not kernel32.CreateDirectoryW(parent, ctypes.byref(attributes_in)):
+                error = ctypes.get_last_error()
+                if error != ERROR_ALREADY_EXISTS:
+                    raise ctypes.WinError(error, f"could not create {parent}: {ctypes.FormatError(error)}")
+        for _ in range(8):
+            folder = ntpath.join(parents[-1], prefix + secrets.token_hex(8))
+            if kernel32.CreateDirectoryW(folder, ctypes.byref(attributes_in)):
+                return folder
+            error = ctypes.get_last_error()
+            if error != ERROR_ALREADY_EXISTS:
+                raise ctypes.WinError(error, f"could not create {folder}: {ctypes.FormatError(error)}")
+        raise OSError(f"could not create a new folder in {parents[-1]}")
+    finally:
+        kernel32.LocalFree(descriptor)
+
+
+def _known_folder(folder_id: str) -> str:
+    class GUID(ctypes.Structure):
+        _fields_ = [("Data1", wintypes.DWORD), ("Data2", wintypes.WORD), ("Data3", wintypes.WORD),
+                    ("Data4", ctypes.c_ubyte * 8)]
+
+    ole32 = ctypes.WinDLL("ole32")
+    shell32 = ctypes.WinDLL("shell32")
+    guid = GUID()
+    ole32.CLSIDFromString.argtypes = [wintypes.LPCWSTR, ctypes.POINTER(GUID)]
+    if ole32.CLSIDFromString(folder_id, ctypes.byref(guid)) != 0:
+        raise OSError(f"not a folder id: {folder_id}")
+    path = ctypes.c_wchar_p()
+    shell32.SHGetKnownFolderPath.argtypes = [ctypes.POINTER(GUID), wintypes.DWORD, wintypes.HANDLE,
+                                             ctypes.POINTER(ctypes.c_wchar_p)]
+    shell32.SHGetKnownFolderPath.restype = ctypes.c_long
+    result = shell32.SHGetKnownFolderPath(ctypes.byref(guid), 0, None, ctypes.byref(path))
+    try:
+        if result != 0 or not path.value:
+            raise OSError(f"Windows did not say where the folder {folder_id} is (0x{result & 0xFFFFFFFF:08X})")
+        return path.value
+    finally:
+        ole32.CoTaskMemFree.argtypes = [ctypes.c_void_p]
+        ole32.CoTaskMemFree(ctypes.cast(path, ctypes.c_void_p))

@@ -23,7 +23,14 @@
  *     first_exit + state (TDD_STANDIN_FIRST_EXIT, TDD_STANDIN_STATE): when the file named by state does not
  *       exist yet, create it and exit with first_exit (doing nothing else); later runs use exit as usual;
  *     register (TDD_STANDIN_REGISTER): 1 = write the runtime key (with version) whatever the exit code, as
- *       the machine looks when vc_redist says 1638 (a newer runtime is already there).
+ *       the machine looks when vc_redist says 1638 (a newer runtime is already there);
+ *     runtime_dlls (TDD_STANDIN_RUNTIME_DLLS): a folder of DLLs the "installer" puts into the system folder on
+ *       success, as vc_redist does with msvcp140.dll & co.: at once when it answers 0; when it answers 3010 or
+ *       1641 (a restart is needed: the DLLs are in use) it stages each as <name>.tdd-pending in the system folder
+ *       and schedules the replacement for the next restart (MoveFileExW MOVEFILE_DELAY_UNTIL_REBOOT, which
+ *       writes PendingFileRenameOperations), so the old files stay until then;
+ *     trace (TDD_STANDIN_TRACE): a file to which every run appends one line
+ *       "run <unix time in ms> exe=<its own path> cmd=<its command line>" (where it ran from, and when).
  *   The file is the dependable way: a program started elevated on real Windows does not necessarily get its
  *   caller's environment; under Wine it does (and the app downloads the installer into a folder of its own,
  *   where no standin.cfg is, so tests that run the whole repair use the variables).
@@ -53,6 +60,8 @@ static DWORD g_first_exit = 0;
 static int g_has_first_exit = 0;
 static int g_register_always = 0;
 static wchar_t g_state[MAX_PATH * 2] = L"";
+static wchar_t g_runtime_dlls[MAX_PATH * 2] = L"";
+static wchar_t g_trace[MAX_PATH * 2] = L"";
 
 static void log_line(const wchar_t *kind, const wchar_t *format, ...) {
     if (!g_log) return;
@@ -81,6 +90,10 @@ static void set_option(const wchar_t *name, const wchar_t *value) {
         g_has_first_exit = 1;
     } else if (!_wcsicmp(name, L"state")) {
         wcsncpy(g_state, value, MAX_PATH * 2 - 1);
+    } else if (!_wcsicmp(name, L"runtime_dlls")) {
+        wcsncpy(g_runtime_dlls, value, MAX_PATH * 2 - 1);
+    } else if (!_wcsicmp(name, L"trace")) {
+        wcsncpy(g_trace, value, MAX_PATH * 2 - 1);
     } else if (!_wcsicmp(name, L"register")) {
         g_register_always = wcstoul(value, NULL, 0) != 0;
     } else if (!_wcsicmp(name, L"version")) {
@@ -112,7 +125,9 @@ static void read_config(const wchar_t *exe_dir) {
     static const wchar_t *vars[][2] = {{L"TDD_STANDIN_EXIT", L"exit"}, {L"TDD_STANDIN_SLEEP_MS", L"sleep_ms"},
                                        {L"TDD_STANDIN_ARCH", L"arch"}, {L"TDD_STANDIN_VERSION", L"version"},
                                        {L"TDD_STANDIN_FIRST_EXIT", L"first_exit"}, {L"TDD_STANDIN_STATE", L"state"},
-                                       {L"TDD_STANDIN_REGISTER", L"register"}};
+                                       {L"TDD_STANDIN_REGISTER", L"register"},
+                                       {L"TDD_STANDIN_RUNTIME_DLLS", L"runtime_dlls"},
+                                       {L"TDD_STANDIN_TRACE", L"trace"}};
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
         wchar_t value[MAX_PATH * 2];
         DWORD n = GetEnvironmentVariableW(vars[i][0], value, MAX_PATH * 2);
@@ -150,6 +165,49 @@ static LONG delete_runtime_key(void) {
     return rc == ERROR_FILE_NOT_FOUND ? ERROR_SUCCESS : rc;
 }
 
+/* One line per run into the trace file: when (Unix time in ms), from where, with what command line. */
+static void trace_run(const wchar_t *exe) {
+    if (!g_trace[0]) return;
+    FILE *f = _wfopen(g_trace, L"a, ccs=UTF-8");
+    if (!f) return;
+    FILETIME ft;
+    GetSystemTimeAsFileTime(&ft);
+    ULONGLONG t = ((ULONGLONG)ft.dwHighDateTime << 32 | ft.dwLowDateTime) / 10000ULL - 11644473600000ULL;
+    fwprintf(f, L"run %llu exe=%ls cmd=%ls\n", t, exe, GetCommandLineW());
+    fclose(f);
+}
+
+/* The runtime DLLs into the system folder: at once, or (restart) staged and scheduled for the next boot. */
+static LONG place_runtime_dlls(int at_restart) {
+    if (!g_runtime_dlls[0]) return ERROR_SUCCESS;
+    wchar_t system[MAX_PATH], pattern[MAX_PATH * 2];
+    if (!GetSystemDirectoryW(system, MAX_PATH)) return (LONG)GetLastError();
+    _snwprintf(pattern, MAX_PATH * 2, L"%ls\\*.dll", g_runtime_dlls);
+    WIN32_FIND_DATAW found;
+    HANDLE h = FindFirstFileW(pattern, &found);
+    if (h == INVALID_HANDLE_VALUE) return (LONG)GetLastError();
+    LONG rc = ERROR_SUCCESS;
+    do {
+        wchar_t source[MAX_PATH * 2], target[MAX_PATH * 2], staged[MAX_PATH * 2];
+        _snwprintf(source, MAX_PATH * 2, L"%ls\\%ls", g_runtime_dlls, found.cFileName);
+        _snwprintf(target, MAX_PATH * 2, L"%ls\\%ls", system, found.cFileName);
+        if (!at_restart) {
+            if (!CopyFileW(source, target, FALSE)) { rc = (LONG)GetLastError(); break; }
+            log_line(L"i000", L"Replaced %ls", target);
+            continue;
+        }
+        _snwprintf(staged, MAX_PATH * 2, L"%ls.tdd-pending", target);
+        if (!CopyFileW(source, staged, FALSE) ||
+            !MoveFileExW(staged, target, MOVEFILE_DELAY_UNTIL_REBOOT | MOVEFILE_REPLACE_EXISTING)) {
+            rc = (LONG)GetLastError();
+            break;
+        }
+        log_line(L"i000", L"%ls is in use: its replacement waits for the restart (%ls)", target, staged);
+    } while (FindNextFileW(h, &found));
+    FindClose(h);
+    return rc;
+}
+
 /* How this process runs: TokenElevationType 1 (default: no split token), 2 (full: elevated), 3 (limited). */
 static void log_token(void) {
     HANDLE token;
@@ -180,6 +238,7 @@ int wmain(int argc, wchar_t **argv) {
         if (wcsstr(name, L"x86")) wcscpy(g_arch, L"x86");
     }
     read_config(exe_dir);
+    trace_run(exe);
 
     const wchar_t *action = L"install", *ui = L"full", *log_path = NULL;
     int norestart = 0;
@@ -226,6 +285,13 @@ int wmain(int argc, wchar_t **argv) {
             log_line(L"i000", L"%ls the registry key %ls%ls (%ls view)",
                      _wcsicmp(action, L"uninstall") ? L"Wrote" : L"Deleted", RUNTIMES_KEY, g_arch,
                      view() == KEY_WOW64_64KEY ? L"64-bit" : L"32-bit");
+        }
+    }
+    if (success && _wcsicmp(action, L"uninstall")) {
+        LONG rc = place_runtime_dlls(code != 0);
+        if (rc != ERROR_SUCCESS) {
+            log_line(L"e000", L"Error 0x%08lx: Failed to place the runtime DLLs.", HRESULT_FROM_WIN32(rc));
+            code = 1603;
         }
     }
     if (code == 1603) {

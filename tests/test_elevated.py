@@ -1,0 +1,149 @@
+"""The elevated helper's refusals, without Wine: app/repair/elevated.py `perform` (what `elevated-step JOB SHA256`
+runs) on an offline image, whose machine values are real writes into its registry.json. A job is pinned by the
+SHA-256 it was started with, and only the steps this app makes are performed; anything else is refused before any
+step runs. The installer's own checks (copied to an admin-only folder, its hash and signature there) need Windows:
+tests/test_live_elevation.py runs them under Wine."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+from app.repair.elevated import (
+    FILE_SYSTEM_KEY,
+    MACHINE_ENVIRONMENT_KEY,
+    MEMORY_MANAGEMENT_KEY,
+    JobRefused,
+    perform,
+    read_results,
+    run_job,
+)
+from app.system.base import RegistryValue
+from app.system.offline import OfflineImage
+
+LONG_PATHS = {"op": "set-value", "key": FILE_SYSTEM_KEY, "name": "LongPathsEnabled",
+              "value": {"type": "REG_DWORD", "data": 1}}
+INSTALLER = {"op": "run-installer", "installer": r"C:\Users\alice\AppData\Local\TorchDllDoctor\vc_redist.x64.exe",
+             "sha256": "ab" * 32, "arguments": ["/install", "/quiet", "/norestart", "/log",
+                                                r"C:\Users\alice\AppData\Local\TorchDllDoctor\vc_redist.x64.log"],
+             "retry": {"tries": 5, "wait_s": 60}}
+
+
+@pytest.fixture
+def image(tmp_path):
+    root = tmp_path / "image"
+    (root / "Windows" / "System32").mkdir(parents=True)
+    return OfflineImage(root)
+
+
+def write_job(folder, steps) -> tuple:
+    job = folder / "elevated-1.json"
+    data = json.dumps({"steps": steps}).encode("utf-8")
+    job.write_bytes(data)
+    return job, hashlib.sha256(data).hexdigest()
+
+
+def long_paths(image):
+    return OfflineImage(image.root).registry_value(FILE_SYSTEM_KEY, "LongPathsEnabled")
+
+
+def refusal(job) -> str:
+    (result,) = read_results(job)
+    assert result["op"] == "job" and result["ok"] is False
+    return result["detail"]
+
+
+def test_a_job_performs_its_steps_and_writes_results_after_each(image, tmp_path):
+    path = {"op": "set-value", "key": MACHINE_ENVIRONMENT_KEY, "name": "Path",
+            "value": {"type": "REG_EXPAND_SZ", "data": r"%SystemRoot%\system32"}}
+    job, digest = write_job(tmp_path, [{"op": "restore-point", "description": "test"}, LONG_PATHS, INSTALLER, path])
+
+    assert perform(image, job, digest) == 1
+    results = read_results(job)
+    assert [(r["op"], r["ok"]) for r in results] == [("restore-point", False), ("set-value", True),
+                                                     ("run-installer", False)]  # a failed step stops the job
+    assert "unavailable" in results[0]["detail"]
+    assert "only on a live Windows" in results[2]["detail"]
+    assert long_paths(image) == RegistryValue("REG_DWORD", 1)
+    assert OfflineImage(image.root).registry_value(MACHINE_ENVIRONMENT_KEY, "Path") is None
+
+
+def test_a_job_changed_after_it_was_written_is_refused_and_nothing_runs(image, tmp_path):
+    job, digest = write_job(tmp_path, [LONG_PATHS])
+    # another program of the same user rewrites the job while the permission prompt is up: still a valid job
+    swapped = {**LONG_PATHS, "value": {"type": "REG_DWORD", "data": 0}}
+    job.write_bytes(json.dumps({"steps": [swapped]}).encode("utf-8"))
+
+    assert perform(image, job, digest) == 1
+    assert "the job file changed after it was written" in refusal(job)
+    assert long_paths(image) is None
+
+
+@pytest.mark.parametrize("given", [None, "", "not-a-hash"])
+def test_a_job_without_its_hash_is_refused(image, tmp_path, given):
+    job, _ = write_job(tmp_path, [LONG_PATHS])
+
+    assert perform(image, job, given) == 1
+    assert "no SHA-256 of the job was given" in refusal(job)
+    assert long_paths(image) is None
+
+
+@pytest.mark.parametrize(("step", "why"), [
+    ({"op": "run", "argv": [r"C:\Windows\System32\cmd.exe", "/c", "whoami"]}, "unknown step 'run'"),
+    ({"op": "delete-file", "path": r"C:\Windows\System32\ntdll.dll"}, "unknown step"),
+    ({"op": "set-value", "key": r"HKLM\SOFTWARE\Microsoft\Windows\CurrentVersion\Run", "name": "evil",
+      "value": {"type": "REG_SZ", "data": r"C:\Users\alice\evil.exe"}}, "is not a value this app changes"),
+    ({"op": "set-value", "key": FILE_SYSTEM_KEY, "name": "NtfsDisable8dot3NameCreation",
+      "value": {"type": "REG_DWORD", "data": 1}}, "is not a value this app changes"),
+    ({"op": "set-value", "key": FILE_SYSTEM_KEY + r"\..\Session Manager", "name": "LongPathsEnabled",
+      "value": {"type": "REG_DWORD", "data": 1}}, "is not a value this app changes"),
+    ({"op": "set-value", "key": FILE_SYSTEM_KEY, "name": "LongPathsEnabled",
+      "value": {"type": "REG_SZ", "data": "1"}}, "is written as REG_DWORD"),
+    ({"op": "set-value", "key": FILE_SYSTEM_KEY, "name": "LongPathsEnabled",
+      "value": {"type": "REG_DWORD", "data": 7}}, "is 0 or 1"),
+    ({"op": "set-value", "key": MACHINE_ENVIRONMENT_KEY, "name": "Path", "value": None}, "is never deleted"),
+    ({"op": "set-value", "key": MACHINE_ENVIRONMENT_KEY, "name": "Path",
+      "value": {"type": "REG_MULTI_SZ", "data": ["x"]}}, "is written as REG_SZ or REG_EXPAND_SZ"),
+    ({"op": "set-value", "key": MEMORY_MANAGEMENT_KEY, "name": "PagingFiles",
+      "value": {"type": "REG_SZ", "data": r"C:\pagefile.sys 0 0"}}, "is written as REG_MULTI_SZ"),
+    ({"op": "restore-point", "kind": 99}, "not a restore point kind"),
+    ({**INSTALLER, "installer": r"vc_redist.x64.exe"}, "absolute path"),
+    ({**INSTALLER, "installer": r"\\attacker\share\vc_redist.x64.exe"}, "absolute path"),
+    ({**INSTALLER, "installer": r"C:\Users\alice\setup.bat"}, "absolute path"),
+    ({**INSTALLER, "sha256": None}, "SHA-256 from its check is missing"),
+    ({**INSTALLER, "arguments": ["/install", "/quiet", "/norestart", "/log", "x.log"]}, "not vc_redist's switches"),
+    ({**INSTALLER, "arguments": ["/install", "/quiet", "/norestart", "/log", r"C:\l.log", "/extra"]},
+     "not vc_redist's switches"),
+    ({**INSTALLER, "arguments": ["/layout", r"C:\x", "/norestart", "/log", r"C:\l.log"]}, "not vc_redist's switches"),
+    ({**INSTALLER, "retry": {"tries": 1000, "wait_s": 1}}, "a retry policy is 1 to 10 tries"),
+    ({**INSTALLER, "retry": {"tries": 2, "wait_s": 86400}}, "a retry policy"),
+])
+def test_a_step_the_helper_does_not_make_refuses_the_whole_job(image, tmp_path, step, why):
+    job, digest = write_job(tmp_path, [LONG_PATHS, step])  # the allowed first step does not run either
+
+    assert perform(image, job, digest) == 1
+    assert why in refusal(job)
+    assert long_paths(image) is None
+
+
+def test_the_values_this_app_writes_are_written(image, tmp_path):
+    steps = [{"op": "set-value", "key": "HKEY_LOCAL_MACHINE" + FILE_SYSTEM_KEY[4:].upper(), "name": "longpathsenabled",
+              "value": {"type": "REG_DWORD", "data": 1}},
+             {"op": "set-value", "key": MEMORY_MANAGEMENT_KEY, "name": "PagingFiles",
+              "value": {"type": "REG_MULTI_SZ", "data": [r"C:\pagefile.sys 16384 32768"]}},
+             {"op": "set-value", "key": FILE_SYSTEM_KEY, "name": "LongPathsEnabled", "value": None}]
+    job, digest = write_job(tmp_path, steps)
+
+    assert perform(image, job, digest) == 0
+    assert [r["ok"] for r in read_results(job)] == [True, True, True]
+    assert OfflineImage(image.root).registry_value(MEMORY_MANAGEMENT_KEY, "PagingFiles") == RegistryValue(
+        "REG_MULTI_SZ", [r"C:\pagefile.sys 16384 32768"])
+    assert long_paths(image) is None  # written, then deleted: what undo does when there was no value before
+
+
+def test_a_job_the_helper_would_refuse_is_refused_before_the_permission_prompt(image, tmp_path):
+    with pytest.raises(JobRefused, match="is not a value this app changes"):
+        run_job(image, tmp_path / "elevated", [{**LONG_PATHS, "name": "Anything"}])
+    assert not (tmp_path / "elevated").exists() or not any((tmp_path / "elevated").iterdir())
