@@ -178,9 +178,11 @@ def test_downloads_are_not_kept_once_a_repair_is_finished_or_rolled_back(data_di
         downloads = transaction.folder / "downloads"
         downloads.mkdir()
         (downloads / "vc_redist.x64.exe").write_bytes(b"MZ" + bytes(1 << 20))
+        (downloads / "vc_redist.x64.log").write_text("the installer's own log")
         if end == "finish":
             transaction.finish({"state": "fixed"})
         else:
             transaction.rollback(None)
         transaction.release()
-        assert not downloads.exists() and (transaction.folder / "journal.jsonl").exists()
+        assert [p.name for p in downloads.iterdir()] == ["vc_redist.x64.log"]  # the installer is gone, its log stays
+        assert (transaction.folder / "journal.jsonl").exists()

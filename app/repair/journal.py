@@ -301,8 +301,16 @@ class Transaction:
 
     def tidy(self) -> None:
         """Only what an undo needs stays: the backups and the journal, not the downloads (25 MB installers,
-        whole wheels)."""
-        shutil.rmtree(self.folder / "downloads", ignore_errors=True)
+        whole wheels). The installers' own logs (a few KB) stay too, for the report."""
+        downloads = self.folder / "downloads"
+        if not downloads.is_dir():
+            return
+        for item in downloads.iterdir():
+            if item.is_dir():
+                shutil.rmtree(item, ignore_errors=True)
+            elif item.suffix.lower() != ".log":
+                with contextlib.suppress(OSError):
+                    item.unlink()
 
     # -- undoing ---------------------------------------------------------------------------------------
     def rollback(self, system: System) -> None:
