@@ -140,6 +140,7 @@ def test_a_rollback_that_stopped_is_said_and_never_called_success(torch_image, m
         session.lang = lang
         words[lang] = run.failure_words()
     assert "changed after the repair" in words["en"] and "修改过" in words["zh_CN"]
+    assert "None" not in words["en"] and "None" not in words["zh_CN"]
     assert "put back as it was" not in words["en"]
     assert (lib / "libomp140.x86_64.dll").read_bytes() == users_own  # not overwritten
     assert session.outcomes  # what is still changed stays recorded, for a later undo

@@ -16,7 +16,8 @@ from app.ui.pages.plan import repair_name
 from app.ui.repair_run import UndoResult, undo_transactions
 
 # rollbacks that stopped rather than overwrite something: trying again can only stop again
-FINAL_STOPS = ("changed-since", "backup-damaged", "setting-changed-since", "packages-changed-since")
+FINAL_STOPS = ("changed-since", "created-changed-since", "backup-damaged", "setting-changed-since",
+               "packages-changed-since")
 
 LANGUAGE_NAMES = (("en", "English"), ("zh_CN", "简体中文"))  # each in its own language, never translated
 
