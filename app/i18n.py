@@ -31,6 +31,16 @@ def words(key: str, lang: str = "en", **values: object) -> str:
     return text.format(**values) if values else text
 
 
+def language_for(explicit: Optional[str], system: object = None) -> str:
+    """--lang, else the display language of the computer looked at when it is this one (not a copied drive),
+    else LANG: the one rule of the command line and the wizard."""
+    from app.system.offline import OfflineImage
+
+    live = system is not None and not isinstance(system, OfflineImage)
+    return pick_language(explicit, getattr(system, "ui_language", None) if live else None,
+                         getattr(system, "code_page", None) if live else None)
+
+
 def pick_language(explicit: Optional[str], ui_language: Optional[str] = None, code_page: Optional[int] = None) -> str:
     """--lang wins; then the machine's display language (zh-* or code page 936); then LANG; else English."""
     if explicit:

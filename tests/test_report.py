@@ -142,16 +142,18 @@ def test_demo_text_and_html_reports_hold_the_same_sections_and_facts(demo, lang)
     text, page = both(document, trees, lang)
     assert mismatches(document, trees, lang, text, page) == []
     ids = [s.id for s in build_report(document, trees, lang).sections]
-    assert ids == [i for i in SECTION_IDS if i != "loaded"]  # the demo's PyTorch was never started
+    assert ids == [i for i in SECTION_IDS if i not in ("loaded", "log")]  # the demo's PyTorch was never started
     assert "libomp140.x86_64.dll" in html_sections(page)["problems"]
 
 
 @pytest.mark.parametrize("lang", ["en", "zh_CN"])
 def test_visual_studio_long_paths_variables_path_and_what_torch_loaded_are_in_both(full_image, lang):
     document, trees = diagnosed(full_image, lang)
+    document["log"] = ["2026-12-01 14:05:09,120 ERROR 0.1.0 RepairRun failed", "OSError: [WinError 5] C:\\x.dll"]
     text, page = both(document, trees, lang)
     assert mismatches(document, trees, lang, text, page) == []
     assert [s.id for s in build_report(document, trees, lang).sections] == list(SECTION_IDS)
+    assert "RepairRun failed" in text and "RepairRun failed" in html_sections(page)["log"]
     machine = document["machine"]
     assert machine["long_paths_enabled"] is False and len(machine["visual_studio"]) == 1
     assert set(machine["variables"]) == {"PYTORCH_CUDA_ALLOC_CONF", "KMP_DUPLICATE_LIB_OK", "OMP_NUM_THREADS"}

@@ -51,6 +51,16 @@ def test_a_browse_that_fails_says_so_in_plain_words_and_logs_the_traceback(open_
     assert "Nothing on your computer was changed" in box.informativeText()
     assert "Traceback" in box.detailedText() and "ValueError" in box.detailedText()
     assert "ValueError" in logged() and "_browse" in logged() and " ERROR " in logged()
+    box.close()
+    for name in ("report.txt", "report.html"):  # the report includes the log's end, in both renderers
+        report = wizard.session.system.root.parent / name
+        wizard.session.diagnosis = None
+        from app.probes.runner import run_diagnosis
+
+        wizard.session.diagnosis = run_diagnosis(wizard.session.system, wizard.session.environments[:1])
+        wizard.session.report(str(report))
+        text = report.read_text(encoding="utf-8")
+        assert ("What went wrong" in text or 'id="log"' in text) and "ValueError" in text and "_browse" in text
 
 
 def test_a_demo_that_cannot_be_built_says_so_and_logs_it(open_wizard, qtbot, monkeypatch, tmp_path):  # noqa: F811

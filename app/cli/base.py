@@ -8,7 +8,7 @@ from enum import IntEnum
 from pathlib import Path
 from typing import Optional
 
-from app.i18n import pick_language, words
+from app.i18n import language_for, words  # noqa: F401 - language_for: every command asks here
 from app.inventory.environment import PythonEnvironment, inspect_environment
 from app.system.base import System
 from app.system.offline import OfflineImage
@@ -45,12 +45,6 @@ def open_system(root: Optional[str]) -> System:
 
         return LiveWindows()
     raise UsageError("error.not_windows")
-
-
-def language_for(explicit: Optional[str], system: Optional[System] = None) -> str:
-    """--lang, else the display language of the computer looked at when it is this one, else LANG."""
-    live = system is not None and not isinstance(system, OfflineImage)
-    return pick_language(explicit, system.ui_language if live else None, system.code_page if live else None)
 
 
 def typed_path(system: System, typed: str) -> Path:

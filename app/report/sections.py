@@ -93,7 +93,8 @@ class Report:
 
 
 SECTION_IDS = ("summary", "problems", "computer", "visual-studio", "variables", "path", "environments", "loaded",
-               "dependencies")  # in this order; "loaded" only when PyTorch was started for real
+               "dependencies", "log")  # in this order; "loaded" only when PyTorch was started for real, "log" only
+# when the wizard adds the end of its log (document["log"]: lines, already redacted)
 
 
 def build_report(document: dict, trees: dict[str, str], lang: str) -> Report:
@@ -104,7 +105,8 @@ def build_report(document: dict, trees: dict[str, str], lang: str) -> Report:
         meta.append(words("report.redacted", lang))
     sections = [_summary(document, lang), _problems(document, lang), _computer(document, lang),
                 _visual_studio(document, lang), _variables(document, lang), _path(document, lang),
-                _environments(document, lang), _loaded(document, lang), _dependencies(trees, lang)]
+                _environments(document, lang), _loaded(document, lang), _dependencies(trees, lang),
+                _log(document, lang)]
     return Report(lang, words("report.title", lang), tuple(meta), tuple(s for s in sections if s is not None))
 
 
@@ -282,6 +284,15 @@ def _verdict(copy: dict, lang: str) -> str:
         return words("report.loaded.unpredicted", lang)
     return (words("report.loaded.agrees", lang) if copy["agrees"]
             else words("report.loaded.differs", lang, predicted=copy["predicted"]))
+
+
+def _log(document: dict, lang: str) -> Section | None:
+    """The end of the wizard's log: what went wrong in this session, for whoever helps the user."""
+    lines = document.get("log")
+    if not lines:
+        return None
+    return _section("log", "report.log", lang, Paragraph(words("report.log.intro", lang)),
+                    Preformatted("torch-dll-doctor.log", "\n".join(lines)))
 
 
 def _dependencies(trees: dict[str, str], lang: str) -> Section:

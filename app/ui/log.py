@@ -106,6 +106,15 @@ def log_failure(what: str, error: BaseException, names: Iterable[str] = ()) -> N
         handler.flush()
 
 
+def log_tail(lines: int = 200) -> list[str]:
+    """The last `lines` lines of the log file (already redacted when written), for the report; [] without one."""
+    try:
+        text = log_file().read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    return text.splitlines()[-lines:]
+
+
 # an OSError's message shows its path as repr() does, every backslash doubled: C:\\Users\\alice\\...
 _USER_IN_REPR = re.compile(r"(?i)(\\\\Users\\\\)(?!<user>)([^\\/\"'\n\r\t,;]+)")
 
