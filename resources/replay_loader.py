@@ -8,7 +8,7 @@ Command line the parent must use
 
 ::
 
-    "<env>\\python.exe" -B "<folder>\\replay_loader.py" [--no-import]
+    "<env>\\python.exe" -B "<folder>\\replay_loader.py" [--no-import] [--openmp-user PATH]...
 
 * ``<env>\\python.exe`` is the interpreter the user's application runs: for a venv its
   ``Scripts\\python.exe`` (so ``sys.exec_prefix`` is the venv, as torch sees it), for conda the env's
@@ -25,7 +25,10 @@ Command line the parent must use
   ``torch_cpu.dll`` can take longer), then treat a timeout as a hang in a DLL's initialisation. Measured
   under Wine 8 with torch 2.4.0 (CPython 3.12): 1-3 s when a DLL fails, 6-7 s when ``import torch`` works,
   0.1 s without torch.
-* ``--no-import``: replay only, skip step 6.
+* ``--no-import``: replay only, skip steps 6 and 7.
+* ``--openmp-user PATH`` (repeatable): another copy of the OpenMP runtime that a program of this environment
+  also uses (conda's ``Library\\bin\\libiomp5md.dll``, which mkl and numpy bind to); step 7 makes it do one
+  OpenMP call, as its first user would. Without it, step 7 still runs torch's own parallel operation.
 
 The script's own folder is removed from ``sys.path`` (where ``python script.py`` put it), so the search for
 torch sees what the user's interpreter sees.
@@ -47,7 +50,13 @@ What it does (torch/__init__.py ``_load_dll_libraries``, torch 2.4 to 2.9, step 
    replay notes it and goes on, so that every failing DLL is seen. Afterwards PATH and the DLL folders are
    restored, so step 6 starts as torch would (the DLLs that loaded stay loaded).
 6. ``import torch``: the user's real error text, or the version on success.
-7. Prints exactly one line ``TDD-REPLAY-JSON: {...}`` to stdout, last, ASCII only (``ensure_ascii``),
+7. After a successful import, one parallel operation: ``torch.get_num_threads()`` (the OpenMP runtime torch
+   bound to starts up) and ``torch.ones(64, 64) @ torch.ones(64, 64)``, its sum checked (262144). Then each
+   ``--openmp-user`` copy is loaded by its full path (``LoadLibraryExW``, torch's flags) and its
+   ``omp_get_max_threads`` called. Two OpenMP runtimes in one process end it here with "OMP: Error #15" on
+   stderr: so the report is printed once before this step (the parent keeps the last one, and finds
+   ``parallel.finished`` false when the process died in it). Bounded: a 64x64 product and one call per copy.
+8. Prints exactly one line ``TDD-REPLAY-JSON: {...}`` to stdout, last, ASCII only (``ensure_ascii``),
    written straight to the stdout file descriptor, then exits with code 0 through ``os._exit`` (torch's
    thread pools cannot hang the exit). The line is printed whatever happens (``try``/``finally``), unless
    the process itself dies (a DLL's initialisation aborting it): for that case the script writes progress
@@ -111,6 +120,9 @@ language: FormatMessageW, as torch's own error uses).
                       their versions with its own PE reader: Wine's version.dll cannot read a builtin-named DLL)
 ``import``            {"attempted", "ok", "version", "file", "error_type", "message" (``str(exc)``),
                        "winerror", "traceback_tail" (last lines), "elapsed_s"}
+``parallel``          {"attempted", "finished" (false: the process died in step 7; the report printed before it
+                       is the last one), "threads", "sum" (262144.0 when right), "ok", "error",
+                       "openmp_users": [{"path", "loaded", "error", "threads"}], "elapsed_s"}
 ``timings``           {"find_s", "replay_s", "import_s"}
 ``elapsed_s``         whole run
 ``notes``             non-fatal problems of the replay itself (strings)
@@ -201,6 +213,16 @@ def _new_report():
             "message": None,
             "winerror": None,
             "traceback_tail": [],
+            "elapsed_s": None,
+        },
+        "parallel": {
+            "attempted": False,
+            "finished": None,
+            "threads": None,
+            "sum": None,
+            "ok": None,
+            "error": None,
+            "openmp_users": [],
             "elapsed_s": None,
         },
         "timings": {"find_s": None, "replay_s": None, "import_s": None},
@@ -364,6 +386,15 @@ class _Win32:
             return self.ctypes.FormatError(code).strip()
         except BaseException:
             return None
+
+    def function(self, handle, name):
+        """An ``int f(void)`` export of a loaded module (GetProcAddress), or None."""
+        ctypes = self.ctypes
+        k = self.kernel32
+        k.GetProcAddress.restype = ctypes.c_void_p
+        k.GetProcAddress.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+        address = k.GetProcAddress(handle, name.encode("ascii"))
+        return ctypes.CFUNCTYPE(ctypes.c_int)(address) if address else None
 
     def module_path(self, handle):
         if not handle:
@@ -632,7 +663,46 @@ def _import_torch(r, out_fd):
     r["timings"]["import_s"] = imp["elapsed_s"]
 
 
-def _run(r, argv, out_fd):
+def _openmp_users(argv):
+    """The paths given with ``--openmp-user PATH``."""
+    return [argv[i + 1] for i, arg in enumerate(argv[:-1]) if arg == "--openmp-user"]
+
+
+def _parallel(r, win, argv, err_fd, report_fd):
+    """Step 7: one parallel operation in torch, then one OpenMP call into every other copy its users load."""
+    par = r["parallel"]
+    par["attempted"], par["finished"] = True, False
+    started = time.perf_counter()
+    _emit(r, report_fd)  # if OMP aborts the process below, this report (import done) is the last one
+    _step(err_fd, "parallel")
+    try:
+        torch = sys.modules["torch"]
+        par["threads"] = int(torch.get_num_threads())
+        ones = torch.ones(64, 64)
+        par["sum"] = float((ones @ ones).sum())
+        par["ok"] = par["sum"] == 64.0 * 64 * 64
+    except BaseException as exc:
+        par["ok"] = False
+        par["error"] = "{}: {}".format(*_describe_exception(exc)[:2])
+    for path in _openmp_users(argv):
+        entry = {"path": path, "loaded": False, "error": None, "threads": None}
+        par["openmp_users"].append(entry)
+        _step(err_fd, "openmp_user", path=path)
+        handle, err = win.load_ex(path, TORCH_LOAD_FLAGS) if win.with_load_library_flags else win.load(path)
+        if not handle:
+            entry["error"] = err
+            continue
+        entry["loaded"] = True
+        try:
+            function = win.function(handle, "omp_get_max_threads")
+            entry["threads"] = int(function()) if function is not None else None
+        except BaseException as exc:
+            entry["error"] = "{}: {}".format(*_describe_exception(exc)[:2])
+    par["elapsed_s"] = round(time.perf_counter() - started, 3)
+    par["finished"] = True
+
+
+def _run(r, argv, out_fd, report_fd=None):
     _python_facts(r, argv)
     if sys.platform != "win32":
         r["status"] = "not_windows"
@@ -684,6 +754,13 @@ def _run(r, argv, out_fd):
     if "--no-import" not in argv:
         _import_torch(r, out_fd)
     _step(out_fd, "loaded")
+    _list_loaded(r, win)
+    if r["import"]["ok"] and report_fd is not None:
+        _parallel(r, win, argv, out_fd, report_fd)
+        _list_loaded(r, win)
+
+
+def _list_loaded(r, win):
     try:
         r["loaded_at_end"] = win.loaded_modules()
     except BaseException as exc:
@@ -698,7 +775,7 @@ def main(argv=None):
     err_fd = _fd_of(sys.__stderr__, 2)
     report = _new_report()
     try:
-        _run(report, argv, err_fd)
+        _run(report, argv, err_fd, out_fd)
     except BaseException as exc:
         name, message, tail = _describe_exception(exc)
         report["internal_error"] = {"type": name, "message": message, "traceback_tail": tail}

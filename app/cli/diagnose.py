@@ -6,13 +6,14 @@ import argparse
 import contextlib
 import tempfile
 from pathlib import Path
+from typing import Callable
 
 from app.cli.base import ExitCode, language_for, open_system, typed_environment, warn_unfinished
 from app.cli.output import Output
 from app.i18n import words
 from app.inventory.discovery import discover
 from app.probes.runner import ProbeEvent, run_diagnosis
-from app.report.document import diagnosis_report, render_report, report_format, text_report
+from app.report.document import diagnosis_report, redact, render_report, report_format, text_report
 from app.system.base import System
 from app.system.offline import OfflineImage
 
@@ -61,5 +62,19 @@ def run(args: argparse.Namespace, output: Output) -> ExitCode:
             say(words("cli.report_written", lang, path=args.report))
         if args.json != "-":
             output.text(text_report(document, trees, lang))
+            say_guides(system, envs, diagnosis, lang, output, shown=(lambda text: text) if args.no_redact else redact)
         # a diagnosis that could not run every check never says "all clear"
         return ExitCode.PROBLEM if diagnosis.blockers or not diagnosis.complete else ExitCode.OK
+
+
+def say_guides(system: System, envs: list, diagnosis, lang: str, output: Output,
+               shown: Callable[[str], str]) -> None:
+    """After the problems: the steps only the user can take (a 64-bit Python, the NVIDIA driver, a fresh start),
+    user names hidden as in the report above them."""
+    from app.cli.repair import say_guide
+    from app.repair.guides import guided_steps
+
+    for problem, guide in guided_steps(system, envs, diagnosis):
+        output.line("")
+        output.line(shown(words("cli.guide.for_problem", lang, problem=problem.lead.text(lang).title)))
+        say_guide(guide, lang, output, shown)

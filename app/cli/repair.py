@@ -29,6 +29,15 @@ def say_plan(plan, lang: str, output: Output) -> None:
     output.line(words("cli.repair.undoable", lang))
 
 
+def say_guide(guide, lang: str, output: Output, shown: Callable[[str], str] = lambda text: text) -> None:
+    """A guided repair's steps, numbered, and the official page to open (`shown`: redaction, for a report)."""
+    from app.repair.guides import guide_lines
+
+    output.line(words("cli.guide.heading", lang, name=words(f"guide.name.{guide.action}", lang)))
+    for line in guide_lines(guide, lang):
+        output.line(shown(line))
+
+
 def download_printer(lang: str, output: Output) -> Callable:
     """Progress lines on stderr for a download: bytes done of the total, speed, time left."""
     last = [0.0]
@@ -72,6 +81,7 @@ def _confirmed(args: argparse.Namespace, lang: str, output: Output) -> ExitCode 
 
 
 def run(args: argparse.Namespace, output: Output) -> ExitCode:
+    from app.repair.guides import guide_of
     from app.repair.journal import Journal
     from app.repair.plan import PlanRefused
     from app.repair.run import FIXED, RESTART_NEEDED, apply_plan, failure_text, plan_repair
@@ -86,6 +96,17 @@ def run(args: argparse.Namespace, output: Output) -> ExitCode:
         plan, diagnosis = plan_repair(system, env, args.action, args.source)
     except PlanRefused as refused:
         output.note(failure_text(refused, lang))
+        return ExitCode.PROBLEM
+    guide = guide_of(plan)
+    if guide is not None:  # steps for the user: printed, and nothing was changed (exit 1: the problem stays)
+        say_guide(guide, lang, output)
+        output.line(words("cli.guide.nothing_changed", lang))
+        if args.json:
+            output.document(args.json, json.dumps({"schema": SCHEMA, "plan": plan.to_dict(), "transaction": None,
+                                                   "state": "guided",
+                                                   "problems_left": [p.lead.code for p in diagnosis.problems
+                                                                     if p.severity == "blocker"]},
+                                                  indent=2, ensure_ascii=False))
         return ExitCode.PROBLEM
     if args.no_restore_point and plan.download.get("restore_point"):
         from app.repair.vc_runtime import without_restore_point
@@ -118,7 +139,7 @@ def run(args: argparse.Namespace, output: Output) -> ExitCode:
     else:
         output.line(words("cli.repair.still_blocked", lang, problems="; ".join(left)))
     if outcome.transaction.restart_needed and outcome.state != RESTART_NEEDED:
-        output.line(words("repair.vc.restart", lang))
+        output.line(words("repair.restart", lang))
     output.line(words("cli.repair.transaction", lang, id=outcome.transaction.id))
     if args.json:
         output.document(args.json, json.dumps({"schema": SCHEMA, "plan": plan.to_dict(),

@@ -94,6 +94,7 @@ class PEInfo:
     product_version: Optional[str]
     dependent_load_flags: int
     warnings: tuple[str, ...] = field(default=())
+    company: Optional[str] = None  # the version resource's CompanyName: whose build it is
 
     @property
     def cpu_name(self) -> str:
@@ -151,7 +152,23 @@ def read_pe_stream(f: BinaryIO, path: str = "<stream>", *, with_exports: bool = 
         product_version=versions[1],
         dependent_load_flags=load_flags,
         warnings=tuple(warnings),
+        company=versions[2],
     )
+
+
+def _version_string(data: bytes, key: str) -> Optional[str]:
+    """One value of a version resource's string table (a String node: wLength, wValueLength in characters,
+    wType, the key in UTF-16, padding to 4 bytes, the value), or None."""
+    at = data.find((key + "\0").encode("utf-16-le"))
+    while at >= 6 and at % 2:  # a match that starts inside a character is not the key
+        at = data.find((key + "\0").encode("utf-16-le"), at + 1)
+    if at < 6:
+        return None
+    (length,) = struct.unpack_from("<H", data, at - 4)
+    start = at + 2 * (len(key) + 1)
+    start += -(start - (at - 6)) % 4
+    value = data[start:start + 2 * length].decode("utf-16-le", "replace").split("\0")[0].strip()
+    return value or None
 
 
 class _Source:
@@ -472,10 +489,11 @@ class _Image:
                 return from_blob
         return lambda rva: self.cstring(rva, "an export name")
 
-    def versions(self, warnings: list[str]) -> tuple[Optional[str], Optional[str]]:
+    def versions(self, warnings: list[str]) -> tuple[Optional[str], Optional[str], Optional[str]]:
+        """FileVersion and ProductVersion (the fixed part), and CompanyName (the string table)."""
         rva, _ = self.directory(2)
         if not rva:
-            return None, None
+            return None, None, None
         try:
             entry = self._resource_entry(rva, 0, 16)  # RT_VERSION
             for _ in range(2):  # name level, then language level: take the first of each
@@ -483,21 +501,21 @@ class _Image:
                     break
                 entry = self._resource_entry(rva, entry & 0x7FFFFFFF, None)
             if entry is None or entry & 0x80000000:
-                return None, None
+                return None, None, None
             data_rva, data_size = struct.unpack("<II", self.read(rva + entry, 8, "the version resource"))
             data = self.read(data_rva, min(data_size, MAX_VERSION_RESOURCE), "the version resource")
         except PEError as exc:
             warnings.append(f"version resource unreadable: {exc}")
-            return None, None
+            return None, None, None
         at = data.find(b"\xbd\x04\xef\xfe")
         if at < 0 or at + 24 > len(data):
-            return None, None
+            return None, None, None
         file_ms, file_ls, product_ms, product_ls = struct.unpack_from("<4I", data, at + 8)
 
         def text(ms: int, ls: int) -> str:
             return f"{ms >> 16}.{ms & 0xFFFF}.{ls >> 16}.{ls & 0xFFFF}"
 
-        return text(file_ms, file_ls), text(product_ms, product_ls)
+        return text(file_ms, file_ls), text(product_ms, product_ls), _version_string(data, "CompanyName")
 
     def _resource_entry(self, root: int, offset: int, wanted_id: Optional[int]) -> Optional[int]:
         named, ids = struct.unpack_from("<HH", self.read(root + offset, 16, "the resource table"), 12)

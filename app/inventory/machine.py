@@ -14,6 +14,7 @@ from typing import Optional
 
 from app.engine.pe import PEError, read_pe
 from app.engine.versions import version_tuple
+from app.inventory.paging import PagingFacts, read_paging_facts
 from app.resources import default_known_dlls
 from app.system.base import System
 from app.system.folders import child, children, descend
@@ -72,6 +73,7 @@ class MachineFacts:
     path_effective: list[str] = field(default_factory=list)
     variables: dict[str, str] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    paging: Optional[PagingFacts] = None  # the paging file setting, the commit limit, the system drive's room
 
     @property
     def windows_build(self) -> Optional[int]:
@@ -99,6 +101,7 @@ def read_machine_facts(system: System) -> MachineFacts:
     facts.variables = {name: value for scope in ("system", "user", "process")
                        for name, value in system.environment(scope).items()
                        if name.upper().startswith(VARIABLE_PREFIXES)}
+    facts.paging = read_paging_facts(system)
     facts.problems.extend(getattr(system, "problems", []))
     return facts
 

@@ -7,6 +7,7 @@ from app.probes import (
     integrity,
     known_builds,
     openmp,
+    paging_file,
     path_setting,
     replay,
     variables,
@@ -25,5 +26,6 @@ ALL_PROBES = (
     integrity.PROBE,
     install_paths.PROBE,
     gpu.PROBE,
+    paging_file.PROBE,
     variables.PROBE,
 )

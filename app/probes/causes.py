@@ -5,7 +5,8 @@ Probes answer separate questions, so one missing file shows up several times: to
 replay's `import-failed`. A reader counts those as four things to fix. Here they become one Problem: the most
 specific finding leads (its title is the problem's), the others are its evidence, and the repairs are listed
 once. The grouping follows what the findings are about (a DLL, the VC++ runtime) and, for the replay's error,
-the dependency graph: the DLL torch named is linked to the broken DLLs below it.
+the dependency graph: the DLL torch named is linked to the broken DLLs below it. A torch DLL that is gone or
+damaged is one cause with `torch-files-missing`, which lists it (one repair, restore-torch-files, fixes both).
 
 Reconciliation: when the live replay imported torch, the static model's blockers for that environment cannot
 all be right (the real loader found what the model did not). They become warnings that say so.
@@ -29,6 +30,7 @@ LEAD_PRIORITY = ("python-32bit", "python-version-unsupported", "vc-runtime-missi
 DLL_CODES = frozenset({"missing-dll", "missing-delay-dll", "openmp-runtime-missing", "missing-export",
                        "wrong-architecture", "dll-damaged", "dll-unreadable"})
 VC_RUNTIME_CODES = frozenset({"vc-runtime-missing", "vc-runtime-too-old"})
+TORCH_FILES = "torch-files-missing"  # the code, and the subject of the DLL findings about the files it lists
 # Static predictions that a real, successful import contradicts.
 STATIC_LOAD_CODES = DLL_CODES | VC_RUNTIME_CODES | {"torch-known-bad-build"}
 CONTRADICTED = "contradicted_by_replay"
@@ -72,10 +74,13 @@ def _lead_rank(finding: Finding) -> int:
     return LEAD_PRIORITY.index(finding.code) if finding.code in LEAD_PRIORITY else len(LEAD_PRIORITY)
 
 
-def _subject(finding: Finding) -> Optional[str]:
-    """What the finding is about, when other findings can be about the same thing: a DLL, or the VC++ runtime."""
+def _subject(finding: Finding, torch_files: frozenset[str] = frozenset()) -> Optional[str]:
+    """What the finding is about, when other findings can be about the same thing: a DLL, the VC++ runtime, or
+    torch's own files gone or changed (`torch_files`: the names torch-files-missing lists for that environment)."""
     if finding.code in VC_RUNTIME_CODES:
         return "vc-runtime"
+    if finding.code == TORCH_FILES:
+        return TORCH_FILES
     dll = finding.evidence.get("dll")
     if finding.code == "torch-known-bad-build":
         dll = finding.evidence.get("missing_dll") if finding.severity == BLOCKER else None
@@ -84,7 +89,21 @@ def _subject(finding: Finding) -> Optional[str]:
     if not isinstance(dll, str) or not dll:
         return None
     name = dll.lower()
-    return "vc-runtime" if name in known_issues()["vc_runtime_dlls"] else "dll:" + name
+    if name in known_issues()["vc_runtime_dlls"]:
+        return "vc-runtime"
+    # a torch DLL that is gone or damaged is one cause with torch-files-missing: restore-torch-files fixes both
+    return TORCH_FILES if finding.code in DLL_CODES and name in torch_files else "dll:" + name
+
+
+def _torch_files(findings: list[Finding]) -> dict[Optional[str], frozenset[str]]:
+    """Per environment, the names of the DLLs torch-files-missing lists as gone or changed (lower case)."""
+    named: dict[Optional[str], frozenset[str]] = {}
+    for finding in findings:
+        files = finding.evidence.get("files") if finding.code == TORCH_FILES else None
+        if isinstance(files, list):
+            names = {f.lower() for f in files if isinstance(f, str) and f.lower().endswith(".dll")}
+            named[finding.environment] = named.get(finding.environment, frozenset()) | names
+    return named
 
 
 def _broken_below(graph: DependencyGraph, dll: str) -> list[str]:
@@ -120,8 +139,9 @@ def group_by_cause(findings: list[Finding], graphs: Optional[dict[str, Dependenc
     graphs = graphs or {}
     groups: dict[tuple, list[Finding]] = {}
     replay_errors: list[Finding] = []
+    torch_files = _torch_files(findings)
     for finding in findings:
-        subject = _subject(finding)
+        subject = _subject(finding, torch_files.get(finding.environment, frozenset()))
         if finding.code == "import-failed" and finding.variant in (None, "crashed"):
             replay_errors.append(finding)
         elif subject is None:
@@ -129,7 +149,9 @@ def group_by_cause(findings: list[Finding], graphs: Optional[dict[str, Dependenc
         else:
             groups.setdefault((finding.environment, subject), []).append(finding)
     for error in replay_errors:
-        groups.setdefault(_replay_cause(error, groups, graphs.get(error.environment or "")), []).append(error)
+        cause = _replay_cause(error, groups, graphs.get(error.environment or ""),
+                              torch_files.get(error.environment, frozenset()))
+        groups.setdefault(cause, []).append(error)
     problems = []
     for members in groups.values():
         members.sort(key=lambda f: (_lead_rank(f), f.sort_key))
@@ -138,14 +160,16 @@ def group_by_cause(findings: list[Finding], graphs: Optional[dict[str, Dependenc
     return problems
 
 
-def _replay_cause(error: Finding, groups: dict[tuple, list[Finding]], graph: Optional[DependencyGraph]) -> tuple:
+def _replay_cause(error: Finding, groups: dict[tuple, list[Finding]], graph: Optional[DependencyGraph],
+                  torch_files: frozenset[str] = frozenset()) -> tuple:
     """The group that explains the replay's error: the DLL it names, else a broken DLL below that one."""
     env = error.environment
     dll = error.evidence.get("dll")
     if isinstance(dll, str) and dll:
         candidates = [dll.lower()] + (_broken_below(graph, dll) if graph is not None else [])
         for name in candidates:
-            for subject in ("dll:" + name, "vc-runtime" if name in known_issues()["vc_runtime_dlls"] else None):
+            for subject in ("dll:" + name, "vc-runtime" if name in known_issues()["vc_runtime_dlls"] else None,
+                            TORCH_FILES if name in torch_files else None):
                 if subject and (env, subject) in groups:
                     return (env, subject)
     return (env, "finding", id(error))  # nothing links it to a known cause: it is a problem of its own

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 from typing import Iterator, Optional
 
@@ -10,6 +11,7 @@ from app.engine.graph import (
     MISSING,
     MISSING_DELAY,
     MISSING_EXPORT,
+    OK,
     UNREADABLE,
     WRONG_ARCHITECTURE,
     DependencyGraph,
@@ -17,20 +19,40 @@ from app.engine.graph import (
 )
 from app.engine.pe import CPU_NAMES
 from app.engine.versions import version_tuple
+from app.inventory.environment import PythonEnvironment
+from app.inventory.integrity import find_record, read_record
 from app.inventory.machine import LIBOMP140
 from app.probes.base import ENVIRONMENT, Probe, ProbeContext
-from app.probes.finding import BLOCKER, WARNING, Finding
+from app.probes.finding import BLOCKER, INFO, WARNING, Finding
 from app.resources import known_issues
 
 
-def repairs_for(dll: str) -> list[str]:
-    """Which repair fixes a missing DLL, by what it is."""
+def repairs_for(dll: str, torch_files: frozenset[str] = frozenset()) -> list[str]:
+    """Which repair fixes a missing DLL, by what it is: torch's own files (`torch_files`, from its RECORD) are put
+    back by restore-torch-files; a DLL from elsewhere has no repair here (its own finding says what to do)."""
     name = dll.lower()
     if name in known_issues()["vc_runtime_dlls"]:
         return ["install-vc-runtime"]
     if name == LIBOMP140:
         return ["place-libomp140", "upgrade-torch"]
-    return ["reinstall-torch"]
+    return ["restore-torch-files"] if name in torch_files else []
+
+
+def torch_lib_files(env: Optional[PythonEnvironment]) -> frozenset[str]:
+    """The DLL names (lower case) torch's install record lists in torch\\lib: the files it brought."""
+    record = find_record(env) if env is not None and env.torch is not None and env.site_packages else None
+    try:
+        entries = read_record(record) if record is not None else []
+    except (OSError, csv.Error, ValueError):
+        return frozenset()
+    return frozenset(e.path.rsplit("/", 1)[-1].lower() for e in entries)
+
+
+def _restorable(ctx: ProbeContext, node: Node, torch_files: frozenset[str]) -> list[str]:
+    """restore-torch-files for a broken copy inside torch\\lib of a file torch brought; nothing for one elsewhere."""
+    torch = ctx.env.torch if ctx.env is not None else None
+    inside = torch is not None and node.path is not None and node.path.parent.parent == torch.folder
+    return ["restore-torch-files"] if inside and node.name.lower() in torch_files else []
 
 
 def importers(node: Node) -> list[str]:
@@ -86,6 +108,7 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
     statuses = graph.statuses()
     stops_at = first_failing_root(graph)
     at_start = loaded_at_start(graph)
+    torch_files = torch_lib_files(ctx.env)
     for node in graph.walk():
         status = statuses[node]
         base = {"dll": node.name, "needed_by": importers(node)}
@@ -97,17 +120,20 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
         elif status == MISSING:
             searched = list(dict.fromkeys(ctx.display(Path(folder)) for _, folder in node.resolution.tried))
             needs = [{"dll": e.source.name, "functions": [str(f) for f in e.functions]} for e in node.incoming]
+            ours = node.name.lower() in torch_files  # torch brought it: deleted or quarantined since
             yield ctx.finding("missing-dll", BLOCKER, {**base, "searched": searched, "needs": needs,
-                                                      "torch_stops_at": stops_at}, repairs_for(node.name))
+                                                      "torch_stops_at": stops_at}, repairs_for(node.name, torch_files),
+                              variant="torch-file" if ours else None)
         elif status == MISSING_DELAY:
             yield ctx.finding("missing-delay-dll", WARNING, base)
         elif node.problem == WRONG_ARCHITECTURE:
             yield ctx.finding("wrong-architecture", severity, {
                 **base, "path": ctx.display(node.path), "machine": node.info.cpu_name,
-                "expected": CPU_NAMES.get(graph.cpu_type or 0, "x64")}, ["reinstall-torch"])
+                "expected": CPU_NAMES.get(graph.cpu_type or 0, "x64")}, _restorable(ctx, node, torch_files))
         elif node.problem == CORRUPT:
+            repairs = _restorable(ctx, node, torch_files)
             yield ctx.finding("dll-damaged", severity, {**base, "path": ctx.display(node.path), "reason": node.reason},
-                              ["reinstall-torch"])
+                              repairs, variant="torch-file" if repairs else None)
         elif status == UNREADABLE:  # the file, or a folder it may be in, is there but could not be read
             folder = node.resolution.unreadable[0][0] if node.path is None else None
             yield ctx.finding("dll-unreadable", severity, {
@@ -120,15 +146,18 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
                 **base, "needed_by": sorted({m.importer for m in node.missing_exports}), "path": ctx.display(node.path),
                 "version": node.info.file_version if node.info else None,
                 "count": len({m.function for m in node.missing_exports}), "missing": missing},
-                repairs_for(node.name))
-        if node.resolution is not None and node.resolution.fragile and status != MISSING:
+                repairs_for(node.name) or _restorable(ctx, node, torch_files))
+        # "it works, nothing is broken now" is said only of a copy that loads: a broken one has its own finding
+        if node.resolution is not None and node.resolution.fragile and status == OK:
             yield ctx.finding("path-fragile", WARNING, {**base, "path": ctx.display(node.path.parent)},
-                              repairs_for(node.name))
+                              repairs_for(node.name, torch_files))
     yield from shadowing(ctx, graph)
 
 
 def shadowing(ctx: ProbeContext, graph: DependencyGraph) -> Iterator[Finding]:
-    """A runtime DLL that wins the search while a newer copy sits later in the search order."""
+    """A runtime DLL that wins the search while a newer copy of the same maker sits later in the search order.
+    Versions of different makers' builds (Intel's libomp140 is 5.0.x, Microsoft's 14.x) say nothing about which
+    is newer: such a pair is only noted, and never called older."""
     watched = set(known_issues()["vc_runtime_dlls"]) | set(known_issues()["openmp_runtimes"])
     loader = ctx.loader()
     context = loader.context
@@ -141,20 +170,41 @@ def shadowing(ctx: ProbeContext, graph: DependencyGraph) -> Iterator[Finding]:
         version = node.info.file_version if node.info else None
         if version is None:
             continue
-        better = None
+        maker = _maker(node.info)
+        better, other_maker = None, None
         for folder in folders:
             other = loader.index.find(folder, node.name) if folder else None
             if other is None or other == node.path:
                 continue
             found = ctx.cache.get(other)
-            other_version = None if isinstance(found, str) else found.file_version
+            if isinstance(found, str) or found.file_version is None:
+                continue
+            if _maker(found) != maker:
+                other_maker = other_maker or (other, found)
+                continue
             best_so_far = better[1] if better else version
-            if other_version and _newer(other_version, best_so_far):
-                better = (other, other_version)
+            if _newer(found.file_version, best_so_far):
+                better = (other, found.file_version)
         if better is not None:
             yield ctx.finding("path-shadowing", WARNING, {
                 "dll": node.name, "path": ctx.display(node.path), "found": version,
                 "other": ctx.display(better[0]), "better": better[1]})
+        elif other_maker is not None:
+            other, info = other_maker
+            yield ctx.finding("path-shadowing", INFO, {
+                "dll": node.name, "path": ctx.display(node.path), "found": version,
+                "company": node.info.company or UNKNOWN_MAKER,
+                "other": ctx.display(other), "other_version": info.file_version,
+                "other_company": info.company or UNKNOWN_MAKER},
+                variant="other-maker")
+
+
+UNKNOWN_MAKER = {"en": "a maker it does not name", "zh_CN": "未注明"}
+
+
+def _maker(info) -> str:
+    """Whose build a DLL is (its CompanyName), for comparing versions only within one maker's builds."""
+    return " ".join((info.company or "").lower().replace(",", " ").replace(".", " ").split())
 
 
 def _newer(a: str, b: str) -> bool:

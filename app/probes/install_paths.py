@@ -31,7 +31,21 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
                           ["enable-long-paths"])
     prefix = ctx.display(env.exec_prefix) or ""
     if not prefix.isascii() or not torch_path.isascii():
-        yield ctx.finding("non-ascii-path", WARNING if not torch_path.isascii() else INFO, {"path": prefix})
+        path = prefix if not prefix.isascii() else torch_path
+        where = non_ascii_part(path)
+        yield ctx.finding("non-ascii-path", WARNING if not torch_path.isascii() else INFO,
+                          {"path": path, **where}, variant="user-name" if where["user_name"] else None)
+
+
+def non_ascii_part(path: str) -> dict:
+    """Which part of a Windows path has the characters, told without them (reports hide user names, so the
+    name itself may not show): the count of such characters, the number of the first folder name holding one
+    (counted from the drive), the folder it is right under, and whether it is the user's own folder."""
+    parts = [p for p in path.replace("/", "\\").split("\\") if p]
+    position = next(i for i, part in enumerate(parts) if not part.isascii())
+    under = "\\".join(parts[:position]) + ("\\" if position == 1 else "")
+    return {"count": sum(1 for c in path if not c.isascii()), "position": position, "under": under,
+            "user_name": position == 2 and parts[1].lower() == "users"}
 
 
 PROBE = Probe("install-paths", ENVIRONMENT, run)

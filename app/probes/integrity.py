@@ -21,7 +21,8 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
     loads = any(name.lower().endswith((".dll", ".pyd")) for name in changed)
     yield ctx.finding("torch-files-missing", BLOCKER if loads else WARNING, {
         "files": [name.rsplit("/", 1)[-1] for name in changed], "count": len(changed), "missing": report.missing,
-        "size_changed": report.size_changed, "record": ctx.display(report.record)}, ["reinstall-torch"])
+        "size_changed": report.size_changed, "record": ctx.display(report.record),
+        "folder": ctx.display(ctx.env.torch.folder)}, ["restore-torch-files"])
 
 
 PROBE = Probe("integrity", ENVIRONMENT, run)

@@ -51,8 +51,7 @@ def python_support(ctx: ProbeContext) -> Iterator[Finding]:
     if not matches(env.torch.release, ",".join(window)):
         supported = [m for m, w in data["python_wheels"].items() if matches(env.torch.release, ",".join(w))]
         yield ctx.finding("python-version-unsupported", BLOCKER, {
-            "torch": env.torch.version, "python_version": env.python_version, "supported": supported},
-            ["reinstall-torch"])
+            "torch": env.torch.version, "python_version": env.python_version, "supported": supported})
 
 
 PROBE = Probe("known-builds", ENVIRONMENT, run)

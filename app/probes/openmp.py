@@ -1,15 +1,23 @@
-"""OpenMP runtimes: libomp140 needed but missing, several runtimes within reach, and the unsafe switch."""
+"""OpenMP runtimes: libomp140 needed but missing, a second copy of torch's runtime within reach (and who put it
+there), conda's two OpenMP packages, and the unsafe switch."""
 
 from __future__ import annotations
 
-from typing import Iterator
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, Optional
 
 from app.engine.graph import MISSING
 from app.engine.versions import matches
+from app.inventory.environment import PythonEnvironment
 from app.inventory.machine import LIBOMP140
 from app.probes.base import ENVIRONMENT, MACHINE, Probe, ProbeContext
 from app.probes.finding import BLOCKER, WARNING, Finding
 from app.resources import known_issues
+from app.system.files import sha256_of
 from app.system.folders import child, children
 
 TRUE_WORDS = {"1", "true", ".true.", "on", "yes", "y", "t", "enable", "enabled"}
@@ -41,6 +49,10 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
 def conflicts(ctx: ProbeContext) -> Iterator[Finding]:
     """Two copies of one OpenMP runtime within reach of torch (OMP Error #15), or conda's openmp next to
     intel-openmp (WinError 182)."""
+    rivals = rival_copies(ctx)
+    for rival in rivals:
+        yield ctx.finding("openmp-conflict", WARNING if rival.same_build else BLOCKER, rival.evidence(ctx),
+                          ["remove-duplicate-openmp"], variant="same-build" if rival.same_build else "two-builds")
     context = ctx.loader().context
     folders = list(dict.fromkeys(f for f in (*context.added_folders, context.app_folder) if f is not None))
     copies: dict[str, list[str]] = {}
@@ -49,7 +61,8 @@ def conflicts(ctx: ProbeContext) -> Iterator[Finding]:
             found = child(folder, name)
             if found is not None:
                 copies.setdefault(name.lower(), []).append(ctx.display(found))
-    duplicated = {name: paths for name, paths in copies.items() if len(paths) > 1}
+    reported = {rival.torch_copy.path.name.lower() for rival in rivals}
+    duplicated = {name: paths for name, paths in copies.items() if len(paths) > 1 and name not in reported}
     conda_meta = child(ctx.env.exec_prefix, "conda-meta") if ctx.env else None
     packages = {p.name.rsplit("-", 2)[0].lower() for p in children(conda_meta) if p.suffix == ".json"}
     both_conda = {"openmp", "intel-openmp"} <= packages
@@ -57,7 +70,151 @@ def conflicts(ctx: ProbeContext) -> Iterator[Finding]:
         listed = [path for paths in duplicated.values() for path in paths]
         if both_conda:
             listed += ["conda: openmp", "conda: intel-openmp"]
-        yield ctx.finding("openmp-conflict", WARNING, {"copies": listed}, ["remove-duplicate-openmp"])
+        yield ctx.finding("openmp-conflict", WARNING, {"copies": listed})
+
+
+@dataclass(frozen=True)
+class RuntimeCopy:
+    path: Path
+    sha256: str
+    version: Optional[str]
+
+    def evidence(self, ctx: ProbeContext) -> dict:
+        return {"path": ctx.display(self.path), "version": self.version, "sha256": self.sha256}
+
+
+@dataclass(frozen=True)
+class Rival:
+    """A second copy of the OpenMP runtime torch ships, in a folder torch adds to the DLL search."""
+
+    torch_copy: RuntimeCopy
+    other: RuntimeCopy
+    owner: Optional[dict]  # the package that installed the other copy (conda-meta or RECORD), or None
+
+    @property
+    def same_build(self) -> bool:
+        return self.torch_copy.sha256 == self.other.sha256
+
+    def evidence(self, ctx: ProbeContext) -> dict:
+        owner = self.owner or {}
+        return {"dll": self.torch_copy.path.name, "copies": [ctx.display(self.torch_copy.path),
+                                                               ctx.display(self.other.path)],
+                "torch_copy": self.torch_copy.evidence(ctx), "other_copy": self.other.evidence(ctx),
+                "other": ctx.display(self.other.path), "other_version": self.other.version or "-",
+                "torch_version": self.torch_copy.version or "-", "same_build": self.same_build,
+                "owner": self.owner, "owner_name": owner_name(self.owner), "used_by": owner.get("used_by", [])}
+
+
+def owner_name(owner: Optional[dict]) -> dict:
+    """Who installed a file, in the reader's words ({"en", "zh_CN"})."""
+    if not owner:
+        return {"en": "no package (it was copied there by hand or by an installer)",
+                "zh_CN": "没有哪个包（是手动或被某个安装程序复制过去的）"}
+    name = f"{owner['package']} {owner.get('version') or ''}".strip()
+    if owner["manager"] == "conda":
+        return {"en": f"the conda package {name}", "zh_CN": f"conda 包 {name}"}
+    return {"en": f"the pip package {name}", "zh_CN": f"pip 包 {name}"}
+
+
+def rival_copies(ctx: ProbeContext) -> list[Rival]:
+    """Copies of torch's own OpenMP runtime (same file name) in the other folders torch searches.
+
+    When both load (the rule): torch's loader loads every torch\\lib\\*.dll by its full path, so torch's copy is
+    always in the process; a copy in <prefix>\\Library\\bin (a folder torch adds with os.add_dll_directory, and
+    conda puts on PATH) is the one numpy/mkl/scipy of that environment bind to, and Windows searches added folders
+    in no set order. So any such copy loads beside torch's in a program that uses both. Two files are two modules:
+    measured under Wine with torch 2.4.1, one OpenMP call into each ends the process with OMP Error #15, for
+    another build (intel-openmp 2023.2.0) and for the very same bytes (2024.2.1). Another build is a blocker
+    (whichever copy a DLL binds to, it may not be the code it was built with); the same build is a warning here,
+    and the live replay, which makes each copy do one OpenMP call, says whether it really stops.
+    """
+    dlls = ctx.torch_dlls()
+    if not dlls or ctx.env is None:
+        return []
+    lib = dlls[0].parent
+    context = ctx.loader().context
+    folders = [f for f in dict.fromkeys((*context.added_folders, context.app_folder)) if f is not None
+               and os.path.normcase(str(f)) != os.path.normcase(str(lib))]
+    rivals = []
+    for name in known_issues()["openmp_runtimes"]:
+        own = child(lib, name)
+        if own is None:
+            continue
+        mine = _copy(ctx, own)
+        for folder in folders:
+            found = child(folder, name)
+            if found is not None and found.is_file():
+                rivals.append(Rival(mine, _copy(ctx, found), package_owning(ctx.env, found)))
+    return rivals
+
+
+def _copy(ctx: ProbeContext, path: Path) -> RuntimeCopy:
+    info = ctx.cache.get(path)
+    version = info.file_version if not isinstance(info, str) else None
+    return RuntimeCopy(path, sha256_of(path), version)
+
+
+def package_owning(env: PythonEnvironment, path: Path) -> Optional[dict]:
+    """The package that installed `path`: a conda package (conda-meta\\*.json "files", relative to the prefix),
+    else a pip package (a *.dist-info\\RECORD, relative to site-packages); with the packages that depend on it."""
+    wanted = _comparable(path)
+    for prefix in dict.fromkeys((env.exec_prefix, env.base_exec_prefix)):
+        metas = [p for p in children(child(prefix, "conda-meta")) if p.suffix.lower() == ".json"]
+        records = {}
+        for meta in metas:
+            try:
+                record = json.loads(meta.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            records[meta] = record
+        for meta, record in records.items():
+            files = record.get("files") or []
+            if any(_comparable(prefix / str(f)) == wanted for f in files if isinstance(f, str)):
+                name = str(record.get("name") or meta.stem.rsplit("-", 2)[0])
+                users = sorted({str(r.get("name") or m.stem.rsplit("-", 2)[0]) for m, r in records.items()
+                                if m != meta and any(str(d).split()[0].lower() == name.lower()
+                                                     for d in r.get("depends") or [] if str(d).strip())})
+                return {"manager": "conda", "package": name, "version": record.get("version"),
+                        "channel": record.get("channel"), "record": str(meta), "used_by": users}
+    site = env.site_packages
+    infos = [p for p in children(site) if p.name.lower().endswith(".dist-info") and p.is_dir()]
+    for info in infos:
+        record = child(info, "RECORD")
+        try:
+            rows = record.read_text(encoding="utf-8").splitlines() if record else []
+        except OSError:
+            continue
+        if any(_comparable(site / row.split(",")[0]) == wanted for row in rows if row.strip()):
+            name, version = _dist_name(info)
+            users = sorted(_dist_name(other)[0] for other in infos if other != info
+                           and name.lower().replace("_", "-") in _requirements(other))
+            return {"manager": "pip", "package": name, "version": version, "record": str(record), "used_by": users}
+    return None
+
+
+def _dist_name(info: Path) -> tuple[str, Optional[str]]:
+    stem = info.name[: -len(".dist-info")]
+    name, _, version = stem.partition("-")
+    return name.replace("_", "-"), version or None
+
+
+def _requirements(info: Path) -> set[str]:
+    """The names a dist-info's METADATA requires (Requires-Dist), lower case, "-" for "_"."""
+    metadata = child(info, "METADATA")
+    try:
+        lines = metadata.read_text(encoding="utf-8", errors="replace").splitlines() if metadata else []
+    except OSError:
+        return set()
+    names = set()
+    for line in lines:
+        if line.lower().startswith("requires-dist:"):
+            spec = line.split(":", 1)[1].strip()
+            names.add(re.split(r"[\s;(<>=!~\[]", spec, maxsplit=1)[0].lower().replace("_", "-"))
+    return names
+
+
+def _comparable(path: Path) -> str:
+    return os.path.normcase(os.path.normpath(str(path).replace("\\", "/"))).lower()
 
 
 def unsafe_switch(ctx: ProbeContext) -> Iterator[Finding]:

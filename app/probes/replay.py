@@ -1,7 +1,9 @@
 """Replay torch's own loader, live: run the environment's python.exe on resources/replay_loader.py.
 
-The child repeats torch's `_load_dll_libraries` step by step, then imports torch, and prints one line of
-JSON after a marker. A Python that cannot even start, or prints no such line, is reported as such.
+The child repeats torch's `_load_dll_libraries` step by step, then imports torch, runs one parallel operation (and
+one OpenMP call into each other copy of torch's OpenMP runtime that the environment's packages use, so that OMP
+Error #15 shows itself), and prints one line of JSON after a marker. A Python that cannot even start, or prints no
+such line, is reported as such.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Iterator, Optional
 from app.probes.base import ENVIRONMENT, Probe, ProbeContext
 from app.probes.error_text import classify_error
 from app.probes.finding import BLOCKER, INFO, Finding
+from app.probes.openmp import rival_copies
 from app.resources import known_issues, resources_folder
 
 SCRIPT = resources_folder() / "replay_loader.py"
@@ -70,7 +73,12 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
         child_env.pop(name, None)
     python = ctx.python or str(env.python)
     try:
-        result = ctx.system.run([python, "-B", script], timeout=TIMEOUT_S, env=child_env, cwd=env.exec_prefix,
+        users = [ctx.display(rival.other.path) for rival in rival_copies(ctx)]
+    except OSError:  # an unreadable copy: the openmp probe reports it; the replay still runs torch's own
+        users = []
+    argv = [python, "-B", script, *[arg for user in users for arg in ("--openmp-user", user)]]
+    try:
+        result = ctx.system.run(argv, timeout=TIMEOUT_S, env=child_env, cwd=env.exec_prefix,
                                 cancel=ctx.cancel)
     except TimeoutError as exc:  # it started, but the answer never came: unknown, not "cannot start"
         yield ctx.finding("check-failed", INFO, {"check": PROBE.name, "probe": PROBE.id, "error": str(exc),
@@ -92,6 +100,9 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
                                                      "status": data.get("status")}, variant="not-found")
         return
     imported = data.get("import") or {}
+    parallel = data.get("parallel") or {}
+    if imported.get("ok") and parallel.get("attempted") and not parallel.get("finished"):
+        yield _died_in_parallel(ctx, python, data, result.returncode & 0xFFFFFFFF, result.stderr)
     failures = [d for d in data.get("dlls") or [] if not d.get("loaded")]
     loaded = {"loaded": data.get("loaded_at_end") or [], "runtime_copies": runtime_copies(ctx, data)}
     if imported.get("ok"):
@@ -135,6 +146,30 @@ def runtime_copies(ctx: ProbeContext, data: dict) -> list[dict]:
     return sorted(copies, key=lambda c: c["dll"].lower())
 
 
+def openmp_errors(stderr: str) -> list[str]:
+    """The OpenMP runtime's own lines ("OMP: Error #15: ...", "OMP: Hint ...") from a process it ended."""
+    return [line.strip() for line in stderr.splitlines() if line.strip().startswith("OMP: ")]
+
+
+def _died_in_parallel(ctx: ProbeContext, python: str, data: dict, code: int, stderr: str) -> Finding:
+    """torch imported, then the process died in its first parallel operation (or when another copy of the
+    OpenMP runtime started up): OMP Error #15 is two runtimes in one process."""
+    step = last_step(stderr) or {}
+    lines = openmp_errors(stderr)
+    users = [u.get("path") for u in (data.get("parallel") or {}).get("openmp_users") or []]
+    torch_copies = [p for p in data.get("loaded_at_end") or []
+                    if ntpath.basename(str(p)).lower() in {n.lower() for n in known_issues()["openmp_runtimes"]}]
+    evidence = {"python": python, "message": lines[0] if lines else (stderr.strip().splitlines() or ["-"])[-1],
+                "omp_output": lines, "exit_code": code, "last_step": step, "openmp_users": users,
+                "copies": list(dict.fromkeys([*torch_copies, *([step["path"]] if step.get("path") else [])])),
+                "stderr": stderr[-2000:]}
+    if any(line.startswith("OMP: Error #15") for line in lines):
+        return ctx.finding("openmp-conflict", BLOCKER, {**evidence, "dll": "libiomp5md.dll"},
+                           ["remove-duplicate-openmp"], variant="replayed")
+    return ctx.finding("import-failed", BLOCKER, {**evidence, "dll": ntpath.basename(step["path"])
+                                                  if step.get("path") else None}, variant="parallel")
+
+
 def _no_report(ctx: ProbeContext, python: str, code: int, stderr: str) -> Finding:
     """The child printed no report: it never started, it died while loading PyTorch, or our script failed."""
     step = last_step(stderr)
@@ -156,7 +191,7 @@ def _script_failed(ctx: ProbeContext, error: str) -> Finding:
 
 def _summary(data: dict) -> dict:
     keep = ("status", "python_version", "bits", "exec_prefix", "torch_dir", "dll_paths", "vc_check", "path_patched",
-            "first_failure", "elapsed_s", "internal_error")
+            "first_failure", "parallel", "elapsed_s", "internal_error")
     return {key: data.get(key) for key in keep}
 
 

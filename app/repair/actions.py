@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+from app.repair.duplicate_openmp import RemoveDuplicateOpenMP
+from app.repair.guides import GUIDED_REPAIRS
+from app.repair.paging_file import PagingFileSystemManaged
 from app.repair.plan import EnableLongPaths, PlaceOpenMP, PlanRefused, UserSettings, said
+from app.repair.restore_files import RestoreTorchFiles
 from app.repair.upgrade import UpgradeTorch
 from app.repair.vc_runtime import InstallVCRuntime
 
-ALIASES = {"openmp-runtime": "place-libomp140"}
+ALIASES = {"openmp-runtime": "place-libomp140", "reinstall-torch": "restore-torch-files"}
 ACTIONS = {action.id: action for action in (PlaceOpenMP(), UpgradeTorch(), InstallVCRuntime(),
                                             UserSettings("unset-env-var"),
-                                            UserSettings("remove-path-entry"), EnableLongPaths())}
+                                            UserSettings("remove-path-entry"), EnableLongPaths(),
+                                            RestoreTorchFiles(), PagingFileSystemManaged(), RemoveDuplicateOpenMP(),
+                                            *GUIDED_REPAIRS)}
 
 
 def action_for(action_id: str):

@@ -250,6 +250,14 @@ class Transaction:
         intent = file_change.prepare(system, self.folder, number, target, source)
         self._step(number, intent, lambda: file_change.apply(system, target, source))
 
+    def rename_file(self, system: System, source: Path, target: Path) -> None:
+        """Rename `source` to `target` in place (a file set aside, never deleted); its SHA-256 is recorded first."""
+        from app.repair.changes import renames as rename_change
+
+        number = self._next_step()
+        intent = rename_change.prepare(system, source, target)
+        self._step(number, intent, lambda: rename_change.apply(system, source, target))
+
     def set_user_variable(self, system: System, name: str, value: Optional[str]) -> None:
         number = self._next_step()
         intent = user_setting_change.prepare(system, name, value)

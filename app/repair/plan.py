@@ -242,7 +242,7 @@ class EnableLongPaths:
     def plan(self, system: System, env: Optional[PythonEnvironment], machine: MachineFacts, findings: list[Finding],
              source: Optional[str]) -> Plan:
         if system.elevates_machine_changes and not system.can_run_programs:
-            raise PlanRefused([said("repair.refused.needs_live", action=self.id)])
+            raise PlanRefused([said("repair.refused.needs_live.elevated", action=self.id)])
         current = system.registry_value(LONG_PATHS_KEY, "LongPathsEnabled")
         if current is not None and current.data == 1:
             raise PlanRefused([said("repair.refused.nothing_to_do", action=self.id)])

@@ -70,7 +70,7 @@ class InstallVCRuntime:
              source: Optional[str]) -> Plan:
         catalog = download_catalog()["vc_redist"]
         if not system.can_run_programs:
-            raise PlanRefused([said("repair.refused.needs_live", action=self.id)])
+            raise PlanRefused([said("repair.refused.needs_live.installer", action=self.id)])
         needed = any(self.id in f.repairs for f in findings)
         archs = [a for a in architectures(machine, env) if needed or not runtime_ok(machine, a, catalog["min_version"])]
         if not archs:

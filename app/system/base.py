@@ -54,6 +54,26 @@ class RegistryValue:
 
 
 @dataclass(frozen=True)
+class MemoryStatus:
+    """What Windows can commit, in bytes (GlobalMemoryStatusEx): the commit limit (physical memory plus the paging
+    files as they are now), the commit charge now, physical memory; and, when known, the PagingFiles setting these
+    figures were measured with (an image records it; live it is the setting Windows started with, not read)."""
+
+    commit_limit: int
+    commit_total: int
+    physical_total: Optional[int] = None
+    paging_files: Optional[tuple[str, ...]] = None
+
+
+@dataclass(frozen=True)
+class DiskSpace:
+    """A drive's size and free space, in bytes."""
+
+    total: int
+    free: int
+
+
+@dataclass(frozen=True)
 class UserProfile:
     """A user's folders, as Windows paths: the home folder (%USERPROFILE%), Local AppData (%LOCALAPPDATA%)
     and Roaming AppData (%APPDATA%). Any of them may be unknown (None)."""
@@ -157,6 +177,23 @@ class System(ABC):
     def create_restore_point(self, description: str, kind: int) -> tuple[bool, str]:
         """A System Restore point (only from the elevated helper): (True, "") or (False, why not)."""
         return False, "unavailable: no System Restore here"
+
+    # -- memory and disks (the paging-file probe) -----------------------------------------------------------
+    def memory_status(self) -> Optional[MemoryStatus]:
+        """The commit limit and charge now; None when unknown (an image that recorded none)."""
+        return None
+
+    def disk_space(self, drive: str) -> Optional[DiskSpace]:
+        """Size and free space of a drive ("C:"); None when unknown."""
+        return None
+
+    def registry_key_written(self, key: str) -> Optional[float]:
+        """When a key was last written (seconds since the epoch); None when unknown or absent."""
+        return None
+
+    def started_at(self) -> Optional[float]:
+        """When Windows last started (seconds since the epoch); None when unknown."""
+        return None
 
     # -- changing files: atomically (app/system/files.py), never in System32 --------------------------------
     def write_file(self, path: Path, data: bytes) -> None:

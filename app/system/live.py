@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import ctypes
 import os
+import shutil
 import threading
+import time
 from ctypes import wintypes
 from pathlib import Path
 from typing import Callable, Optional
@@ -17,6 +19,8 @@ from typing import Callable, Optional
 from app.cancel import CancelToken
 from app.system.base import (
     USER_ENVIRONMENT_KEY,
+    DiskSpace,
+    MemoryStatus,
     RegistryValue,
     RunResult,
     System,
@@ -56,6 +60,17 @@ class _SYSTEM_INFO(ctypes.Structure):
                 ("dwNumberOfProcessors", wintypes.DWORD), ("dwProcessorType", wintypes.DWORD),
                 ("dwAllocationGranularity", wintypes.DWORD), ("wProcessorLevel", wintypes.WORD),
                 ("wProcessorRevision", wintypes.WORD)]
+
+
+class _MEMORYSTATUSEX(ctypes.Structure):
+    _fields_ = [("dwLength", wintypes.DWORD), ("dwMemoryLoad", wintypes.DWORD),
+                ("ullTotalPhys", ctypes.c_ulonglong), ("ullAvailPhys", ctypes.c_ulonglong),
+                ("ullTotalPageFile", ctypes.c_ulonglong), ("ullAvailPageFile", ctypes.c_ulonglong),
+                ("ullTotalVirtual", ctypes.c_ulonglong), ("ullAvailVirtual", ctypes.c_ulonglong),
+                ("ullAvailExtendedVirtual", ctypes.c_ulonglong)]
+
+
+FILETIME_EPOCH_S = 11644473600  # seconds from 1601-01-01 (FILETIME's start) to 1970-01-01
 
 
 class LiveWindows(System):
@@ -161,6 +176,41 @@ class LiveWindows(System):
             action = "delete" if value is None else "write"
             message = f"could not {action} the registry value {key}\\{name or '(default)'}: {exc.strerror or exc}"
             raise (OSError(exc.errno, message) if exc.errno is not None else OSError(message)) from exc
+
+    def registry_key_written(self, key: str) -> Optional[float]:
+        """RegQueryInfoKey's last write time (winreg.QueryInfoKey: 100 ns units since 1601)."""
+        handle = self._open(key)
+        if handle is None:
+            return None
+        with handle:
+            try:
+                stamp = self._winreg.QueryInfoKey(handle)[2]
+            except OSError:
+                return None
+        return stamp / 10_000_000 - FILETIME_EPOCH_S if stamp else None
+
+    # -- memory and disks ---------------------------------------------------------------------------------
+    def memory_status(self) -> Optional[MemoryStatus]:
+        """GlobalMemoryStatusEx: ullTotalPageFile is the commit limit, ullAvailPageFile what can still be committed."""
+        status = _MEMORYSTATUSEX()
+        status.dwLength = ctypes.sizeof(status)
+        self._kernel32.GlobalMemoryStatusEx.argtypes = [ctypes.POINTER(_MEMORYSTATUSEX)]
+        if not self._kernel32.GlobalMemoryStatusEx(ctypes.byref(status)) or not status.ullTotalPageFile:
+            return None
+        return MemoryStatus(status.ullTotalPageFile, status.ullTotalPageFile - status.ullAvailPageFile,
+                            status.ullTotalPhys or None)
+
+    def disk_space(self, drive: str) -> Optional[DiskSpace]:
+        try:
+            usage = shutil.disk_usage(drive.rstrip("\\") + "\\")
+        except OSError:
+            return None
+        return DiskSpace(usage.total, usage.free)
+
+    def started_at(self) -> Optional[float]:
+        """Now minus GetTickCount64 (milliseconds since Windows started)."""
+        self._kernel32.GetTickCount64.restype = ctypes.c_ulonglong
+        return time.time() - self._kernel32.GetTickCount64() / 1000
 
     def create_restore_point(self, description: str, kind: int) -> tuple[bool, str]:
         """SRSetRestorePointW (app/system/restore_point.py); only from the elevated helper."""

@@ -23,6 +23,8 @@ from app.cancel import CancelToken
 from app.system import files
 from app.system.base import (
     USER_ENVIRONMENT_KEY,
+    DiskSpace,
+    MemoryStatus,
     NotAvailable,
     RegistryValue,
     RunResult,
@@ -261,6 +263,34 @@ class OfflineImage(System):
     def fixed_drives(self) -> list[str]:
         return ["C:"]
 
+    def memory_status(self) -> Optional[MemoryStatus]:
+        """environment.json "memory": {"commit_limit", "commit_total", "physical_total", "paging_files"} in bytes,
+        as measured on the machine (paging_files: the PagingFiles setting it was measured with); else unknown."""
+        memory = self._env.get("memory")
+        if memory is None:
+            return None
+        limit, total = _size(memory, "commit_limit"), _size(memory, "commit_total")
+        physical = _size(memory, "physical_total")
+        paging = memory.get("paging_files") if isinstance(memory, dict) else None
+        if limit is None or total is None or (physical is None and memory.get("physical_total") is not None) or (
+                paging is not None and not (isinstance(paging, list) and all(isinstance(p, str) for p in paging))):
+            self.problems.append(f"environment.json has an unreadable memory table: {memory!r:.120}")
+            return None
+        return MemoryStatus(limit, total, physical, tuple(paging) if paging is not None else None)
+
+    def disk_space(self, drive: str) -> Optional[DiskSpace]:
+        """environment.json "disks": {"C:": {"total", "free"}} in bytes; else unknown."""
+        disks = self._env.get("disks")
+        entry = next((v for k, v in disks.items() if k.rstrip("\\").upper() == drive.rstrip("\\").upper()),
+                     None) if isinstance(disks, dict) else None
+        if entry is None:
+            return None
+        total, free = _size(entry, "total"), _size(entry, "free")
+        if total is None or free is None:
+            self.problems.append(f"environment.json has an unreadable entry for drive {drive}: {entry!r:.80}")
+            return None
+        return DiskSpace(total, free)
+
     @property
     def code_page(self) -> Optional[int]:
         value = self.registry_value(NLS_CODE_PAGE_KEY, "ACP")
@@ -351,6 +381,12 @@ class OfflineImage(System):
 
     def run_elevated(self, argv: list[str], timeout: float, cancel: Optional[CancelToken] = None) -> int:
         raise NotAvailable("programs cannot run inside an offline image (an installer least of all)")
+
+
+def _size(table: object, name: str) -> Optional[int]:
+    """A count of bytes from a JSON table: a non-negative integer, else None."""
+    value = table.get(name) if isinstance(table, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 def _registry_value(value: object) -> Optional[RegistryValue]:

@@ -12,11 +12,12 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from app.cancel import CancelToken
-from app.i18n import pick_language
+from app.i18n import language_for  # noqa: F401 - the wizard asks the session for it
 from app.inventory.discovery import discover
 from app.inventory.environment import PythonEnvironment, inspect_environment
 from app.probes.causes import Problem
 from app.probes.runner import Diagnosis, ProbeEvent, run_diagnosis
+from app.repair.guides import START_FRESH, Guide, fresh_start_fits, guide_of
 from app.repair.journal import Journal, Transaction
 from app.repair.plan import Plan, PlanRefused
 from app.repair.run import RepairOutcome, plan_repair
@@ -43,6 +44,11 @@ class RepairOption:
     def possible(self) -> bool:
         return self.plan is not None
 
+    @property
+    def guide(self) -> Optional[Guide]:
+        """The steps for the user, when this is a guided repair (it changes nothing)."""
+        return guide_of(self.plan)
+
 
 @dataclass
 class Session:
@@ -56,7 +62,8 @@ class Session:
     pasted_error: str = ""
     diagnosis: Optional[Diagnosis] = None
     options: list[RepairOption] = field(default_factory=list)
-    chosen: list[RepairOption] = field(default_factory=list)
+    chosen: list[RepairOption] = field(default_factory=list)  # the repairs that change something, run in turn
+    guided: list[RepairOption] = field(default_factory=list)  # the steps the user will follow (Plan, Finish)
     outcomes: list[RepairOutcome] = field(default_factory=list)
     after: Optional[Diagnosis] = None  # the Verify page's diagnosis
     _scratch: Optional[tempfile.TemporaryDirectory] = None
@@ -65,7 +72,13 @@ class Session:
         """Look at another computer (this one, a copied drive, or the demo): everything found so far goes."""
         self.system, self.source, self.root = system, source, root
         self.environments, self.env, self.diagnosis = [], None, None
-        self.options, self.chosen, self.outcomes, self.after = [], [], [], None
+        self.options, self.chosen, self.guided, self.outcomes, self.after = [], [], [], [], None
+
+    def has_something_to_offer(self) -> bool:
+        """The wizard's one question for its page order: is there a repair, or guided steps, to show on the plan
+        page? (Every problem that stops PyTorch has at least the fresh start.)"""
+        return any(p.severity in ("blocker", "warning") and not p.contradicted
+                   and (p.repairs or fresh_start_fits(p)) for p in self.problems())
 
     @property
     def transactions(self) -> list[Transaction]:
@@ -82,6 +95,11 @@ class Session:
         """Write the report (text, HTML or JSON by the file's name), user names redacted."""
         document, trees = diagnosis_report(diagnosis or self.after or self.diagnosis, self.system, lang=self.lang,
                                            source=self.source, source_root=self.root)
+        from app.ui.log import log_tail
+
+        tail = log_tail()
+        if tail:  # what went wrong in this session, for whoever helps (written redacted)
+            document["log"] = tail
         Path(path).write_text(render_report(document, trees, self.lang, report_format(path)), encoding="utf-8")
 
     def close(self) -> None:
@@ -97,11 +115,6 @@ def this_computer() -> tuple[Optional[System], str]:
     from app.system.live import LiveWindows
 
     return LiveWindows(), LIVE
-
-
-def language_for(explicit: Optional[str], system: Optional[System]) -> str:
-    live = system is not None and not isinstance(system, OfflineImage)
-    return pick_language(explicit, system.ui_language if live else None, system.code_page if live else None)
 
 
 def open_demo(session: Session) -> OfflineImage:
@@ -149,12 +162,13 @@ def diagnose(system: System, env: PythonEnvironment, token: CancelToken,
 
 
 def repair_options(system: System, env: PythonEnvironment, diagnosis: Diagnosis) -> list[RepairOption]:
-    """Every repair of every problem, planned (nothing changes): a plan, or the reasons it cannot be done."""
+    """Every repair of every problem, planned (nothing changes): a plan, or the reasons it cannot be done. A problem
+    that stops PyTorch and names no repair at all gets the fresh start's steps."""
     options = []
     for problem in sorted(diagnosis.problems, key=lambda p: p.sort_key):
         if problem.severity not in ("blocker", "warning") or problem.contradicted:
             continue
-        for action in problem.repairs:
+        for action in problem.repairs or ([START_FRESH] if fresh_start_fits(problem) else []):
             option = RepairOption(problem, action)
             try:
                 option.plan, _ = plan_repair(system, env, action, None, diagnosis)
@@ -165,11 +179,28 @@ def repair_options(system: System, env: PythonEnvironment, diagnosis: Diagnosis)
 
 
 def recommended(options: list[RepairOption]) -> list[RepairOption]:
-    """Per problem that stops PyTorch, the first repair that can be done here (the catalogue orders them)."""
+    """Per problem that stops PyTorch, the first repair that can be done here (the catalogue orders them); where
+    none can, its first guided steps. Guided options go to `Session.guided`, the rest to `Session.chosen`."""
     chosen, seen = [], set()
-    for option in options:
-        key = id(option.problem)
-        if option.possible and option.problem.severity == "blocker" and key not in seen:
-            seen.add(key)
-            chosen.append(option)
-    return chosen
+    for automatic in (True, False):
+        for option in options:
+            key = id(option.problem)
+            if (option.possible and (option.guide is None) == automatic and option.problem.severity == "blocker"
+                    and key not in seen):
+                seen.add(key)
+                chosen.append(option)
+    return sorted(chosen, key=options.index)
+
+
+def split_chosen(chosen: list[RepairOption]) -> tuple[list[RepairOption], list[RepairOption]]:
+    """The repairs to run, and the guided steps to show (they change nothing)."""
+    return [o for o in chosen if o.guide is None], [o for o in chosen if o.guide is not None]
+
+
+def guides_left(session: Session) -> list[RepairOption]:
+    """The guided steps the user chose whose problem is still there after the repairs (all of them before)."""
+    if session.after is None:
+        return list(session.guided)
+    left = {(p.environment, p.lead.code) for p in session.problems(session.after)}
+    return [o for o in session.guided if (o.problem.environment, o.problem.lead.code) in left]
+

@@ -25,6 +25,7 @@ from app.ui.session import Session
 from app.ui.workers import WorkerPool
 
 MINIMUM_SIZE = (800, 600)
+PAGE_ORDER = {WELCOME: ENVIRONMENTS, ENVIRONMENTS: DIAGNOSE, DIAGNOSE: FINDINGS, REPAIR: VERIFY, VERIFY: FINISH}
 
 
 class Translations:
@@ -85,6 +86,16 @@ class DoctorWizard(QWizard):
     def show_failure(self, error: BaseException, doing: str = "") -> None:
         """A failure in plain words, the details one click away (app/ui/failure.py)."""
         self.failure_box = show_failure(self, self.failure_box, doing, error, self.session.lang)
+
+    def nextId(self) -> int:
+        """The page order, owned here: Findings leads to the plan when there is something to offer, else to
+        Finish; the plan leads to Repair when something will change, else to Finish (guided steps only)."""
+        current = self.currentId()
+        if current == FINDINGS:
+            return PLAN if self.session.has_something_to_offer() else FINISH
+        if current == PLAN:
+            return REPAIR if self.session.chosen else FINISH
+        return PAGE_ORDER.get(current, -1)
 
     def set_language(self, lang: str) -> None:
         """Switch every page, Qt's own buttons and the findings' words to `lang`."""

@@ -243,37 +243,37 @@
 <context>
     <name>DiagnosePage</name>
     <message>
-        <location filename="../../app/ui/pages/diagnose.py" line="136"/>
+        <location filename="../../app/ui/pages/diagnose.py" line="132"/>
         <source>Checking PyTorch</source>
         <translation>正在检查 PyTorch</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/diagnose.py" line="137"/>
+        <location filename="../../app/ui/pages/diagnose.py" line="133"/>
         <source>Each file PyTorch loads is checked, the way Windows would load it. Nothing is changed.</source>
         <translation>按照 Windows 加载的方式逐个检查 PyTorch 要加载的文件。不会做任何修改。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/diagnose.py" line="141"/>
+        <location filename="../../app/ui/pages/diagnose.py" line="137"/>
         <source>Checking PyTorch {version} in {folder}</source>
         <translation>正在检查 {folder} 中的 PyTorch {version}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/diagnose.py" line="147"/>
+        <location filename="../../app/ui/pages/diagnose.py" line="143"/>
         <source>Checking… this takes a few seconds (up to a minute when PyTorch is started for real).</source>
         <translation>正在检查……需要几秒钟（实际启动 PyTorch 时最多一分钟）。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/diagnose.py" line="150"/>
+        <location filename="../../app/ui/pages/diagnose.py" line="146"/>
         <source>Done. Press Next to see what was found.</source>
         <translation>检查完成。点击“下一步”查看结果。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/diagnose.py" line="152"/>
+        <location filename="../../app/ui/pages/diagnose.py" line="148"/>
         <source>Stopped. Press Back to choose again, or Next to see what was found so far.</source>
         <translation>已停止。点击“上一步”重新选择，或点击“下一步”查看目前的结果。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/diagnose.py" line="154"/>
+        <location filename="../../app/ui/pages/diagnose.py" line="150"/>
         <source>The check could not run. {reason}</source>
         <translation>检查没能运行。{reason}</translation>
     </message>
@@ -577,67 +577,72 @@
 <context>
     <name>FinishPage</name>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="46"/>
+        <location filename="../../app/ui/pages/finish.py" line="56"/>
         <source>Done</source>
         <translation>完成</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="47"/>
+        <location filename="../../app/ui/pages/finish.py" line="57"/>
         <source>Thank you for using Torch DLL Doctor.</source>
         <translation>感谢使用 Torch DLL 医生。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="48"/>
+        <location filename="../../app/ui/pages/finish.py" line="58"/>
         <source>&amp;Save report…</source>
         <translation>保存报告(&amp;S)…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="48"/>
+        <location filename="../../app/ui/pages/finish.py" line="58"/>
         <source>Save the report to a file</source>
         <translation>把报告保存到文件</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="49"/>
+        <location filename="../../app/ui/pages/finish.py" line="59"/>
         <source>&amp;Undo these changes</source>
         <translation>撤销这些修改(&amp;U)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="49"/>
+        <location filename="../../app/ui/pages/finish.py" line="59"/>
         <source>Undo every change the repairs made</source>
         <translation>撤销修复所做的全部修改</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="50"/>
+        <location filename="../../app/ui/pages/finish.py" line="60"/>
         <source>Open the &amp;log folder</source>
         <translation>打开记录文件夹(&amp;L)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="51"/>
+        <location filename="../../app/ui/pages/finish.py" line="61"/>
         <source>Open the folder with the log of what the assistant did</source>
         <translation>打开记录本助手所做操作的日志文件夹</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="58"/>
+        <location filename="../../app/ui/pages/finish.py" line="68"/>
         <source>&lt;p&gt;Changes made on this computer:&lt;/p&gt;&lt;ul&gt;{items}&lt;/ul&gt;&lt;p&gt;Each one is recorded; “Undo these changes” puts everything back as it was, now or later.&lt;/p&gt;</source>
         <translation>&lt;p&gt;在这台电脑上做了以下修改：&lt;/p&gt;&lt;ul&gt;{items}&lt;/ul&gt;&lt;p&gt;每一项都有记录；“撤销这些修改”可以随时把一切恢复原样。&lt;/p&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="62"/>
+        <location filename="../../app/ui/pages/finish.py" line="72"/>
         <source>Nothing needed repairing: PyTorch should load. Nothing was changed.</source>
         <translation>没有需要修复的内容：PyTorch 应该可以加载。没有做任何修改。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="64"/>
+        <location filename="../../app/ui/pages/finish.py" line="74"/>
         <source>Nothing was changed on this computer.</source>
         <translation>这台电脑上没有做任何修改。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="85"/>
+        <location filename="../../app/ui/pages/finish.py" line="89"/>
+        <source>&lt;p&gt;&lt;b&gt;Still to do, by you.&lt;/b&gt; These steps fix what this program cannot change. Follow them, then run Torch DLL Doctor again.&lt;/p&gt;</source>
+        <translation>&lt;p&gt;&lt;b&gt;还需要你自己完成。&lt;/b&gt;这些步骤能解决本程序无法修改的问题。请按步骤操作，然后再运行一次 Torch DLL Doctor。&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/finish.py" line="118"/>
         <source>Undone: every file and setting is back as it was.</source>
         <translation>已撤销：所有文件和设置都已恢复原样。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="86"/>
+        <location filename="../../app/ui/pages/finish.py" line="119"/>
         <source>Undone: every file and setting is back as it was, and PyTorch does not load again, as before the repair.</source>
         <translation>已撤销：所有文件和设置都已恢复原样，PyTorch 也和修复前一样无法加载。</translation>
     </message>
@@ -645,72 +650,77 @@
 <context>
     <name>PlanPage</name>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="84"/>
+        <location filename="../../app/ui/pages/plan.py" line="133"/>
         <source>Choose the repair</source>
         <translation>选择修复方式</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="85"/>
+        <location filename="../../app/ui/pages/plan.py" line="134"/>
         <source>Nothing has changed yet. Every change below is recorded and can be undone.</source>
         <translation>目前还没有任何修改。下面的每一项修改都会被记录，并且可以撤销。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="86"/>
+        <location filename="../../app/ui/pages/plan.py" line="135"/>
         <source>&amp;Repair now</source>
         <translation>立即修复(&amp;R)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="88"/>
+        <location filename="../../app/ui/pages/plan.py" line="138"/>
         <source>Working out the repairs that fit…</source>
         <translation>正在找出合适的修复方式…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="90"/>
-        <source>The repairs could not be worked out. {reason}</source>
-        <translation>没能确定可用的修复方法。{reason}</translation>
+        <location filename="../../app/ui/pages/plan.py" line="140"/>
+        <source>The repairs could not be worked out. {reason} Press Next to finish and save the report.</source>
+        <translation>无法确定可用的修复。{reason} 请按“下一步”结束并保存报告。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="93"/>
-        <source>None of the repairs can be done here. The reasons are below.</source>
-        <translation>这里无法进行任何修复。原因见下方。</translation>
+        <location filename="../../app/ui/pages/plan.py" line="143"/>
+        <source>None of the repairs can be done here. The reasons are below. Press Next to finish and save the report.</source>
+        <translation>这里无法进行任何修复，原因见下。请按“下一步”结束并保存报告。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="95"/>
+        <location filename="../../app/ui/pages/plan.py" line="146"/>
+        <source>Nothing here can be repaired automatically, but there are steps you can take yourself. They are below, and they stay on the last page. Press Next.</source>
+        <translation>这里没有能自动完成的修复，但有一些你可以自己完成的步骤。步骤见下，最后一页上也会保留。请按“下一步”。</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/plan.py" line="149"/>
         <source>The recommended repair is chosen for each problem. Press “Repair now” when you are ready.</source>
         <translation>每个问题都已选好推荐的修复方式。准备好后点击“立即修复”。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="125"/>
+        <location filename="../../app/ui/pages/plan.py" line="181"/>
         <source>Not possible here: {reasons}</source>
         <translation>这里无法进行：{reasons}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="130"/>
+        <location filename="../../app/ui/pages/plan.py" line="186"/>
         <source>Leave this as it is</source>
         <translation>保持原样</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="131"/>
+        <location filename="../../app/ui/pages/plan.py" line="187"/>
         <source>Leave this problem as it is</source>
         <translation>这个问题保持原样</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="148"/>
+        <location filename="../../app/ui/pages/plan.py" line="204"/>
         <source>Download: about {size} MB.</source>
         <translation>需要下载：约 {size} MB。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="150"/>
+        <location filename="../../app/ui/pages/plan.py" line="206"/>
         <source>Download: a small file from your package index.</source>
         <translation>需要下载：从你的软件包索引下载一个小文件。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="152"/>
+        <location filename="../../app/ui/pages/plan.py" line="208"/>
         <source>Windows will ask for permission (administrator rights) for this step.</source>
         <translation>这一步 Windows 会请求权限（管理员权限）。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="154"/>
+        <location filename="../../app/ui/pages/plan.py" line="210"/>
         <source>No administrator rights are needed.</source>
         <translation>不需要管理员权限。</translation>
     </message>
@@ -718,34 +728,69 @@
 <context>
     <name>RepairNames</name>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="29"/>
+        <location filename="../../app/ui/pages/plan.py" line="40"/>
         <source>Add the missing OpenMP runtime to PyTorch</source>
         <translation>为 PyTorch 补上缺失的 OpenMP 运行库</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="30"/>
+        <location filename="../../app/ui/pages/plan.py" line="41"/>
         <source>Upgrade PyTorch to a fixed version</source>
         <translation>把 PyTorch 升级到已修复的版本</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="31"/>
+        <location filename="../../app/ui/pages/plan.py" line="42"/>
         <source>Install Microsoft&apos;s Visual C++ runtime</source>
         <translation>安装微软 Visual C++ 运行库</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="32"/>
+        <location filename="../../app/ui/pages/plan.py" line="43"/>
         <source>Remove a setting that breaks PyTorch</source>
         <translation>删除导致 PyTorch 出错的设置</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="33"/>
+        <location filename="../../app/ui/pages/plan.py" line="44"/>
         <source>Remove a broken folder from PATH</source>
         <translation>从 PATH 中删除失效的文件夹</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="34"/>
+        <location filename="../../app/ui/pages/plan.py" line="45"/>
         <source>Allow long file paths in Windows</source>
         <translation>允许 Windows 使用长文件路径</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/plan.py" line="46"/>
+        <source>Put back PyTorch&apos;s own files</source>
+        <translation>放回 PyTorch 自带的文件</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/plan.py" line="47"/>
+        <source>Set aside the extra OpenMP runtime</source>
+        <translation>移开多余的 OpenMP 运行库</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/plan.py" line="48"/>
+        <source>Let Windows manage the paging file</source>
+        <translation>让 Windows 管理分页文件</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/plan.py" line="49"/>
+        <source>Install 64-bit Python yourself (steps below)</source>
+        <translation>自己安装 64 位 Python（步骤见下）</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/plan.py" line="51"/>
+        <source>Update the NVIDIA graphics driver yourself (steps below)</source>
+        <translation>自己更新 NVIDIA 显卡驱动（步骤见下）</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/plan.py" line="53"/>
+        <source>Start fresh with a new environment yourself (steps below)</source>
+        <translation>自己用新环境从头开始（步骤见下）</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/plan.py" line="56"/>
+        <source>Another repair</source>
+        <translation>其他修复</translation>
     </message>
 </context>
 <context>
@@ -811,6 +856,11 @@
         <translation>正在进行…</translation>
     </message>
     <message>
+        <location filename="../../app/ui/pages/repair.py" line="144"/>
+        <source>All chosen repairs are done. Windows needs a restart before they take effect: restart when the assistant is done, then check again.</source>
+        <translation>所有选中的修复都已完成。需要重启 Windows 之后才会生效：请在本助手结束后重启电脑，然后再检查一次。</translation>
+    </message>
+    <message>
         <location filename="../../app/ui/pages/repair.py" line="114"/>
         <source>downloading {detail}</source>
         <translation>正在下载 {detail}</translation>
@@ -869,11 +919,6 @@
         <location filename="../../app/ui/pages/repair.py" line="141"/>
         <source>Stopped, but not everything could be put back. What is still changed is recorded: you can undo it later from the first page or with “undo”.</source>
         <translation>已停止，但没能把所有内容恢复原样。仍然改动的内容都有记录：以后可以在第一页或用“undo”撤销。</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/repair.py" line="144"/>
-        <source>All chosen repairs are done. Windows needs a restart to finish installing the runtime: restart when the assistant is done, then check again.</source>
-        <translation>所有选中的修复都已完成。Windows 需要重启才能完成运行库的安装：请在本助手结束后重启电脑，然后再检查一次。</translation>
     </message>
     <message>
         <location filename="../../app/ui/pages/repair.py" line="147"/>
@@ -975,107 +1020,107 @@
 <context>
     <name>WelcomePage</name>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="89"/>
+        <location filename="../../app/ui/pages/welcome.py" line="90"/>
         <source>Welcome to Torch DLL Doctor</source>
         <translation>欢迎使用 Torch DLL 医生</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="90"/>
+        <location filename="../../app/ui/pages/welcome.py" line="91"/>
         <source>Find out why PyTorch does not start on this computer, and fix it.</source>
         <translation>找出 PyTorch 在这台电脑上无法启动的原因，并修复它。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="92"/>
+        <location filename="../../app/ui/pages/welcome.py" line="93"/>
         <source>When PyTorch stops with an error such as “WinError 126 … fbgemm.dll”, a file it needs is missing or wrong. This assistant finds your Python installations, checks each file PyTorch loads, and tells you in plain words what is wrong.</source>
         <translation>当 PyTorch 因“WinError 126 … fbgemm.dll”之类的错误停止时，说明它需要的某个文件缺失或不对。这个助手会找到你的 Python 安装，检查 PyTorch 加载的每个文件，并用通俗的话告诉你哪里出了问题。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="96"/>
+        <location filename="../../app/ui/pages/welcome.py" line="97"/>
         <source>Nothing on your computer changes unless you agree. Every change is recorded and can be undone.</source>
         <translation>未经你同意，电脑上的任何东西都不会被修改。每一项修改都有记录，并且可以撤销。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="97"/>
+        <location filename="../../app/ui/pages/welcome.py" line="98"/>
         <source>&amp;Language:</source>
         <translation>语言(&amp;L)：</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="98"/>
+        <location filename="../../app/ui/pages/welcome.py" line="99"/>
         <source>Language</source>
         <translation>语言</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="99"/>
+        <location filename="../../app/ui/pages/welcome.py" line="100"/>
         <source>&amp;Optional: paste the error message you saw, and we explain it at once:</source>
         <translation>可选：粘贴你看到的错误信息，我们会立即解释(&amp;O)：</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="100"/>
+        <location filename="../../app/ui/pages/welcome.py" line="101"/>
         <source>For example: OSError: [WinError 126] … Error loading “…\torch\lib\fbgemm.dll” or one of its dependencies.</source>
         <translation>例如：OSError: [WinError 126] … Error loading “…\torch\lib\fbgemm.dll” or one of its dependencies.</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="102"/>
+        <location filename="../../app/ui/pages/welcome.py" line="103"/>
         <source>The error message you saw</source>
         <translation>你看到的错误信息</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="103"/>
+        <location filename="../../app/ui/pages/welcome.py" line="104"/>
         <source>&amp;Roll back now</source>
         <translation>立即恢复(&amp;R)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="103"/>
+        <location filename="../../app/ui/pages/welcome.py" line="104"/>
         <source>Roll back the unfinished repair</source>
         <translation>恢复未完成的修复</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="104"/>
+        <location filename="../../app/ui/pages/welcome.py" line="105"/>
         <source>&amp;Keep it as it is</source>
         <translation>保持现状(&amp;K)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="104"/>
+        <location filename="../../app/ui/pages/welcome.py" line="105"/>
         <source>Leave the unfinished repair as it is and stop offering to roll it back</source>
         <translation>让未完成的修复保持现状，不再提示回滚</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="122"/>
+        <location filename="../../app/ui/pages/welcome.py" line="123"/>
         <source>The error message could not be explained here. Go on: the checks find the cause all the same.</source>
         <translation>这里没能解释这条错误信息。请继续：检查同样能找到原因。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="134"/>
+        <location filename="../../app/ui/pages/welcome.py" line="135"/>
         <source>&lt;b&gt;{title}&lt;/b&gt;&lt;br&gt;This usually means: {explanation}&lt;br&gt;What helps: {action}</source>
         <translation>&lt;b&gt;{title}&lt;/b&gt;&lt;br&gt;这通常意味着：{explanation}&lt;br&gt;解决办法：{action}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="151"/>
+        <location filename="../../app/ui/pages/welcome.py" line="152"/>
         <source>The unfinished repair was rolled back: every file and setting is as it was before.</source>
         <translation>未完成的修复已恢复：所有文件和设置都和之前一样。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="154"/>
+        <location filename="../../app/ui/pages/welcome.py" line="155"/>
         <source>The unfinished repair could not be rolled back completely: {reason}</source>
         <translation>未完成的修复没能完全回滚：{reason}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="157"/>
+        <location filename="../../app/ui/pages/welcome.py" line="158"/>
         <source>A repair is running in another window right now. Wait until it has finished before you repair anything here.</source>
         <translation>另一个窗口正在进行修复。请等它完成后，再在这里修复。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="162"/>
+        <location filename="../../app/ui/pages/welcome.py" line="163"/>
         <source>A repair did not finish: “{name}”, started {when}. The assistant or the computer stopped before it was done. Roll it back to put every file and setting as it was.</source>
         <translation>有一个修复没有完成：“{name}”，开始于 {when}。本助手或电脑在它完成之前停止了。回滚它，就能把每个文件和设置恢复原样。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="166"/>
+        <location filename="../../app/ui/pages/welcome.py" line="167"/>
         <source>Undoing “{name}” (started {when}) stopped rather than overwrite a change made since: {reason} Nothing more can be put back by the assistant; keep it as it is, or put it right by hand.</source>
         <translation>撤销“{name}”（开始于 {when}）时停止了，以免覆盖之后做过的修改：{reason} 本助手无法再恢复更多内容；请保持现状，或者手动改正。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="171"/>
+        <location filename="../../app/ui/pages/welcome.py" line="172"/>
         <source>Undoing “{name}” (started {when}) could not finish: {reason} Close the programs that use PyTorch, then roll it back again.</source>
         <translation>撤销“{name}”（开始于 {when}）没能完成：{reason} 请关闭正在使用 PyTorch 的程序，然后再回滚一次。</translation>
     </message>

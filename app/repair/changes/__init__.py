@@ -10,6 +10,7 @@ from __future__ import annotations
 
 FILE, VARIABLE, PACKAGES, INSTALLER = "file", "variable", "packages", "installer"
 MACHINE_VALUE = "machine-value"  # a machine-wide (HKLM) value, written and restored by the elevated helper
+RENAME = "rename"  # a file renamed in place (set aside), renamed back on undo
 
 
 class RollbackStopped(Exception):
@@ -37,7 +38,7 @@ def refusal_kind(error: OSError) -> str:
 
 def kind_of(op: str):
     """The module that undoes changes of kind `op`."""
-    from app.repair.changes import files, installers, machine_values, packages, user_settings
+    from app.repair.changes import files, installers, machine_values, packages, renames, user_settings
 
     return {FILE: files, VARIABLE: user_settings, PACKAGES: packages, INSTALLER: installers,
-            MACHINE_VALUE: machine_values}[op]
+            MACHINE_VALUE: machine_values, RENAME: renames}[op]

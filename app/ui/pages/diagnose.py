@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QHBoxLayout, QListView, QProgressBar, QVBoxLayout,
 from app.cancel import Cancelled
 from app.ui.failure import failure_words
 from app.ui.models import ChecklistModel
-from app.ui.pages.base import FINDINGS, Page, button, named, wrapped
+from app.ui.pages.base import Page, button, named, wrapped
 from app.ui.session import diagnose
 from app.ui.workers import LatestRun
 
@@ -124,9 +124,6 @@ class DiagnosePage(Page):
 
     def cleanupPage(self) -> None:  # Back: stop checking; a later Next starts afresh
         self.checklist.leave()
-
-    def nextId(self) -> int:
-        return FINDINGS
 
     def retranslate(self) -> None:
         self.setTitle(self.tr("Checking PyTorch"))

@@ -13,7 +13,7 @@ from app.cancel import Cancelled
 from app.system.offline import OfflineImage
 from app.ui.failure import failure_words
 from app.ui.models import ROLE_ITEM, EnvironmentModel
-from app.ui.pages.base import DIAGNOSE, Page, button, named, wrapped
+from app.ui.pages.base import Page, button, named, wrapped
 from app.ui.session import DEMO, IMAGE, environment_at, find_environments, open_demo
 from app.ui.workers import LatestRun
 
@@ -79,9 +79,6 @@ class EnvironmentsPage(Page):
         elif self.session.system is not None and not self.session.environments and not self.search.running:
             self._search()
         self.retranslate()
-
-    def nextId(self) -> int:
-        return DIAGNOSE
 
     def retranslate(self) -> None:
         self.setTitle(self.tr("Choose the Python installation"))

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QHBoxLayout, QScrollArea, QSizePolicy, QSplitter, 
 
 from app.report.document import diagnosis_report, render_report
 from app.ui.icons import SEVERITY_ICON
-from app.ui.pages.base import FINISH, PLAN, Page, button, card, icon_label, named, wrapped
+from app.ui.pages.base import Page, button, card, icon_label, named, wrapped
 from app.ui.pages.tree import DependencyTreePanel
 from app.ui.session import DEMO
 
@@ -69,11 +69,6 @@ class FindingsPage(Page):
         self._graph = graph  # the tree is made when first asked for: most readers never open it
         self.set_ready(True)
         self.retranslate()
-
-    def nextId(self) -> int:
-        fixable = [p for p in self.session.problems() if p.severity in ("blocker", "warning") and p.repairs
-                   and not p.contradicted]
-        return PLAN if fixable else FINISH
 
     def retranslate(self) -> None:
         self.setTitle(self.tr("What we found"))

@@ -6,13 +6,14 @@ import html
 
 from PySide6.QtCore import QUrl
 from PySide6.QtGui import QDesktopServices
-from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout
+from PySide6.QtWidgets import QGroupBox, QHBoxLayout, QScrollArea, QVBoxLayout, QWidget
 
 from app.repair.run import failure_text
 from app.ui.log import log_folder
 from app.ui.pages.base import Page, button, named, wrapped
-from app.ui.pages.plan import repair_name
+from app.ui.pages.plan import guide_widget, repair_name
 from app.ui.repair_run import UndoResult, undo_transactions
+from app.ui.session import guides_left
 
 
 class FinishPage(Page):
@@ -30,8 +31,17 @@ class FinishPage(Page):
         for pushed in (self.save, self.undo, self.logs):
             row.addWidget(pushed)
         row.addStretch(1)
+        self.guides = QWidget()  # the steps the user chose on the plan page, still to be taken
+        self.guides.setObjectName("guides")
+        self.guides_layout = QVBoxLayout(self.guides)
+        self.guides_layout.setContentsMargins(0, 0, 0, 0)
+        self.guides_scroll = QScrollArea()
+        self.guides_scroll.setWidgetResizable(True)
+        self.guides_scroll.setWidget(self.guides)
+        self.guides_scroll.hide()
         layout = QVBoxLayout(self)
         layout.addWidget(self.summary)
+        layout.addWidget(self.guides_scroll, 10)  # the steps take the room; the stretch below only what is left
         layout.addLayout(row)
         layout.addWidget(self.result)
         layout.addStretch(1)
@@ -63,6 +73,29 @@ class FinishPage(Page):
         else:
             self.summary.setText(self.tr("Nothing was changed on this computer."))
         self.result.setText(self._message())
+        self._fill_guides()
+
+    def _fill_guides(self) -> None:
+        """The guided steps still to take: each with its steps and the button that opens its page."""
+        while self.guides_layout.count():
+            widget = self.guides_layout.takeAt(0).widget()
+            if widget is not None:
+                widget.hide()
+                widget.deleteLater()
+        left = guides_left(self.session)
+        self.guides_scroll.setVisible(bool(left))
+        if not left:
+            return
+        self.guides_layout.addWidget(wrapped(self.tr("<p><b>Still to do, by you.</b> These steps fix what this "
+                                                     "program cannot change. Follow them, then run Torch DLL Doctor "
+                                                     "again.</p>"), name="guides-heading"))
+        for option in left:
+            box = QGroupBox(repair_name(option.action))
+            column = QVBoxLayout(box)
+            column.addWidget(wrapped(option.problem.lead.text(self.session.lang).title, bold=True, selectable=True))
+            column.addWidget(guide_widget(option.guide, self.session.lang))
+            self.guides_layout.addWidget(box)
+        self.guides_layout.addStretch(1)
 
     def _undo(self) -> None:
         self.undo.setEnabled(False)

@@ -7,13 +7,24 @@ from __future__ import annotations
 import html
 from enum import Enum
 
-from PySide6.QtCore import QCoreApplication, Qt
-from PySide6.QtWidgets import QButtonGroup, QGroupBox, QRadioButton, QScrollArea, QVBoxLayout, QWidget, QWizard
+from PySide6.QtCore import QCoreApplication, Qt, QUrl
+from PySide6.QtGui import QDesktopServices
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QGroupBox,
+    QHBoxLayout,
+    QPushButton,
+    QRadioButton,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+    QWizard,
+)
 
 from app.i18n import words
 from app.ui.failure import failure_words
-from app.ui.pages.base import REPAIR, Page, wrapped
-from app.ui.session import recommended, repair_options
+from app.ui.pages.base import Page, wrapped
+from app.ui.session import recommended, repair_options, split_chosen
 from app.ui.workers import LatestRun
 
 
@@ -32,8 +43,45 @@ def repair_name(action: str) -> str:
         "unset-env-var": QCoreApplication.translate("RepairNames", "Remove a setting that breaks PyTorch"),
         "remove-path-entry": QCoreApplication.translate("RepairNames", "Remove a broken folder from PATH"),
         "enable-long-paths": QCoreApplication.translate("RepairNames", "Allow long file paths in Windows"),
+        "restore-torch-files": QCoreApplication.translate("RepairNames", "Put back PyTorch's own files"),
+        "remove-duplicate-openmp": QCoreApplication.translate("RepairNames", "Set aside the extra OpenMP runtime"),
+        "paging-file-system-managed": QCoreApplication.translate("RepairNames", "Let Windows manage the paging file"),
+        "install-64bit-python": QCoreApplication.translate("RepairNames",
+                                                           "Install 64-bit Python yourself (steps below)"),
+        "update-gpu-driver": QCoreApplication.translate("RepairNames",
+                                                        "Update the NVIDIA graphics driver yourself (steps below)"),
+        "start-fresh": QCoreApplication.translate("RepairNames",
+                                                  "Start fresh with a new environment yourself (steps below)"),
     }
-    return names.get(action, action)
+    return names.get(action) or QCoreApplication.translate("RepairNames", "Another repair")
+
+
+def guide_html(guide, lang: str) -> str:
+    """A guide's steps as a numbered list (their words come from the catalogue, in the reader's language)."""
+    return "<ol>" + "".join(f"<li>{html.escape(step[lang])}</li>" for step in guide.steps) + "</ol>"
+
+
+def guide_button(guide, lang: str) -> QPushButton:
+    """The button that opens the guide's official page in the browser."""
+    pushed = QPushButton(guide.link[lang])
+    pushed.setObjectName(f"open-{guide.action}")
+    pushed.setAccessibleName(guide.link[lang])
+    pushed.setToolTip(guide.url[lang])
+    pushed.clicked.connect(lambda: QDesktopServices.openUrl(QUrl(guide.url[lang])))
+    return pushed
+
+
+def guide_widget(guide, lang: str) -> QWidget:
+    """A guide's steps, then its button."""
+    widget = QWidget()
+    column = QVBoxLayout(widget)
+    column.setContentsMargins(0, 0, 0, 0)
+    column.addWidget(wrapped(guide_html(guide, lang), selectable=True))
+    row = QHBoxLayout()
+    row.addWidget(guide_button(guide, lang))
+    row.addStretch(1)
+    column.addLayout(row)
+    return widget
 
 
 class PlanPage(Page):
@@ -57,7 +105,7 @@ class PlanPage(Page):
     def initializePage(self) -> None:
         self.set_ready(False)
         self._state = PlanState.PLANNING
-        self.session.options, self.session.chosen = [], []
+        self.session.options, self.session.chosen, self.session.guided = [], [], []
         self.retranslate()
         system, env, diagnosis = self.session.system, self.session.env, self.session.diagnosis
         self.planning.start(self.doctor.pool, lambda worker: repair_options(system, env, diagnosis),
@@ -69,7 +117,7 @@ class PlanPage(Page):
 
     def _planned(self, options) -> None:
         self.session.options = options
-        self.session.chosen = recommended(options)
+        self.session.chosen, self.session.guided = split_chosen(recommended(options))
         self._state = PlanState.READY
         self.retranslate()
 
@@ -77,20 +125,22 @@ class PlanPage(Page):
         self._state, self._error = PlanState.FAILED, error
         self.retranslate()
 
-    def nextId(self) -> int:
-        return REPAIR
-
     def retranslate(self) -> None:
         self.setTitle(self.tr("Choose the repair"))
         self.setSubTitle(self.tr("Nothing has changed yet. Every change below is recorded and can be undone."))
         self.setButtonText(QWizard.WizardButton.CommitButton, self.tr("&Repair now"))
+        options = self.session.options
         if self._state == PlanState.PLANNING:
             self.intro.setText(self.tr("Working out the repairs that fit…"))
         elif self._state == PlanState.FAILED:
-            self.intro.setText(self.tr("The repairs could not be worked out. {reason}").format(
-                reason=failure_words(self._error, self.session.lang)))
-        elif not any(o.possible for o in self.session.options):
-            self.intro.setText(self.tr("None of the repairs can be done here. The reasons are below."))
+            self.intro.setText(self.tr("The repairs could not be worked out. {reason} Press Next to finish and save "
+                                       "the report.").format(reason=failure_words(self._error, self.session.lang)))
+        elif not any(o.possible for o in options):
+            self.intro.setText(self.tr("None of the repairs can be done here. The reasons are below. Press Next to "
+                                       "finish and save the report."))
+        elif not any(o.possible and o.guide is None for o in options):
+            self.intro.setText(self.tr("Nothing here can be repaired automatically, but there are steps you can take "
+                                       "yourself. They are below, and they stay on the last page. Press Next."))
         else:
             self.intro.setText(self.tr("The recommended repair is chosen for each problem. Press “Repair now” "
                                        "when you are ready."))
@@ -104,7 +154,7 @@ class PlanPage(Page):
                 widget.deleteLater()
         self._groups = []
         lang = self.session.lang
-        chosen = {id(o) for o in self.session.chosen}
+        chosen = {id(o) for o in [*self.session.chosen, *self.session.guided]}
         problems: dict[int, list] = {}
         for option in self.session.options:
             problems.setdefault(id(option.problem), []).append(option)
@@ -119,7 +169,9 @@ class PlanPage(Page):
                 radio.setAccessibleName(repair_name(option.action))
                 group.addButton(radio, number)
                 inner.addWidget(radio)
-                if option.possible:
+                if option.guide is not None:
+                    detail = guide_widget(option.guide, lang)
+                elif option.possible:
                     detail = wrapped(self.plan_html(option.plan, lang), selectable=True)
                 else:
                     detail = wrapped(self.tr("Not possible here: {reasons}").format(
@@ -136,7 +188,7 @@ class PlanPage(Page):
             self._groups.append((group, options))
             self.content_layout.addWidget(box)
         self.content_layout.addStretch(1)
-        self.set_ready(bool(self.session.chosen))
+        self._route()
 
     def plan_html(self, plan, lang: str) -> str:
         """Exactly what a plan changes and where, its notes, the download, and whether Windows asks permission."""
@@ -160,5 +212,11 @@ class PlanPage(Page):
             number = group.checkedId()
             if 0 <= number < len(options):
                 chosen.append(options[number])
-        self.session.chosen = chosen
-        self.set_ready(bool(chosen))
+        self.session.chosen, self.session.guided = split_chosen(chosen)
+        self._route()
+
+    def _route(self) -> None:
+        """Next is always possible once planning is over: "Repair now" (a commit) when a repair was chosen, else
+        plain Next to Finish."""
+        self.setCommitPage(bool(self.session.chosen))
+        self.set_ready(self._state in (PlanState.READY, PlanState.FAILED))

@@ -9,7 +9,7 @@ from typing import Optional
 from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QPlainTextEdit, QProgressBar, QVBoxLayout, QWidget
 
 from app.report.units import download_line
-from app.ui.pages.base import VERIFY, Page, button, card, icon_label, named, wrapped
+from app.ui.pages.base import Page, button, card, icon_label, named, wrapped
 from app.ui.pages.plan import repair_name
 from app.ui.repair_run import Phase, RepairRun, RunState
 
@@ -94,9 +94,6 @@ class RepairPage(Page):
     def state(self) -> RunState:
         return self.run.state if self.run is not None else RunState.IDLE
 
-    def nextId(self) -> int:
-        return VERIFY
-
     def retranslate(self) -> None:
         self.setTitle(self.tr("Repairing"))
         self.setSubTitle(self.tr("Every change is recorded first, so it can be undone."))
@@ -141,8 +138,8 @@ class RepairPage(Page):
             return self.tr("Stopped, but not everything could be put back. What is still changed is recorded: "
                            "you can undo it later from the first page or with “undo”.")
         if state == RunState.DONE and self.run.restart_needed:
-            return self.tr("All chosen repairs are done. Windows needs a restart to finish installing the "
-                           "runtime: restart when the assistant is done, then check again.")
+            return self.tr("All chosen repairs are done. Windows needs a restart before they take effect: "
+                           "restart when the assistant is done, then check again.")
         if state == RunState.DONE:
             return self.tr("All chosen repairs are done. Press Next to check PyTorch again.")
         return ""

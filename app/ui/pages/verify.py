@@ -8,7 +8,7 @@ import html
 from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout
 
 from app.ui.icons import icon
-from app.ui.pages.base import FINISH, Page, icon_label, wrapped
+from app.ui.pages.base import Page, icon_label, wrapped
 from app.ui.pages.diagnose import ChecklistPanel, CheckState
 
 
@@ -36,9 +36,6 @@ class VerifyPage(Page):
 
     def cleanupPage(self) -> None:
         self.checklist.leave()
-
-    def nextId(self) -> int:
-        return FINISH
 
     def retranslate(self) -> None:
         self.setTitle(self.tr("Checking PyTorch again"))

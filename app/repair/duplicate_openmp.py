@@ -1,0 +1,87 @@
+"""`remove-duplicate-openmp`: the second copy of torch's OpenMP runtime (conda's `Library\\bin\\libiomp5md.dll`, say)
+is set aside: renamed in place to `<name>.set-aside-by-torch-dll-doctor`, journalled, never deleted, so undo names it
+back. torch's own copy (torch\\lib) is the one kept: torch loads it by its full path whatever else is there, so it
+is the one copy that can stay. The plan says which package put the other copy there, which packages use it, and
+what follows for them; and it offers the lasting alternative (one channel for torch and the rest).
+
+Never KMP_DUPLICATE_LIB_OK: it lets both runtimes run, which hides wrong results instead of fixing anything.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Optional
+
+from app.cancel import CancelToken
+from app.i18n import LANGUAGES, words
+from app.inventory.environment import PythonEnvironment
+from app.inventory.machine import MachineFacts
+from app.probes.finding import Finding
+from app.probes.openmp import owner_name, package_owning
+from app.repair.journal import Transaction
+from app.repair.plan import Change, Plan, PlanRefused, said
+from app.system.base import System
+from app.system.files import sha256_of
+
+SET_ASIDE = ".set-aside-by-torch-dll-doctor"
+
+
+def set_aside_name(path: Path) -> Path:
+    """Where `path` is set aside: beside it, `<name>.set-aside-by-torch-dll-doctor` (then `...-2`, `-3`, ... when an
+    earlier one is still there)."""
+    candidate = path.with_name(path.name + SET_ASIDE)
+    number = 2
+    while candidate.exists():
+        candidate = path.with_name(f"{path.name}{SET_ASIDE}-{number}")
+        number += 1
+    return candidate
+
+
+class RemoveDuplicateOpenMP:
+    id = "remove-duplicate-openmp"
+    sources = ()
+
+    def plan(self, system: System, env: PythonEnvironment, machine: MachineFacts, findings: list[Finding],
+             source: Optional[str]) -> Plan:
+        changes: list[Change] = []
+        notes: list[dict[str, str]] = []
+        seen: set[str] = set()
+        for finding in findings:
+            other = finding.evidence.get("other_copy") if finding.code == "openmp-conflict" else None
+            if not isinstance(other, dict) or self.id not in finding.repairs:
+                continue
+            host = system.host_path(str(other.get("path") or ""))
+            if host is None or not host.is_file() or str(host).lower() in seen:
+                continue
+            seen.add(str(host).lower())
+            if sha256_of(host) != other.get("sha256"):  # changed since the diagnosis: diagnose again first
+                raise PlanRefused([said("repair.refused.openmp_changed", path=other["path"])])
+            target = set_aside_name(host)
+            changes.append(Change("rename-file", system.windows_path(host), value=target.name, host_target=host,
+                                  host_source=target))
+            torch_copy = finding.evidence.get("torch_copy") or {}
+            notes.append(said("repair.note.openmp.keeps", torch=torch_copy.get("path") or "-",
+                              version=torch_copy.get("version") or "-", other=other["path"],
+                              other_version=other.get("version") or "-", name=target.name))
+            notes.append(self._consequence(package_owning(env, host)))
+        if not changes:
+            raise PlanRefused([said("repair.refused.nothing_to_do", action=self.id)])
+        notes.append(said("repair.note.openmp.alternative", python=system.windows_path(env.python)))
+        return Plan(self.id, None, system.windows_path(env.python), changes, notes=notes)
+
+    @staticmethod
+    def _consequence(owner: Optional[dict]) -> dict[str, str]:
+        """What follows for the package that put the copy there, and for the packages that use it."""
+        named = owner_name(owner)
+        if owner is None:
+            return {lang: words("repair.note.openmp.no_owner", lang) for lang in LANGUAGES}
+        users = ", ".join(owner.get("used_by") or []) or "-"
+        key = f"repair.note.openmp.owner.{owner['manager']}"
+        return {lang: words(key, lang, owner=named[lang], package=owner["package"], users=users)
+                for lang in LANGUAGES}
+
+    def apply(self, system: System, plan: Plan, transaction: Transaction,
+              on_output: Callable[[str], None] = lambda line: None, on_progress=None,
+              token: Optional[CancelToken] = None) -> None:
+        for change in plan.changes:
+            transaction.rename_file(system, change.host_target, change.host_source)

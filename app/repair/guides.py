@@ -1,0 +1,235 @@
+"""Guided repairs: what only the user can do (install a 64-bit Python, update the NVIDIA driver, start again with
+a new environment), told step by step with the official page to open.
+
+A guided repair is an action like the others (app/repair/actions.py): its plan changes nothing and carries its
+guide. The CLI prints the guide and exits 1 (nothing was changed); the wizard shows it on the plan page and on
+Finish, with a button that opens the page. Applying one is refused: there is nothing for this program to do.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Callable, Optional
+
+from app.cancel import CancelToken
+from app.engine.versions import version_tuple
+from app.i18n import LANGUAGES, words
+from app.inventory.environment import PythonEnvironment
+from app.inventory.machine import MachineFacts
+from app.probes.causes import Problem
+from app.probes.finding import Finding
+from app.probes.runner import Diagnosis
+from app.repair.journal import Transaction
+from app.repair.plan import Plan, PlanRefused, said
+from app.resources import known_issues, resources_folder
+from app.system.base import System
+
+PYTHON_DOWNLOADS = "https://www.python.org/downloads/windows/"
+NVIDIA_DRIVERS = {"en": "https://www.nvidia.com/Download/index.aspx",
+                  "zh_CN": "https://www.nvidia.cn/Download/index.aspx?lang=cn"}
+PYTORCH_GET_STARTED = "https://pytorch.org/get-started/locally/"
+WSL_INSTALL = "https://learn.microsoft.com/windows/wsl/install"
+START_FRESH = "start-fresh"  # offered where no repair fits a problem that stops PyTorch
+
+
+@dataclass
+class Guide:
+    """Steps for the user, in order, each in en and zh_CN; the official page to open, and the button's words."""
+
+    action: str
+    url: dict[str, str]
+    link: dict[str, str]
+    steps: list[dict[str, str]] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"action": self.action, "url": self.url, "link": self.link, "steps": self.steps}
+
+
+@dataclass
+class GuidedPlan(Plan):
+    """A plan with no changes: its guide says what the user does."""
+
+    guide: Optional[Guide] = None
+
+    def to_dict(self) -> dict:
+        return {**super().to_dict(), "guide": self.guide.to_dict() if self.guide else None}
+
+
+def guide_of(plan: Optional[Plan]) -> Optional[Guide]:
+    """The guide of a guided repair's plan; None for a plan that changes something."""
+    return plan.guide if isinstance(plan, GuidedPlan) else None
+
+
+def guide_lines(guide: Guide, lang: str) -> list[str]:
+    """The guide as numbered lines of text, then the page to open (for the CLI and the text of a report)."""
+    lines = [f"  {number}. {step[lang]}" for number, step in enumerate(guide.steps, 1)]
+    return [*lines, "  " + words("guide.open", lang, link=guide.link[lang], url=guide.url[lang])]
+
+
+def same_url(url: str) -> dict[str, str]:
+    return {lang: url for lang in LANGUAGES}
+
+
+class GuidedRepair:
+    """What every guided repair shares: a plan with its guide and no changes; apply() refuses."""
+
+    id = ""
+    sources = ()
+
+    def guide(self, system: System, env: Optional[PythonEnvironment], machine: MachineFacts,
+              findings: list[Finding]) -> Guide:
+        raise NotImplementedError
+
+    def plan(self, system: System, env: Optional[PythonEnvironment], machine: MachineFacts, findings: list[Finding],
+             source: Optional[str]) -> GuidedPlan:
+        if source is not None:
+            raise PlanRefused([said("repair.refused.unknown_source", source=source, sources="-")])
+        return GuidedPlan(self.id, None, system.windows_path(env.python) if env else "",
+                          notes=[said("guide.nothing_changes")], guide=self.guide(system, env, machine, findings))
+
+    def apply(self, system: System, plan: Plan, transaction: Transaction,
+              on_output: Callable[[str], None] = lambda line: None, on_progress=None,
+              token: Optional[CancelToken] = None) -> None:
+        raise PlanRefused([said("guide.by_hand", action=self.id)])
+
+
+class Install64BitPython(GuidedRepair):
+    """`install-64bit-python`: python.org's 64-bit installer of the environment's own Python version, then the
+    environment made again with it (the app's own way for a known app)."""
+
+    id = "install-64bit-python"
+
+    def guide(self, system, env, machine, findings) -> Guide:
+        minor = python_minor(env)
+        app = app_recreate(env)
+        if app is not None and app["brings_python"]:  # the app's package carries its own 64-bit Python
+            steps = app_steps(system, app, env, launcher(minor, True))
+            return Guide(self.id, same_url(app["url"]), said("guide.link.app", app=env.app), steps)
+        download = (said("guide.python.download", minor=minor, url=PYTHON_DOWNLOADS) if minor
+                    else said("guide.python.download_any", url=PYTHON_DOWNLOADS))
+        py = launcher(minor, True)
+        again = app_steps(system, app, env, py) if app is not None else recreate_steps(system, env, py)
+        steps = [download, said("guide.python.install"), *again, said("guide.check_again")]
+        return Guide(self.id, same_url(PYTHON_DOWNLOADS), said("guide.link.python"), steps)
+
+
+class UpdateGpuDriver(GuidedRepair):
+    """`update-gpu-driver`: NVIDIA's driver, at least the version this CUDA build needs
+    (resources/known_issues.json), from NVIDIA's own page; then a restart."""
+
+    id = "update-gpu-driver"
+
+    def guide(self, system, env, machine, findings) -> Guide:
+        cuda = env.torch.cuda if env is not None and env.torch is not None else None
+        named = next((f for f in findings if self.id in f.repairs), None)
+        cuda = (named.evidence.get("cuda") if named else None) or cuda or "-"
+        needed = (named.evidence.get("needed") if named else None) or minimum_driver(cuda)
+        driver = named.evidence.get("driver") if named else machine.nvidia_driver
+        if driver:
+            steps = [{lang: words("guide.gpu.download", lang, url=NVIDIA_DRIVERS[lang], needed=needed or "-",
+                                  cuda=cuda, driver=driver) for lang in LANGUAGES}]
+        else:
+            steps = [{lang: words("guide.gpu.missing", lang, url=NVIDIA_DRIVERS[lang], needed=needed or "-",
+                                  cuda=cuda) for lang in LANGUAGES}]
+        full = known_issues()["cuda_toolkit_driver_windows"].get(".".join(cuda.split(".")[:2]))
+        if full and needed and version_tuple(full) > version_tuple(needed):
+            steps.append(said("guide.gpu.full", cuda=cuda, full=full))
+        steps += [said("guide.gpu.install"), said("guide.check_again")]
+        return Guide(self.id, NVIDIA_DRIVERS, said("guide.link.nvidia"), steps)
+
+
+class StartFresh(GuidedRepair):
+    """`start-fresh`: where no repair fits, a new environment with the app's requirements (the app's own way for
+    a known app), or WSL."""
+
+    id = START_FRESH
+
+    def guide(self, system, env, machine, findings) -> Guide:
+        minor = python_minor(env)
+        app = app_recreate(env)
+        if app is not None:
+            steps = [*app_steps(system, app, env, launcher(minor, False)), said("guide.fresh.wsl", url=WSL_INSTALL)]
+            return Guide(self.id, same_url(app["url"]), said("guide.link.app", app=env.app), steps)
+        steps = [*recreate_steps(system, env, launcher(minor, False)), said("guide.fresh.wsl", url=WSL_INSTALL)]
+        return Guide(self.id, same_url(PYTORCH_GET_STARTED), said("guide.link.pytorch"), steps)
+
+
+GUIDED_REPAIRS = (Install64BitPython(), UpdateGpuDriver(), StartFresh())
+
+
+def python_minor(env: Optional[PythonEnvironment]) -> Optional[str]:
+    version = env.python_version if env is not None else None
+    return ".".join(version.split(".")[:2]) if version and version.count(".") >= 1 else None
+
+
+def launcher(minor: Optional[str], bits64: bool) -> str:
+    """The py launcher's command for that Python: `py -3.12-64` (64-bit only), `py -3.12`."""
+    return f"py -{minor or '3'}" + ("-64" if bits64 else "")
+
+
+def minimum_driver(cuda: str) -> Optional[str]:
+    """The lowest Windows driver that runs a CUDA version at all (minor version compatibility)."""
+    return known_issues()["cuda_driver_minimum_windows"].get(cuda.split(".")[0])
+
+
+@cache
+def _apps() -> dict[str, dict]:
+    data = json.loads((resources_folder() / "ai_apps.json").read_text(encoding="utf-8"))
+    return {app["name"]: app["recreate"] for app in data["apps"] if "recreate" in app}
+
+
+def app_recreate(env: Optional[PythonEnvironment]) -> Optional[dict]:
+    """How the environment's AI app makes its environment again (resources/ai_apps.json), if it is a known app."""
+    return _apps().get(env.app) if env is not None and env.app else None
+
+
+def app_steps(system: System, app: dict, env: PythonEnvironment, py: str) -> list[dict[str, str]]:
+    values = {"py": py, "venv": env.exec_prefix.name, "folder": system.windows_path(env.exec_prefix.parent)}
+    return [{lang: text.format(**values) for lang, text in zip(LANGUAGES, pair)}
+            for pair in zip(*(app["steps"][lang] for lang in LANGUAGES))]
+
+
+def recreate_steps(system: System, env: Optional[PythonEnvironment], py: str) -> list[dict[str, str]]:
+    """A new environment beside the old one, PyTorch and the program's packages in it, then the switch."""
+    if env is not None and env.kind == "conda":
+        return [said("guide.recreate.conda"), said("guide.recreate.packages.conda"),
+                said("guide.recreate.switch.conda", old=system.windows_path(env.exec_prefix))]
+    old = system.windows_path(env.exec_prefix) if env is not None else ""
+    folder = old + "-new" if env is not None and env.kind == "venv" else r"%USERPROFILE%\torch-venv"
+    steps = [said("guide.recreate.venv", py=py, folder=folder), said("guide.recreate.packages", folder=folder)]
+    if env is not None and env.kind == "venv":
+        steps.append(said("guide.recreate.switch.venv", folder=folder, old=old))
+    else:
+        steps.append(said("guide.recreate.switch", folder=folder))
+    return steps
+
+
+
+GUIDES = {repair.id: repair for repair in GUIDED_REPAIRS}
+
+
+def is_guided(action: str) -> bool:
+    return action in GUIDES
+
+
+def fresh_start_fits(problem: Problem) -> bool:
+    """A problem that stops PyTorch and that no repair, automatic or guided, is named for."""
+    return problem.severity == "blocker" and not problem.contradicted and not problem.repairs
+
+
+def guided_steps(system: System, envs: list[PythonEnvironment], diagnosis: Diagnosis) -> list[tuple[Problem, Guide]]:
+    """Every problem worth acting on with the guides that fit it: its guided repairs, or the fresh start where no
+    repair is named at all. Nothing is changed, and nothing is run."""
+    by_python = {system.windows_path(env.python): env for env in envs}
+    found = []
+    for problem in sorted(diagnosis.problems, key=lambda p: p.sort_key):
+        if problem.severity not in ("blocker", "warning") or problem.contradicted:
+            continue
+        actions = [a for a in problem.repairs if is_guided(a)] + ([START_FRESH] if fresh_start_fits(problem) else [])
+        env = by_python.get(problem.environment or "")
+        for action in actions:
+            plan = GUIDES[action].plan(system, env, diagnosis.machine, problem.findings, None)
+            found.append((problem, plan.guide))
+    return found

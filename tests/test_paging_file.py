@@ -1,0 +1,215 @@
+"""WinError 1455 on offline images: the paging-file probe reads PagingFiles (registry.json) in each form Windows writes,
+the commit figures and free space recorded in environment.json, and the sizes of a CUDA build's torch\\lib DLLs (small
+PE files made sparse to GBs); `paging-file-system-managed` writes `?:\\pagefile.sys` into registry.json, ends as
+"restart needed", and undo puts registry.json back byte for byte."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from app.demo.image_builder import ImageBuilder
+from app.demo.pe_writer import build_pe, write_pe
+from app.inventory.environment import inspect_environment
+from app.inventory.paging import PagingFile, parse_paging_files
+from app.main import main
+from app.probes import paging_file
+from app.probes.error_text import classify_error
+from app.probes.runner import run_diagnosis
+from app.repair.elevated import perform, read_results, value_json, value_of
+from app.repair.journal import Journal
+from app.system.base import RegistryValue
+from app.system.offline import OfflineImage
+
+GB = 1 << 30
+HOME = r"C:\Python312"
+VENV = r"C:\Users\alice\stable-diffusion-webui\venv"
+PYTHON = VENV + r"\Scripts\python.exe"
+SITE = VENV + r"\Lib\site-packages"
+MM = r"HKLM\SYSTEM\CurrentControlSet\Control\Session Manager\Memory Management"
+CUDA_DLLS = {"cudnn_cnn_infer64_8.dll": 2 * GB, "cublasLt64_12.dll": GB, "torch_cuda.dll": GB}  # 4 GB in all
+FIXED_2GB = r"C:\pagefile.sys 1024 2048"
+
+
+@pytest.fixture(autouse=True)
+def data_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("TDD_DATA_DIR", str(tmp_path / "data"))
+
+
+def sd_image(root, paging_files=(FIXED_2GB,), *, cuda="12.1", memory=None, free=None) -> ImageBuilder:
+    """A Stable Diffusion web UI venv with a CUDA torch\\lib (sparse DLLs of CUDA_DLLS' sizes) and the VC++ runtime;
+    `memory`: environment.json's commit figures (default: 16 GB limit, 14 GB in use, 14 GB of RAM)."""
+    shutil.rmtree(root, ignore_errors=True)
+    image = ImageBuilder(root)
+    for name in ("vcruntime140.dll", "vcruntime140_1.dll", "msvcp140.dll"):
+        image.write(rf"C:\Windows\System32\{name}", build_pe(dll_name=name, file_version=(14, 44, 35211, 0)))
+    image.vc_runtime("x64", "14.44.35211")
+    image.write(HOME + r"\python.exe", build_pe(dll=False))
+    image.write(HOME + r"\python312.dll", build_pe(dll_name="python312.dll", file_version=(3, 12, 4150, 1013)))
+    image.venv(VENV, HOME, "3.12.4", python_exe=build_pe(dll=False))
+    image.torch_version_file(SITE, "2.4.1+cu121" if cuda else "2.4.1+cpu", cuda=cuda)
+    lib = image.mkdir(SITE + r"\torch\lib")
+    for name, size in CUDA_DLLS.items():
+        write_pe(lib / name, dll_name=name, pad_to=size)  # sparse: the test writes a few KB
+    write_pe(lib / "c10.dll", dll_name="c10.dll")
+    if paging_files is not None:
+        image.set_value(MM, "PagingFiles", "REG_MULTI_SZ", list(paging_files))
+    if memory is not False:
+        image.env["memory"] = memory or {"commit_limit": 16 * GB, "commit_total": 14 * GB, "physical_total": 14 * GB,
+                                         "paging_files": list(paging_files or [])}
+    if free is not None:
+        image.env["disks"] = {"C:": {"total": 512 * GB, "free": free}}
+    image.save()
+    return image
+
+
+def paging_findings(root):
+    system = OfflineImage(root)
+    env = inspect_environment(system, system.host_path(PYTHON))
+    diagnosis = run_diagnosis(system, [env])
+    assert diagnosis.complete
+    return [f for f in diagnosis.findings if f.code == paging_file.CODE], diagnosis
+
+
+def test_the_paging_file_forms_windows_writes_are_read():
+    assert parse_paging_files([r"?:\pagefile.sys"]) == (PagingFile(r"?:\pagefile.sys"),)
+    assert parse_paging_files([r"C:\pagefile.sys 0 0"])[0].system_managed
+    assert parse_paging_files([r"D:\pagefile.sys"])[0].system_managed
+    fixed = parse_paging_files([r"C:\pagefile.sys 1024 4096"])[0]
+    assert (fixed.initial_mb, fixed.maximum_mb, fixed.system_managed, fixed.drive) == (1024, 4096, False, "C:")
+    assert parse_paging_files([]) == () and parse_paging_files([""]) == ()  # no paging file
+    assert parse_paging_files([r"C:\pagefile.sys 1024"]) is None and parse_paging_files(["pagefile"]) is None
+
+
+def test_a_fixed_paging_file_too_small_for_the_cuda_dlls_is_repaired_restart_needed_and_undone_byte_for_byte(
+        tmp_path, capsys):
+    image = sd_image(tmp_path / "image")
+    (finding,), diagnosis = paging_findings(image.root)
+    assert not [f for f in diagnosis.blockers if f.code != paging_file.CODE]  # the only blocker of this layout
+    assert (finding.severity, finding.variant, finding.repairs) == ("blocker", "custom", ["paging-file-system-managed"])
+    evidence = finding.evidence
+    assert evidence["setting"] == [FIXED_2GB] and evidence["maximum"] == "2,048 MB"
+    assert (evidence["needed"], evidence["room"], evidence["limit"], evidence["used"]) == (
+        "4,096 MB", "2,048 MB", "16,384 MB", "14,336 MB")  # RAM 14 GB + at most 2 GB: 2 GB of room for 4 GB
+    assert evidence["largest"][0] == "cudnn_cnn_infer64_8.dll"
+    assert "2,048 MB" in finding.text("en").explanation and "页面文件" in finding.text("zh_CN").explanation
+    original = (image.root / "registry.json").read_bytes()
+    argv = ["repair", "--root", str(image.root), "--env", PYTHON, "--action", "paging-file-system-managed"]
+
+    assert main([*argv, "--plan"]) == 0
+    plan = capsys.readouterr().out
+    assert r"?:\pagefile.sys" in plan and "restart" in plan and FIXED_2GB in plan
+    assert (image.root / "registry.json").read_bytes() == original  # a plan changes nothing
+
+    assert main([*argv, "--yes", "--json", str(tmp_path / "outcome.json")]) == 1  # done, but not until the restart
+    capsys.readouterr()
+    assert json.loads((image.root / "registry.json").read_text("utf-8"))[MM]["PagingFiles"] == {
+        "type": "REG_MULTI_SZ", "data": [r"?:\pagefile.sys"]}
+    outcome = json.loads((tmp_path / "outcome.json").read_text("utf-8"))
+    assert outcome["state"] == "restart-needed" and outcome["problems_left"] == [paging_file.CODE]
+    (transaction,) = Journal().transactions()
+    assert transaction.restart_needed
+    (step,) = transaction.steps()
+    assert step.intent["before"] == {"type": "REG_MULTI_SZ", "data": [FIXED_2GB]}
+    (after,), _ = paging_findings(image.root)  # measured with the old setting: the new one waits for the restart
+    assert (after.variant, after.repairs, after.evidence["pending_restart"]) == ("restart", [], True)
+    assert "Restart" in after.text("en").title and "重启" in after.text("zh_CN").title
+
+    assert main(["undo", "--last"]) == 0
+    said = capsys.readouterr().out
+    assert "Undone" in said and "paging file is too small" in said  # as before the repair
+    assert (image.root / "registry.json").read_bytes() == original
+
+
+@pytest.mark.parametrize("paging_files, memory, severity, variant", [
+    ([], None, "blocker", "none"),  # no paging file: the 16 GB limit is all there is
+    ([r"C:\pagefile.sys 1024 4096"], {"commit_limit": 16 * GB, "commit_total": 15 * GB, "physical_total": 14 * GB},
+     "blocker", "custom"),  # grows to 14 + 4 = 18 GB: 3 GB of room for 4 GB
+    ([r"C:\pagefile.sys 1024 8192"], {"commit_limit": 16 * GB, "commit_total": 14 * GB, "physical_total": 14 * GB},
+     "warning", "tight"),  # 8 GB of room: one process (4 GB) fits, a second (8 GB in all) does not quite
+    ([r"C:\pagefile.sys 1024 65536"], {"commit_limit": 16 * GB, "commit_total": 14 * GB, "physical_total": 14 * GB},
+     None, None),  # grows to 78 GB
+    ([r"C:\pagefile.sys 1024 4096"], {"commit_limit": 16 * GB, "commit_total": 15 * GB}, None, None),  # RAM unknown
+    ([r"C:\pagefile.sys 2048 2048"], {"commit_limit": 16 * GB, "commit_total": 15 * GB}, "blocker", "custom"),
+])
+def test_each_paging_file_setting_against_what_windows_can_commit(tmp_path, paging_files, memory, severity,
+                                                                   variant):
+    if memory is not None:
+        memory = {**memory, "paging_files": paging_files}
+    image = sd_image(tmp_path / "image", paging_files, memory=memory)
+    found, _ = paging_findings(image.root)
+    assert [(f.severity, f.variant) for f in found] == ([(severity, variant)] if severity else [])
+    for finding in found:
+        assert finding.repairs == ["paging-file-system-managed"]
+        texts = [finding.text(lang) for lang in ("en", "zh_CN")]
+        assert all(part.strip() != "-" and "{" not in part for t in texts for part in t.__dict__.values())
+
+
+@pytest.mark.parametrize("setting", [r"?:\pagefile.sys", r"C:\pagefile.sys 0 0"])
+def test_a_system_managed_paging_file_is_stopped_only_by_a_full_drive(tmp_path, setting):
+    full = sd_image(tmp_path / "full", [setting], free=3 * GB)  # 2 GB + (3 - 1) GB of room for 4 GB
+    (finding,), _ = paging_findings(full.root)
+    assert (finding.severity, finding.variant, finding.repairs) == ("blocker", "disk", [])
+    assert finding.evidence["free"] == "3,072 MB" and "C:" in finding.text("en").title
+    roomy = sd_image(tmp_path / "roomy", [setting], free=200 * GB)
+    assert paging_findings(roomy.root)[0] == []
+    unknown = sd_image(tmp_path / "unknown", [setting])  # free space not recorded: it may grow
+    assert paging_findings(unknown.root)[0] == []
+
+
+def test_a_cpu_build_has_no_paging_file_finding(tmp_path):
+    image = sd_image(tmp_path / "image", [], cuda=None)
+    assert paging_findings(image.root)[0] == []
+
+
+@pytest.mark.parametrize("case", ["no figures", "no setting", "damaged figures", "damaged setting"])
+def test_unknown_facts_give_no_blocker(tmp_path, case):
+    paging_files = None if case == "no setting" else ["junk"] if case == "damaged setting" else []
+    memory = False if case == "no figures" else None
+    image = sd_image(tmp_path / "image", paging_files, memory=memory)
+    if case == "damaged figures":
+        image.env["memory"] = {"commit_limit": "16 GB", "commit_total": 14}
+        image.save()
+    found, diagnosis = paging_findings(image.root)
+    assert found == [] and diagnosis.blockers == []
+    if case == "damaged figures":
+        assert any("memory table" in p for p in diagnosis.machine.problems)
+
+
+def test_the_repair_refuses_a_system_managed_or_unknown_setting(tmp_path, capsys):
+    argv = ["--env", PYTHON, "--action", "paging-file-system-managed", "--plan"]
+    managed = sd_image(tmp_path / "managed", [r"?:\pagefile.sys"])
+    assert main(["repair", "--root", str(managed.root), *argv]) == 1
+    assert "nothing" in capsys.readouterr().err
+    absent = sd_image(tmp_path / "absent", None)
+    assert main(["repair", "--root", str(absent.root), *argv]) == 1
+    assert "could not be read" in capsys.readouterr().err
+
+
+def test_a_list_value_goes_through_the_elevated_helper_as_a_list(tmp_path):
+    image = sd_image(tmp_path / "image", [FIXED_2GB])
+    value = RegistryValue("REG_MULTI_SZ", [r"?:\pagefile.sys"])
+    assert value_of(json.loads(json.dumps(value_json(value)))) == value
+    job = tmp_path / "job.json"
+    job.write_text(json.dumps({"steps": [{"op": "set-value", "key": MM, "name": "PagingFiles",
+                                          "value": value_json(value)}]}), encoding="utf-8")
+    import hashlib
+
+    assert perform(OfflineImage(image.root), job, hashlib.sha256(job.read_bytes()).hexdigest()) == 0
+    assert [r["ok"] for r in read_results(job)] == [True]
+    assert OfflineImage(image.root).registry_value(MM, "PagingFiles") == value
+    job.write_text(json.dumps({"steps": [{"op": "set-value", "key": MM, "name": "PagingFiles",
+                                          "value": {"type": "REG_SZ", "data": "C:\\pagefile.sys"}}]}),
+                   encoding="utf-8")
+    assert perform(OfflineImage(image.root), job, hashlib.sha256(job.read_bytes()).hexdigest()) == 1
+    assert OfflineImage(image.root).registry_value(MM, "PagingFiles") == value  # refused: unchanged
+
+
+def test_explain_of_winerror_1455_points_to_the_paging_file_repair():
+    text = (r'OSError: [WinError 1455] The paging file is too small for this operation to complete. Error loading '
+            r'"C:\sd\venv\lib\site-packages\torch\lib\cudnn_cnn_infer64_8.dll" or one of its dependencies.')
+    words = classify_error(text).text("en")
+    assert "paging-file-system-managed" in words["action"] and "cudnn_cnn_infer64_8.dll" in words["title"]
+    assert "paging-file-system-managed" in classify_error(text).text("zh_CN")["action"]

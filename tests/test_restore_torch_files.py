@@ -1,0 +1,300 @@
+"""`restore-torch-files` on copied drives holding the real torch 2.4.0 wheel's DLLs and its install record: a deleted
+(fbgemm.dll), a truncated (torch_cpu.dll, cut to half) and an empty (c10.dll) DLL, counted as one problem, put back
+from a real HTTPS index (by ranges, or the whole wheel where ranges are refused) or from a wheel already on the
+drive, each file checked against RECORD; undo brings the damaged files back byte for byte."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import time
+import zipfile
+
+import pytest
+
+from app.main import main
+from app.repair.restore_files import InstalledPackage, hex_digest, indexes_for
+from tests import realfiles
+from tests.conftest import SITE, TORCH_LIB, VENV, real
+from tests.https_server import Fault
+
+PYTHON = VENV + r"\Scripts\python.exe"
+PIP_INI = r"C:\Users\alice\AppData\Roaming\pip\pip.ini"
+DIST_INFO = "torch-2.4.0.dist-info"
+WHEEL_NAME = "torch-2.4.0-cp312-cp312-win_amd64.whl"
+WHEEL_PATH = "/packages/7f/" + WHEEL_NAME
+DAMAGED = ("fbgemm.dll", "torch_cpu.dll", "c10.dll")
+
+
+@pytest.fixture(scope="module")
+def wheel():
+    return real(realfiles.download, realfiles.TORCH_240)
+
+
+@pytest.fixture(scope="module")
+def wheel_sha256(wheel):
+    digest = hashlib.sha256()
+    with open(wheel, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@pytest.fixture(scope="module")
+def installed(wheel):
+    """What pip leaves in dist-info (RECORD as the wheel has it, limited to the files the image holds: torch\\lib's
+    DLLs and torch\\version.py), and the real version.py."""
+    with zipfile.ZipFile(wheel) as zipped:
+        record = zipped.read(f"{DIST_INFO}/RECORD").decode()
+        kept = [line for line in record.splitlines()
+                if (line.startswith("torch/lib/") and line.split(",")[0].endswith(".dll"))
+                or line.startswith(("torch/version.py,", f"{DIST_INFO}/WHEEL,", f"{DIST_INFO}/METADATA,",
+                                    f"{DIST_INFO}/RECORD,"))]
+        installer = "pip\n"
+        digest = hashlib.sha256(installer.encode()).digest()
+        kept.append(f"{DIST_INFO}/INSTALLER,sha256={base64.urlsafe_b64encode(digest).rstrip(b'=').decode()},4")
+        return {"RECORD": "\n".join(kept) + "\n", "WHEEL": zipped.read(f"{DIST_INFO}/WHEEL"),
+                "METADATA": zipped.read(f"{DIST_INFO}/METADATA"), "INSTALLER": installer,
+                "version.py": zipped.read("torch/version.py")}
+
+
+@pytest.fixture(autouse=True)
+def isolated(server, data_dir, monkeypatch):
+    for name in ("REQUESTS_CA_BUNDLE", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy", "PIP_INDEX_URL"):
+        monkeypatch.delenv(name, raising=False)
+    server.faults.clear()
+    server.log.clear()
+
+
+def broken_image(torch_image, installed, server, *, index: str = "/simple", damage: tuple[str, ...] = DAMAGED):
+    """torch 2.4.0 (with the libomp140 workaround, so nothing else blocks), pip-installed, its pip.ini naming
+    the local HTTPS index and its certificate; then the three DLLs damaged. Files are hard links into the
+    cache: each damaged one is written as a new file, never in place."""
+    image = torch_image(libomp=True)
+    site = SITE + "\\" + DIST_INFO
+    for name in ("RECORD", "WHEEL", "METADATA", "INSTALLER"):
+        image.write(f"{site}\\{name}", installed[name])
+    version = image.host(SITE + r"\torch\version.py")
+    version.unlink()
+    image.write(SITE + r"\torch\version.py", installed["version.py"])
+    image.copy(server.ca, r"C:\certs\company-ca.pem")
+    image.write(PIP_INI, f"[global]\nindex-url = {server.url(index)}\ncert = C:\\certs\\company-ca.pem\n")
+    image.save()
+    lib = image.host(TORCH_LIB)
+    original = {name: sha(lib / name) for name in DAMAGED}
+    (lib / "fbgemm.dll").unlink()  # quarantined
+    if "torch_cpu.dll" in damage:
+        cpu = lib / "torch_cpu.dll"
+        half = cpu.stat().st_size // 2
+        with open(cpu, "rb") as f:
+            head = f.read(half)
+        cpu.unlink()
+        cpu.write_bytes(head)  # an interrupted copy
+    if "c10.dll" in damage:
+        (lib / "c10.dll").unlink()
+        (lib / "c10.dll").write_bytes(b"")  # a failed download
+    return image, original
+
+
+def serve(server, wheel, digest: str) -> None:
+    link = f'<a href="../../packages/7f/{WHEEL_NAME}#sha256={digest}">{WHEEL_NAME}</a>'
+    server.files["/simple/torch/"] = f"<html><body>{link}</body></html>".encode()
+    server.files[WHEEL_PATH] = wheel
+
+
+def sha(path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def lib_state(image) -> dict[str, str]:
+    lib = image.host(TORCH_LIB)
+    return {p.name: sha(p) for p in sorted(lib.iterdir()) if p.is_file()}
+
+
+def diagnose(image, capsys) -> dict:
+    main(["diagnose", "--root", str(image.root), "--env", PYTHON, "--json", "-"])
+    return json.loads(capsys.readouterr().out)
+
+
+def repair(image, capsys, *extra: str) -> tuple[int, str, str]:
+    code = main(["repair", "--root", str(image.root), "--env", PYTHON, "--action", "restore-torch-files", "--yes",
+                 *extra])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def restored_notes(data_dir) -> list[dict]:
+    (folder,) = [p for p in (data_dir / "transactions").iterdir() if p.is_dir()]
+    records = [json.loads(line) for line in (folder / "journal.jsonl").read_text().splitlines()]
+    return [r["restored_from"] for r in records if r["kind"] == "note" and "restored_from" in r]
+
+
+def test_deleted_truncated_and_empty_torch_dlls_are_one_problem_restored_by_ranges_then_undone(
+        torch_image, installed, server, wheel, wheel_sha256, data_dir, capsys):
+    image, original = broken_image(torch_image, installed, server)
+    serve(server, wheel, wheel_sha256)
+    before = diagnose(image, capsys)
+    codes = {f["code"] for f in before["findings"]}
+    assert {"torch-files-missing", "dll-damaged"} <= codes  # fbgemm.dll is below the damaged torch_cpu.dll
+    for finding in before["findings"]:
+        if finding["code"] in ("torch-files-missing", "missing-dll", "dll-damaged"):
+            assert finding["repairs"] == ["restore-torch-files"], finding
+    (problem,) = [p for p in before["problems"] if "restore-torch-files" in p["repairs"]]
+    assert problem["code"] == "torch-files-missing" and problem["severity"] == "blocker"
+    assert not [p for p in before["problems"] if p["code"] in ("missing-dll", "dll-damaged")]  # one cause, once
+    damaged = lib_state(image)
+
+    started = time.monotonic()
+    code, out, err = repair(image, capsys, "--json", "-")
+    seconds = time.monotonic() - started
+    assert code == 0, err
+    assert "Protection history" in out and "restore-torch-files" in out
+    assert {name: lib_state(image)[name] for name in DAMAGED} == original
+    wheel_requests = server.requests_for(WHEEL_PATH)
+    assert wheel_requests and all(r.headers.get("Range") for r in wheel_requests)  # never the whole wheel
+    (facts,) = restored_notes(data_dir)
+    assert facts["ranged"] and facts["wheel_bytes"] == wheel.stat().st_size
+    # the three members' compressed bytes (about 70.6 MB, torch_cpu.dll's 69 MB) plus the 1.3 MB directory
+    with zipfile.ZipFile(wheel) as zipped:
+        needed = sum(zipped.getinfo(f"torch/lib/{name}").compress_size for name in DAMAGED)
+    assert needed < facts["transferred"] < needed + (3 << 20), facts
+    with capsys.disabled():
+        print(f"\nranged: {facts['transferred']} of {facts['wheel_bytes']} bytes "
+              f"({facts['transferred'] / facts['wheel_bytes']:.1%}) in {seconds:.1f} s")
+
+    after = diagnose(image, capsys)
+    assert not {"torch-files-missing", "missing-dll", "dll-damaged"} & {f["code"] for f in after["findings"]}
+
+    assert main(["undo", "--last"]) == 0
+    capsys.readouterr()
+    assert lib_state(image) == damaged  # the damaged files back, as they were
+
+
+def test_one_deleted_torch_dll_is_one_problem_not_two(torch_image, installed, server, capsys):
+    image, _ = broken_image(torch_image, installed, server, damage=("fbgemm.dll",))
+    document = diagnose(image, capsys)
+    (missing,) = [f for f in document["findings"] if f["code"] == "missing-dll"]
+    (files,) = [f for f in document["findings"] if f["code"] == "torch-files-missing"]
+    assert missing["evidence"]["dll"] == "fbgemm.dll" and files["evidence"]["files"] == ["fbgemm.dll"]
+    assert missing["repairs"] == files["repairs"] == ["restore-torch-files"]
+    blockers = [p for p in document["problems"] if p["severity"] == "blocker"]
+    assert [p["code"] for p in blockers] == ["torch-files-missing"]  # one cause: one problem, one repair
+    assert blockers[0]["repairs"] == ["restore-torch-files"]
+    assert missing["problem"] == files["problem"] and document["summary"]["blockers"] == 1
+
+
+def test_a_server_that_refuses_ranges_gets_the_whole_wheel_checked_against_the_index_hash(
+        torch_image, installed, server, wheel, wheel_sha256, data_dir, capsys):
+    image, original = broken_image(torch_image, installed, server)
+    serve(server, wheel, wheel_sha256)
+    server.faults[WHEEL_PATH] = Fault(ignore_range=True)
+    started = time.monotonic()
+    code, out, err = repair(image, capsys)
+    seconds = time.monotonic() - started
+    assert code == 0, err
+    assert "matched the index's fingerprint" in err
+    assert {name: lib_state(image)[name] for name in DAMAGED} == original
+    (facts,) = restored_notes(data_dir)
+    assert not facts["ranged"] and facts["transferred"] == wheel.stat().st_size
+    assert facts["index_sha256"] == wheel_sha256
+    with capsys.disabled():
+        print(f"\nwhole wheel: {facts['transferred']} bytes in {seconds:.1f} s")
+
+
+def test_a_whole_wheel_whose_hash_is_not_the_indexs_is_refused_and_nothing_changes(
+        torch_image, installed, server, wheel, data_dir, capsys):
+    image, _ = broken_image(torch_image, installed, server)
+    serve(server, wheel, "0" * 64)  # the index names another file under that name
+    server.faults[WHEEL_PATH] = Fault(ignore_range=True)
+    damaged = lib_state(image)
+    code, _, err = repair(image, capsys)
+    assert code == 1 and "fingerprint" in err
+    assert lib_state(image) == damaged
+
+
+def test_a_member_that_is_not_what_the_installed_record_pins_is_refused_and_nothing_changes(
+        torch_image, installed, server, wheel, wheel_sha256, data_dir, capsys):
+    """RECORD says which bytes belong to this install: a wheel whose fbgemm.dll differs (another build under the
+    same name) is not used, and the other files already fetched are not placed either."""
+    image, _ = broken_image(torch_image, installed, server)
+    record = image.host(SITE + "\\" + DIST_INFO + r"\RECORD")
+    lines = record.read_text().splitlines()
+    lines = [line if not line.startswith("torch/lib/fbgemm.dll,") else
+             "torch/lib/fbgemm.dll,sha256=" + "A" * 43 + "," + line.rsplit(",", 1)[1] for line in lines]
+    record.write_text("\n".join(lines) + "\n")
+    serve(server, wheel, wheel_sha256)
+    damaged = lib_state(image)
+    code, _, err = repair(image, capsys)
+    assert code == 1 and "fingerprint does not match" in err, err
+    assert lib_state(image) == damaged
+
+
+@pytest.mark.parametrize("where", [r"C:\Users\alice\Downloads\torch-2.4.0-cp312-cp312-win_amd64.whl",
+                                   r"C:\Users\alice\AppData\Local\pip\cache\http-v2\a\1\c\9\e\0b1c2d.body"])
+def test_a_wheel_already_on_the_drive_is_used_without_any_download(torch_image, installed, server, wheel,
+                                                                     data_dir, capsys, where):
+    """The user's Downloads, or pip's own cache (pip 23.3+ keeps a downloaded wheel as a `.body` file)."""
+    image, original = broken_image(torch_image, installed, server, index="/no-such-index")
+    image.copy(wheel, where, link=True)
+    code, out, err = repair(image, capsys, "--lang", "en")
+    assert code == 0, err
+    assert "nothing is downloaded" in out
+    assert {name: lib_state(image)[name] for name in DAMAGED} == original
+    assert not server.log  # no request at all
+    (facts,) = restored_notes(data_dir)
+    assert facts["source"] == str(image.host(where)) and facts["transferred"] == 0
+
+
+def test_a_wheel_the_user_names_is_used_and_another_release_is_refused(torch_image, installed, server, data_dir,
+                                                                         capsys, tmp_path):
+    image, original = broken_image(torch_image, installed, server, index="/no-such-index")
+    other = real(realfiles.download, realfiles.TORCH_241)
+    folder = tmp_path / "wheels"
+    folder.mkdir()
+    (folder / other.name).hardlink_to(other)
+    code, _, err = repair(image, capsys, "--source", str(folder))
+    assert code == 1 and f"{WHEEL_NAME} is not in" in err  # 2.4.1 is not the release installed
+    (folder / WHEEL_NAME).hardlink_to(real(realfiles.download, realfiles.TORCH_240))
+    code, _, err = repair(image, capsys, "--source", str(folder / WHEEL_NAME))
+    assert code == 0, err
+    assert {name: lib_state(image)[name] for name in DAMAGED} == original
+
+
+def test_the_plan_names_each_file_and_says_how_to_stop_it_in_both_languages(torch_image, installed, server,
+                                                                             capsys):
+    image, _ = broken_image(torch_image, installed, server)
+    for lang, words in (("en", ("Put back", "Replace the damaged", "Protection history", "exclusion")),
+                        ("zh_CN", ("放回", "替换已损坏的", "保护历史记录", "排除项"))):
+        code = main(["repair", "--root", str(image.root), "--env", PYTHON, "--action", "reinstall-torch", "--plan",
+                     "--lang", lang])
+        out = capsys.readouterr().out
+        assert code == 0
+        for word in words:
+            assert word in out, (lang, word, out)
+        assert out.count("fbgemm.dll") >= 1 and "torch_cpu.dll" in out and "c10.dll" in out
+    assert not server.log  # planning downloads nothing
+
+
+def test_a_pytorch_build_is_looked_for_on_pytorchs_index_for_its_variant_first():
+    cuda = InstalledPackage("torch", "2.4.0+cu124", None, ("cp312-cp312-win_amd64",))
+    assert cuda.wheel == "torch-2.4.0+cu124-cp312-cp312-win_amd64.whl"
+    assert indexes_for(cuda, ["https://mirror.example/simple"]) == ["https://download.pytorch.org/whl/cu124",
+                                                                    "https://mirror.example/simple"]
+    assert cuda.matches("torch-2.4.0%2Bcu124-cp312-cp312-win_amd64.whl")  # as PyTorch's index links it
+    assert not cuda.matches("torch-2.4.0+cu121-cp312-cp312-win_amd64.whl")
+    assert not cuda.matches("torch-2.4.0+cu124-cp311-cp311-win_amd64.whl")
+    plain = InstalledPackage("torch", "2.4.0", None, ("cp312-cp312-win_amd64",))
+    assert indexes_for(plain, ["https://pypi.org/simple"]) == ["https://pypi.org/simple"]
+    pure = InstalledPackage("typing_extensions", "4.12.2", None, ("py3-none-any",))
+    assert pure.matches("typing_extensions-4.12.2-py3-none-any.whl")
+
+
+def test_record_digests_are_converted_from_urlsafe_base64_to_hex():
+    data = b"torch"
+    record = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    assert hex_digest(record) == hashlib.sha256(data).hexdigest()
