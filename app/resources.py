@@ -1,4 +1,5 @@
-"""Read-only data shipped in `resources/` (beside `app/` in a checkout, inside the bundle in the .exe)."""
+"""Read-only data shipped in `resources/`: beside `app/` in a checkout (and an editable install), the package
+`app/_resources` in an installed wheel (pyproject.toml maps the folder), `resources/` inside the bundle in the .exe."""
 
 from __future__ import annotations
 
@@ -10,7 +11,11 @@ from pathlib import Path
 
 def resources_folder() -> Path:
     bundle = getattr(sys, "_MEIPASS", None)  # PyInstaller's unpacked bundle
-    return Path(bundle) / "resources" if bundle else Path(__file__).resolve().parents[1] / "resources"
+    if bundle:
+        return Path(bundle) / "resources"
+    here = Path(__file__).resolve().parent
+    installed = here / "_resources"
+    return installed if installed.is_dir() else here.parent / "resources"
 
 
 @cache

@@ -44,3 +44,85 @@ def test_the_workflow_builds_smoke_tests_and_uploads_the_specs_exe():
     assert "pyinstaller --noconfirm --clean build_installer.spec" in text
     assert r"dist\TorchDllDoctor\TorchDllDoctor.exe" in text and "$env:pythonLocation" in text
     assert "path: dist/TorchDllDoctor/" in text
+
+
+def _workflow() -> dict:
+    from ruamel.yaml import YAML  # check-jsonschema's own YAML reader
+
+    return YAML(typ="safe").load(WORKFLOW.read_text(encoding="utf-8"))
+
+
+def _step(job: dict, name: str) -> dict:
+    (step,) = [s for s in job["steps"] if s.get("name") == name]
+    return step
+
+
+def test_a_v_tag_releases_the_zip_the_one_file_exe_the_wheel_and_the_sdist_with_their_sums():
+    workflow = _workflow()
+    assert workflow["on"]["push"]["tags"] == ["v*"]
+    release = workflow["jobs"]["release"]
+    assert release["needs"] == "test-and-build" and release["if"] == "startsWith(github.ref, 'refs/tags/v')"
+    assert release["permissions"] == {"contents": "write"}  # only this job may write; the rest stays read-only
+    assert workflow["permissions"] == {"contents": "read"}
+    uses = [s.get("uses", "") for s in release["steps"]]
+    assert "actions/checkout@v4" in uses and "actions/setup-python@v5" in uses
+    tested = _step(release, "The tested one-folder build")  # the build the smoke test ran, not a second one
+    upload = [s for s in workflow["jobs"]["test-and-build"]["steps"] if s.get("uses", "").startswith("actions/upl")]
+    assert tested["with"]["name"] == upload[0]["with"]["name"] and tested["with"]["path"] == upload[0]["with"]["path"]
+    assert "build_installer.spec -- --onefile" in _step(release, "Build the one-file TorchDllDoctor.exe")["run"]
+    assert 'parser.add_argument("--onefile"' in (REPO_ROOT / "build_installer.spec").read_text(encoding="utf-8")
+    packed = _step(release, "Zip the one-folder build, build the wheel and the sdist, and sum them")["run"]
+    assert "Compress-Archive -Path dist\\TorchDllDoctor" in packed
+    assert "python -m build --outdir dist\\release" in packed
+    assert "tools/release_files.py sums dist\\release" in packed
+    publish = _step(release, "Publish the release")
+    assert publish["uses"] == "softprops/action-gh-release@v2"
+    assert publish["with"]["files"] == "dist/release/*" and publish["with"]["body_path"] == "release-notes.md"
+    assert _step(release, 'The release notes (README, "What changed")')["run"] == \
+        "python tools/release_files.py notes README.md release-notes.md"
+
+
+def test_the_release_is_signed_only_with_a_certificate_and_says_so_without_one():
+    release = _workflow()["jobs"]["release"]
+    assert release["env"]["HAVE_CERTIFICATE"] == "${{ secrets.WINDOWS_CERTIFICATE_PFX_BASE64 != '' }}"
+    sign, skipped = _step(release, "Sign the programs"), _step(release, "Signing skipped")
+    assert sign["if"] == "env.HAVE_CERTIFICATE == 'true'" and skipped["if"] == "env.HAVE_CERTIFICATE != 'true'"
+    assert "/tr http://timestamp.digicert.com" in sign["run"] and "dist\\onefile\\TorchDllDoctor.exe" in sign["run"]
+    assert "::warning" in skipped["run"] and "not signed" in skipped["run"]
+    names = [s.get("name") for s in release["steps"]]
+    assert names.index("Sign the programs") < names.index("Zip the one-folder build, build the wheel and the sdist, "
+                                                          "and sum them")  # signed before zipping
+
+
+def _release_files(*arguments: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(REPO_ROOT / "tools" / "release_files.py"), *arguments],
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_the_release_notes_are_the_readmes_what_changed_section(tmp_path):
+    notes = tmp_path / "notes.md"
+    done = _release_files("notes", str(REPO_ROOT / "README.md"), str(notes))
+    assert done.returncode == 0, done.stderr
+    text = notes.read_text(encoding="utf-8")
+    assert text.strip() and "## " not in text  # the section alone, up to the next heading
+    readme = tmp_path / "README.md"
+    readme.write_text("# App\n\n## Usage\n\nno notes\n", encoding="utf-8")
+    assert _release_files("notes", str(readme), str(notes)).returncode == 1
+
+
+def test_the_release_sums_are_what_sha256sum_checks(tmp_path):
+    import hashlib
+    import shutil
+
+    (tmp_path / "a.whl").write_bytes(b"wheel")
+    (tmp_path / "b.zip").write_bytes(bytes(range(256)) * 5000)
+    done = _release_files("sums", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    lines = (tmp_path / "SHA256SUMS").read_text(encoding="ascii").splitlines()
+    assert lines == [f"{hashlib.sha256(b'wheel').hexdigest()}  a.whl",
+                     f"{hashlib.sha256(bytes(range(256)) * 5000).hexdigest()}  b.zip"]
+    if shutil.which("sha256sum"):
+        assert subprocess.run(["sha256sum", "-c", "SHA256SUMS"], cwd=tmp_path, capture_output=True).returncode == 0
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert _release_files("sums", str(empty)).returncode == 1

@@ -12,7 +12,7 @@ from app.i18n import pick_language, words
 def run(args: argparse.Namespace, qt_arguments: list[str], output: Output) -> int:
     lang = pick_language(args.lang)
     try:
-        from app.ui.application import no_window_reason
+        from app.ui.application import debian_package, missing_xcb_libraries, no_window_reason, will_use_xcb
         from app.ui.application import run as run_window
     except ImportError as exc:  # PySide6 missing or its libraries (libGL, libxkbcommon…) not installed
         output.note(words("ui.no_window", lang, reason=str(exc)))
@@ -21,7 +21,13 @@ def run(args: argparse.Namespace, qt_arguments: list[str], output: Output) -> in
     if reason:
         output.note(words("ui.no_window", lang, reason=words("ui.no_display", lang)))
         return ExitCode.ERROR
-    if args.screenshot_pages and no_window_reason() and "-platform" not in qt_arguments:
+    # Qt aborts (a core dump) when its X11 plugin's libraries are missing: find out first, and say what to install.
+    missing = missing_xcb_libraries() if will_use_xcb(qt_arguments) else []
+    if missing and not args.screenshot_pages:
+        packages = " ".join(dict.fromkeys(debian_package(library) for library in missing))
+        output.note(words("ui.no_x11_libraries", lang, libraries=", ".join(missing), packages=packages))
+        return ExitCode.ERROR
+    if args.screenshot_pages and (missing or no_window_reason()) and "-platform" not in qt_arguments:
         qt_arguments = [*qt_arguments, "-platform", "offscreen"]  # pictures need no screen
     return run_window(demo=args.demo, root=args.root, env=args.wizard_env, lang=args.lang,
                       screenshot_pages=args.screenshot_pages, scale=args.scale,

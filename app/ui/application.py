@@ -4,11 +4,14 @@ non-interactive modes (`--screenshot-pages DIR`, `--first-window-exit`)."""
 from __future__ import annotations
 
 import os
+import re
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 from typing import Optional
 
-from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtCore import QEvent, QLibraryInfo, QObject, QTimer
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QApplication
 
@@ -101,3 +104,45 @@ def no_window_reason() -> Optional[str]:
                                                  or os.environ.get("QT_QPA_PLATFORM")):
         return "no display"
     return None
+
+
+def will_use_xcb(qt_arguments: list[str]) -> bool:
+    """Whether Qt will draw on X11 here: Linux with a DISPLAY, no platform chosen (or xcb chosen first), and not
+    a Wayland session, where Qt 6 picks its wayland plugin."""
+    if not sys.platform.startswith("linux") or "-platform" in qt_arguments:
+        return False
+    chosen = os.environ.get("QT_QPA_PLATFORM", "").strip()
+    if chosen:
+        return chosen.split(";")[0].split(":")[0] == "xcb"
+    if os.environ.get("WAYLAND_DISPLAY") and os.environ.get("XDG_SESSION_TYPE") == "wayland":
+        return False
+    return bool(os.environ.get("DISPLAY"))
+
+
+def missing_xcb_libraries() -> list[str]:
+    """The libraries (file names) that Qt's X11 plugin needs and the loader cannot find: Qt 6.5+ also needs
+    libxcb-cursor0 and others a minimal desktop lacks, and then aborts with a core dump instead of an error.
+    Asked of the loader itself (`ldd` on the plugin, with this process's library path), so nothing is loaded into
+    this process; [] when all are there or the question cannot be asked (Qt then says its own words)."""
+    folder = os.environ.get("QT_QPA_PLATFORM_PLUGIN_PATH") or os.path.join(
+        QLibraryInfo.path(QLibraryInfo.LibraryPath.PluginsPath), "platforms")
+    plugin = Path(folder) / "libqxcb.so"
+    ldd = shutil.which("ldd")
+    if not plugin.is_file() or ldd is None:
+        return []
+    try:
+        done = subprocess.run([ldd, str(plugin)], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return []
+    missing = re.findall(r"^\s*(\S+) => not found", done.stdout, re.MULTILINE)
+    return list(dict.fromkeys(missing))
+
+
+def debian_package(library: str) -> str:
+    """The Debian / Ubuntu package of a library, by Debian's naming rule: libxcb-cursor.so.0 -> libxcb-cursor0,
+    libxkbcommon-x11.so.0 -> libxkbcommon-x11-0, libX11-xcb.so.1 -> libx11-xcb1."""
+    match = re.fullmatch(r"(.+?)\.so\.(\d+).*", library)
+    if not match:
+        return library
+    base, major = match.group(1).lower(), match.group(2)
+    return f"{base}-{major}" if base[-1].isdigit() else f"{base}{major}"

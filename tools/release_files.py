@@ -1,0 +1,66 @@
+"""The release's notes and checksums, for .github/workflows/windows.yml (and by hand).
+
+Usage:
+    python tools/release_files.py notes README.md OUT.md   the README's "## What changed" section, without its heading
+    python tools/release_files.py sums DIR                 DIR/SHA256SUMS of every file in DIR (`sha256sum -c` reads it)
+
+Exit 0 done, 1 when the README has no "What changed" section or it is empty, or DIR holds no file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from pathlib import Path
+
+HEADING = "## What changed"
+SUMS = "SHA256SUMS"
+
+
+def what_changed(readme: str) -> str:
+    """The text under the README's "## What changed" heading, up to the next heading of that level ("" if none)."""
+    lines = readme.splitlines()
+    try:
+        start = next(i for i, line in enumerate(lines) if line.strip() == HEADING) + 1
+    except StopIteration:
+        return ""
+    end = next((i for i in range(start, len(lines)) if lines[i].startswith("## ")), len(lines))
+    return "\n".join(lines[start:end]).strip()
+
+
+def write_sums(folder: Path) -> list[str]:
+    """Write folder/SHA256SUMS ("<hex>  <name>", one line per file, by name) and return its lines."""
+    lines = []
+    for path in sorted(p for p in folder.iterdir() if p.is_file() and p.name != SUMS):
+        digest = hashlib.sha256()
+        with path.open("rb") as stream:
+            for block in iter(lambda: stream.read(1 << 20), b""):
+                digest.update(block)
+        lines.append(f"{digest.hexdigest()}  {path.name}")
+    if lines:
+        (folder / SUMS).write_bytes(("\n".join(lines) + "\n").encode("ascii"))
+    return lines
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) == 3 and argv[0] == "notes":
+        notes = what_changed(Path(argv[1]).read_text(encoding="utf-8"))
+        if not notes:
+            print(f"{argv[1]} has no '{HEADING}' section (or it is empty): write what this release changes",
+                  file=sys.stderr)
+            return 1
+        Path(argv[2]).write_text(notes + "\n", encoding="utf-8")
+        return 0
+    if len(argv) == 2 and argv[0] == "sums":
+        lines = write_sums(Path(argv[1]))
+        if not lines:
+            print(f"{argv[1]}: no files to sum", file=sys.stderr)
+            return 1
+        print("\n".join(lines))
+        return 0
+    print(__doc__.strip(), file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
