@@ -61,6 +61,7 @@ def open_wizard(qtbot):
     yield make
     for wizard in made:  # as Vorta does: every worker is stopped and waited for in teardown
         assert wizard.shutdown(30_000)
+        wizard.translations.use("en")  # its translators leave the application with it
 
 
 def hashes(folder: Path) -> dict[str, str]:

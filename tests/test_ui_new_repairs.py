@@ -1,0 +1,84 @@
+"""The new repairs clicked through the wizard as a user would (pytest-qt, offscreen), from Findings to Verify, in
+both languages: the extra OpenMP runtime set aside (a conda drive with another real Intel build), and the paging
+file handed to Windows, which ends as "restart needed", not as a failure. Then Finish undoes it byte for byte."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel
+
+from app.ui.pages.base import DIAGNOSE, ENVIRONMENTS, FINDINGS, FINISH, PLAN, REPAIR, VERIFY
+from app.ui.repair_run import Phase, RunState
+from tests.test_duplicate_openmp import CONDA, OTHER_BUILD, SET_ASIDE, conda_image, intel_runtime
+from tests.test_paging_file import sd_image
+from tests.test_ui import WAIT_MS, data_dir, forward, open_wizard, ready  # noqa: F401 - fixtures
+
+
+def files_of(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file() and p.stat().st_size < (64 << 20)}
+
+
+def to_plan(qtbot, wizard) -> None:
+    forward(qtbot, wizard, ENVIRONMENTS)
+    qtbot.waitUntil(lambda: wizard.session.env is not None, timeout=WAIT_MS)
+    for page_id in (DIAGNOSE, FINDINGS, PLAN):
+        forward(qtbot, wizard, page_id)
+    ready(qtbot, wizard)
+
+
+def shown(page) -> str:
+    return " ".join(label.text() for label in page.findChildren(QLabel) if not label.isHidden())
+
+
+@pytest.mark.parametrize("lang", ["en", "zh_CN"])
+def test_the_extra_openmp_runtime_is_set_aside_from_the_wizard_and_undone(tmp_path, open_wizard, qtbot, lang):
+    image = conda_image(tmp_path / "image", intel_runtime(OTHER_BUILD))
+    before = files_of(image.root)
+    wizard = open_wizard(root=str(image.root), lang=lang)
+    to_plan(qtbot, wizard)
+    assert [o.action for o in wizard.session.chosen] == ["remove-duplicate-openmp"]
+    plan_words = shown(wizard.pages[PLAN])
+    assert "remove-duplicate-openmp" not in plan_words and "KMP_DUPLICATE_LIB_OK=TRUE" not in plan_words
+    forward(qtbot, wizard, REPAIR)
+    repair = wizard.pages[REPAIR]
+    qtbot.waitUntil(lambda: repair.state == RunState.DONE, timeout=WAIT_MS)
+    assert image.host(CONDA + r"\Library\bin" + "\\" + SET_ASIDE).exists()
+    assert not image.host(CONDA + r"\Library\bin\libiomp5md.dll").exists()
+    forward(qtbot, wizard, VERIFY)
+    ready(qtbot, wizard)
+    assert not [p for p in wizard.session.blockers(wizard.session.after) if p.lead.code == "openmp-conflict"]
+    forward(qtbot, wizard, FINISH)
+    finish = wizard.pages[FINISH]
+    qtbot.mouseClick(finish.undo, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: finish.undo.isHidden(), timeout=WAIT_MS)
+    assert files_of(image.root) == before
+
+
+@pytest.mark.parametrize("lang", ["en", "zh_CN"])
+def test_the_paging_file_repair_ends_with_restart_needed_not_a_failure(tmp_path, open_wizard, qtbot, lang):
+    image = sd_image(tmp_path / "image")
+    registry = (image.root / "registry.json").read_bytes()
+    wizard = open_wizard(root=str(image.root), lang=lang)
+    to_plan(qtbot, wizard)
+    assert [o.action for o in wizard.session.chosen] == ["paging-file-system-managed"]
+    assert wizard.session.chosen[0].plan.needs_admin is False  # a copied drive: registry.json, no elevation
+    forward(qtbot, wizard, REPAIR)
+    repair = wizard.pages[REPAIR]
+    qtbot.waitUntil(lambda: repair.state == RunState.DONE, timeout=WAIT_MS)
+    assert repair.run.items[0].phase == Phase.RESTART_NEEDED and repair.run.restart_needed
+    words = repair.status.text()
+    assert (("restart" in words) if lang == "en" else ("重启" in words)), words
+    assert not repair.error.isVisible()  # not a failure
+    assert b"?:\\\\pagefile.sys" in (image.root / "registry.json").read_bytes()
+    forward(qtbot, wizard, VERIFY)
+    ready(qtbot, wizard)
+    forward(qtbot, wizard, FINISH)
+    finish = wizard.pages[FINISH]
+    qtbot.mouseClick(finish.undo, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: finish.undo.isHidden(), timeout=WAIT_MS)
+    assert (image.root / "registry.json").read_bytes() == registry
