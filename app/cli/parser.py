@@ -49,9 +49,11 @@ def build_parser() -> argparse.ArgumentParser:
     repair.add_argument("--root", metavar="DIR", help="repair inside a copied Windows drive (an offline image) at DIR")
     repair.add_argument("--env", metavar="PATH", required=True, help="the Python environment (folder or python.exe)")
     repair.add_argument("--action", metavar="ID", required=True,
-                        help="place-libomp140 (also: openmp-runtime), upgrade-torch, install-vc-runtime, "
-                             "unset-env-var, remove-path-entry, enable-long-paths")
-    repair.add_argument("--source", metavar="ID", help="where the file comes from: vs, torch-bundled, intel-openmp")
+                        help="the repair the diagnosis named (place-libomp140, restore-torch-files, "
+                             "install-vc-runtime, upgrade-torch, ...; an unknown id lists them all)")
+    repair.add_argument("--source", metavar="ID|PATH",
+                        help="where the files come from: vs, torch-bundled, intel-openmp (place-libomp140); "
+                             "a .whl file or a folder of wheels (restore-torch-files)")
     repair.add_argument("--plan", action="store_true", help="only show what would change")
     repair.add_argument("--yes", action="store_true", help="make the changes without asking")
     repair.add_argument("--json", metavar="FILE", help="write the outcome as JSON to FILE, or to standard output: -")
