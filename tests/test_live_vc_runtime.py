@@ -421,3 +421,36 @@ def test_the_wizard_runs_the_runtime_installer_and_shows_the_copy_torch_really_l
     assert seen["chosen"] == ["install-vc-runtime"], seen
     assert seen["repair"] in ("done", "failed"), seen
     assert "still does not load" in seen["verdict"] and "vc-runtime-missing" in seen["after_blockers"], seen
+
+
+@pytest.mark.parametrize("point", ["begin", "intent:1", "change:1", "applied:1", "finish"])
+def test_a_repair_killed_at_a_journal_point_is_found_and_rolled_back_at_the_next_start(lab, setup, clean_runtimes,
+                                                                                       tmp_path, point):
+    """The fault matrix's install-vc-runtime row: the process ended (TerminateProcess) at each journal point. The
+    next start finds the repair interrupted (its lock died with it), and one undo ends it rolled back; what the
+    shared installer installed stays, as the plan says (the restore point and its own uninstaller undo it)."""
+    env, server = setup
+    data = tmp_path / "data"
+    data.mkdir()
+    script = data / "run_app.py"
+    script.write_text(SCRIPT.format(repo=to_windows_path(REPO_ROOT), url=server.url("/vc_redist.x64.exe"),
+                                    argv=["repair", "--env", to_windows_path(env), "--action", "install-vc-runtime",
+                                          "--yes"], key=RUNTIMES + "\\x64", busy_wait_s=5, swap=""),
+                      encoding="utf-8")
+    variables = {"REQUESTS_CA_BUNDLE": to_windows_path(server.ca), "TDD_DATA_DIR": to_windows_path(data / "journal"),
+                 "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost", "TDD_STANDIN_EXIT": "0",
+                 "TDD_CRASH_AT": point}
+    killed = lab.run_python([script], env=variables, timeout=900, torch_env=env)
+    assert "@@RESULT " not in killed.stdout, (point, killed.stdout[-2000:])  # it died there
+    records = journal_records(data)
+    kinds = [r["kind"] for r in records]
+    assert kinds[0] == "begin" and ("finish" in kinds) == (point == "finish"), kinds
+    states = {t["id"]: t["state"] for t in history(lab, setup, data)}
+    (state,) = states.values()
+    assert state == ("done" if point == "finish" else "interrupted"), (point, state)  # not "running": nobody holds it
+    code, stdout, stderr, x64 = run_app(lab, setup, data, ["undo", "--last"])
+    assert code == 0, (point, stdout[-2000:], stderr[-3000:])
+    (state,) = {t["state"] for t in history(lab, setup, data)}
+    assert state == "rolled-back"
+    if point in ("change:1", "applied:1", "finish"):  # the installer ran: the runtime it installed stays
+        assert x64.get("Installed") == 1
