@@ -54,3 +54,38 @@ def test_upgrade_torch_240_with_the_users_own_pip_settings_then_undo(lab, tmp_pa
     assert "Undone" in undone.stdout, undone.stderr[-3000:]
     again = lab.run_python(["-c", MATMUL], torch_env=env)
     assert again.returncode != 0 and "WinError 126" in again.stderr and "fbgemm.dll" in again.stderr
+
+
+@pytest.mark.parametrize("point", ["intent:1", "change:1"])
+def test_upgrade_torch_killed_at_a_journal_point_is_put_back_by_one_undo(lab, tmp_path, point):
+    """The fault matrix's upgrade-torch row, in the lab: ended before pip ran (intent:1: the undo changes nothing)
+    and after pip finished but before it was recorded (change:1: the undo installs 2.4.0 again). After each, the
+    journal says interrupted, and one undo leaves torch 2.4.0 with torch\\lib as it was, byte for byte."""
+    from tests import realfiles
+    from tests.winelab import _extract_wheel
+
+    env = lab_env(lab, f"upgrade-killed-{point.replace(':', '-')}", torch_version="2.4.0")
+    site = env / "Lib" / "site-packages"
+    _extract_wheel(realfiles.download("pip==24.2"), site)
+    wheels = [realfiles.download(req) for req in ("torch==2.4.1", "setuptools==75.1.0", "torch==2.4.0")]
+    journal = tmp_path / "journal"
+    pip_config = {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": to_windows_path(wheels[0].parent), "PIP_NO_COMPILE": "1",
+                  "TDD_DATA_DIR": to_windows_path(journal)}
+    lib = site / "torch" / "lib"
+    before = hashes(lib)
+
+    def app(*argv, **extra):
+        code = RUN_APP.format(repo=to_windows_path(REPO_ROOT), argv=list(argv))
+        return lab.run_python(["-c", code], env={**pip_config, **extra}, timeout=1200, torch_env=env)
+
+    killed = app("repair", "--env", to_windows_path(env), "--action", "upgrade-torch", "--yes", TDD_CRASH_AT=point)
+    assert "Recorded as" not in killed.stdout, killed.stdout[-2000:]
+    listed = app("history", "--json", "-")
+    (item,) = json.loads(listed.stdout[listed.stdout.index("{"):])["transactions"]
+    assert item["state"] == "interrupted", item["state"]
+    undone = app("undo", "--last")
+    assert undone.returncode == 0 and "Undone" in undone.stdout, (undone.stdout[-2000:], undone.stderr[-3000:])
+    from app.inventory.packages import installed_versions
+
+    assert installed_versions(site, ["torch"]) == {"torch": "2.4.0"}
+    assert hashes(lib) == before
