@@ -99,3 +99,26 @@ def test_a_double_click_on_repair_now_repairs_once(torch_image, open_wizard, qtb
 def no_pause_left(monkeypatch):
     yield
     monkeypatch.delenv("TDD_PAUSE_AT", raising=False)
+
+
+def test_a_rollback_that_stopped_on_a_changed_file_offers_keep_not_a_button_that_can_only_fail(torch_image,
+                                                                                              open_wizard, qtbot):
+    from app.main import main
+    from app.ui.pages.base import WELCOME
+
+    image = torch_image()
+    argv = ["--root", str(image.root), "--env", r"C:\Users\alice\ComfyUI\venv", "--yes"]
+    assert main(["repair", *argv, "--action", "place-libomp140"]) == 0
+    (image.host(TORCH_LIB) / "libomp140.x86_64.dll").write_bytes(b"MZ the user's own copy")
+    assert main(["undo", "--last"]) == 1  # stops rather than overwrite it
+    wizard = open_wizard(root=str(image.root))
+    welcome = wizard.pages[WELCOME]
+    text = welcome.unfinished_text.text()
+    assert welcome.unfinished.isVisible() and "stopped rather than overwrite a change made since" in text
+    assert "changed-since" not in text and "T0" not in text and "place-libomp140" not in text  # no codes, no ISO
+    assert welcome.keep.isVisible() and not welcome.rollback.isVisible()
+    qtbot.mouseClick(welcome.keep, Qt.MouseButton.LeftButton)
+    assert Journal().unfinished() == [] and next(Journal().transactions()).state == "kept"
+    assert (image.host(TORCH_LIB) / "libomp140.x86_64.dll").read_bytes() == b"MZ the user's own copy"
+    again = open_wizard(root=str(image.root))
+    assert not again.pages[WELCOME].unfinished.isVisible()  # not offered at every start
