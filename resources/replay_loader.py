@@ -8,7 +8,7 @@ Command line the parent must use
 
 ::
 
-    "<env>\\python.exe" -B "<folder>\\replay_loader.py" [--no-import] [--openmp-user PATH]...
+    "<env>\\python.exe" -B "<folder>\\replay_loader.py" [--no-import] [--openmp-user PATH]... [--import-first MODULE]...
 
 * ``<env>\\python.exe`` is the interpreter the user's application runs: for a venv its
   ``Scripts\\python.exe`` (so ``sys.exec_prefix`` is the venv, as torch sees it), for conda the env's
@@ -26,6 +26,9 @@ Command line the parent must use
   under Wine 8 with torch 2.4.0 (CPython 3.12): 1-3 s when a DLL fails, 6-7 s when ``import torch`` works,
   0.1 s without torch.
 * ``--no-import``: replay only, skip steps 6 and 7.
+* ``--import-first MODULE`` (repeatable): a module the user's program imports before torch (``PyQt5``); step 1b
+  imports it, in the order given, so its side effects (PyQt5's ``os.add_dll_directory`` of ``Qt5\\bin`` and its
+  PATH change, an old ``msvcp140.dll`` it loads) are in place when torch loads, as in that program.
 * ``--openmp-user PATH`` (repeatable): another copy of the OpenMP runtime that a program of this environment
   also uses (conda's ``Library\\bin\\libiomp5md.dll``, which mkl and numpy bind to); step 7 makes it do one
   OpenMP call, as its first user would. Without it, step 7 still runs torch's own parallel operation.
@@ -38,6 +41,8 @@ What it does (torch/__init__.py ``_load_dll_libraries``, torch 2.4 to 2.9, step 
 
 1. Finds torch with ``importlib.util.find_spec("torch")`` (a top-level package's ``__init__`` is not run).
    No torch: the report says so (``"status": "torch_missing"``) and the script stops.
+1b. With ``--import-first``: imports each module (``__import__``, errors noted, never fatal) and notes the runtime
+   DLLs the process has loaded afterwards and how PATH changed. Nothing is undone: torch must meet that state.
 2. Computes torch's ``dll_paths``: ``torch\\lib``, ``<exec_prefix>\\Library\\bin``, inside a venv
    ``<base_exec_prefix>\\Library\\bin``, ``<userbase>\\Library\\bin``, and ``<exec_prefix>\\bin`` when this
    torch's ``__init__.py`` has that rule (newer versions); existing ones only. Then the NvToolsExt folder
@@ -91,6 +96,8 @@ language: FormatMessageW, as torch's own error uses).
                       (skips vcruntime140_1.dll on ARM64), "loader_found": bool (``__init__.py`` has
                       ``LoadLibraryExW``)}
 ``userbase``          ``sysconfig.get_config_var("userbase")``
+``imported_first``    [{"module", "ok", "error" (type: message), "winerror", "elapsed_s", "path_added" (PATH entries
+                      it put in front), "runtime_loaded" (full paths of the VC++ runtime DLLs loaded after it)}]
 ``dll_path_candidates`` [{"role", "path", "exists"}] in torch's order; roles: torch_lib, exec_prefix_library,
                       base_exec_prefix_library, userbase_library, exec_prefix_bin, nvtoolsext, cuda
 ``dll_paths``         the folders torch adds (existing candidates), in order
@@ -191,6 +198,7 @@ def _new_report():
         "torch_cuda_text": None,
         "torch_init_variant": None,
         "userbase": None,
+        "imported_first": [],
         "dll_path_candidates": [],
         "dll_paths": [],
         "dll_dir_errors": {},
@@ -663,6 +671,33 @@ def _import_torch(r, out_fd):
     r["timings"]["import_s"] = imp["elapsed_s"]
 
 
+def _import_first(r, win, argv, out_fd):
+    """Step 1b: the modules the user's program imports before torch, with their side effects left in place."""
+    runtime = ("vcruntime140", "msvcp140", "concrt140", "vcomp140")
+    for module in [argv[i + 1] for i, arg in enumerate(argv[:-1]) if arg == "--import-first"]:
+        entry = {"module": module, "ok": False, "error": None, "winerror": None, "elapsed_s": None,
+                 "path_added": [], "runtime_loaded": []}
+        r["imported_first"].append(entry)
+        _step(out_fd, "import_first", name=module)
+        before = os.environ.get("PATH", "").split(";")
+        started = time.perf_counter()
+        try:
+            __import__(module)
+        except BaseException as exc:
+            entry["error"] = "{}: {}".format(*_describe_exception(exc)[:2])
+            entry["winerror"] = getattr(exc, "winerror", None)
+        else:
+            entry["ok"] = True
+        entry["elapsed_s"] = round(time.perf_counter() - started, 3)
+        after = os.environ.get("PATH", "").split(";")
+        entry["path_added"] = [p for p in after if p and p not in before]
+        try:
+            entry["runtime_loaded"] = [p for p in win.loaded_modules()
+                                       if os.path.basename(p).lower().startswith(runtime)]
+        except BaseException as exc:
+            r["notes"].append(f"listing loaded modules after importing {module} failed: {exc}")
+
+
 def _openmp_users(argv):
     """The paths given with ``--openmp-user PATH``."""
     return [argv[i + 1] for i, arg in enumerate(argv[:-1]) if arg == "--openmp-user"]
@@ -718,6 +753,7 @@ def _run(r, argv, out_fd, report_fd=None):
     r["timings"]["find_s"] = round(time.perf_counter() - started, 3)
     if torch_dir is None:
         return
+    _import_first(r, win, argv, out_fd)
 
     started = time.perf_counter()
     cuda_version, variant = _torch_texts(r, torch_dir)

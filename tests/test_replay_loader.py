@@ -70,10 +70,11 @@ def replay(lab: WineLab, torch_env=None, env=None):
     proc = lab.run_python(["-B", to_windows_path(SCRIPT)], torch_env=torch_env, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr
     marked = [ln for ln in proc.stdout.splitlines() if MARKER in ln]
-    assert len(marked) == 1, proc.stdout
-    assert marked[0].startswith(MARKER) and marked[0].isascii()
-    assert proc.stdout.rstrip("\n").splitlines()[-1] == marked[0]  # the very last output
-    report = json.loads(marked[0][len(MARKER) :])
+    # once after the import, again after the parallel step (an OpenMP abort there still leaves the first)
+    assert 1 <= len(marked) <= 2, proc.stdout
+    assert all(m.startswith(MARKER) and m.isascii() for m in marked)
+    assert proc.stdout.rstrip("\n").splitlines()[-1] == marked[-1]  # the very last output
+    report = json.loads(marked[-1][len(MARKER) :])
     assert report["schema"] == SCHEMA
     assert report["internal_error"] is None, report["internal_error"]
     return report, proc

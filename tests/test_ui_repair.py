@@ -122,3 +122,21 @@ def test_a_rollback_that_stopped_on_a_changed_file_offers_keep_not_a_button_that
     assert (image.host(TORCH_LIB) / "libomp140.x86_64.dll").read_bytes() == b"MZ the user's own copy"
     again = open_wizard(root=str(image.root))
     assert not again.pages[WELCOME].unfinished.isVisible()  # not offered at every start
+
+
+def test_the_welcome_page_of_a_second_window_never_offers_to_roll_back_a_running_repair(torch_image, open_wizard,
+                                                                                         qtbot, data_dir, tmp_path):
+    from app.ui.pages.base import WELCOME
+    from tests.test_repair_safety import start_paused
+
+    image = torch_image()
+    repair, go = start_paused(image, data_dir, "change:1", tmp_path)
+    try:
+        wizard = open_wizard(root=str(image.root))
+        welcome = wizard.pages[WELCOME]
+        assert "running in another window" in welcome.unfinished_text.text()
+        assert not welcome.rollback.isVisible() or not welcome.rollback.isEnabled()
+    finally:
+        go.write_text("go")
+        repair.communicate(timeout=120)
+    assert repair.returncode == 0 and next(Journal().transactions()).state == "done"

@@ -51,7 +51,11 @@ def run(args: argparse.Namespace, output: Output) -> ExitCode:
             if event.state != "started":
                 say(words("cli.progress", lang, done=event.done, total=event.total, label=event.probe.label[lang]))
 
-        diagnosis = run_diagnosis(system, envs, on_event=on_event)
+        from app.probes import ALL_PROBES
+        from app.probes.replay import with_imports_first
+
+        probes = with_imports_first(ALL_PROBES, args.import_first)
+        diagnosis = run_diagnosis(system, envs, probes=probes, on_event=on_event)
         document, trees = diagnosis_report(diagnosis, system, lang=lang, source=source, source_root=root,
                                            redacted=not args.no_redact)
         if args.json:

@@ -25,6 +25,8 @@ def build_parser() -> argparse.ArgumentParser:
     wizard.add_argument("--scale", type=float, help=argparse.SUPPRESS)  # one scale of --screenshot-pages
     wizard.add_argument("--first-window-exit", action="store_true",
                         help="exit as soon as the first window is shown (measures the start time)")
+    wizard.add_argument("--first-problem-exit", action="store_true",  # the wizard presses Next itself (with --env)
+                        help=argparse.SUPPRESS)  # and exits once the first problem card is shown: benchmarks, tests
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     deps = commands.add_parser("deps", help="show the dependency tree of a DLL, or of every DLL in a folder")
     deps.add_argument("path", help="a DLL, or a folder of DLLs such as torch\\lib")
@@ -44,6 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
     diagnose.add_argument("--lang", choices=("en", "zh_CN"), help="language of the words (default: the computer's)")
     diagnose.add_argument("--no-redact", action="store_true", help="keep user names in paths")
     diagnose.add_argument("--quiet", action="store_true", help="no progress lines on standard error")
+    diagnose.add_argument("--import-first", metavar="MODULE", action="append", default=[],
+                          help="the live check imports MODULE before torch, as your program does (PyQt5); repeatable")
 
     repair = commands.add_parser("repair", help="repair one environment (asks first; every change can be undone)")
     repair.add_argument("--root", metavar="DIR", help="repair inside a copied Windows drive (an offline image) at DIR")

@@ -31,4 +31,5 @@ def run(args: argparse.Namespace, qt_arguments: list[str], output: Output) -> in
         qt_arguments = [*qt_arguments, "-platform", "offscreen"]  # pictures need no screen
     return run_window(demo=args.demo, root=args.root, env=args.wizard_env, lang=args.lang,
                       screenshot_pages=args.screenshot_pages, scale=args.scale,
-                      first_window_exit=args.first_window_exit, qt_arguments=qt_arguments)
+                      first_window_exit=args.first_window_exit, qt_arguments=qt_arguments,
+                      first_problem_exit=args.first_problem_exit)

@@ -23,7 +23,13 @@ from pathlib import Path
 from typing import Iterable, Iterator, Optional
 
 from app.cancel import CancelToken, Progress, check, no_progress
-from app.inventory.environment import PythonEnvironment, describe, inspect_environment
+from app.inventory.environment import (
+    FREE_THREADED_EXE,
+    PythonEnvironment,
+    describe,
+    free_threaded_pythons,
+    inspect_environment,
+)
 from app.resources import resources_folder
 from app.system.base import NotAvailable, System, UserProfile
 from app.system.folders import child, children, descend
@@ -77,7 +83,8 @@ def discover(system: System, *, folders: Iterable[Path] = (), drives: Optional[I
     def accept(env: Optional[PythonEnvironment], source: str) -> Optional[PythonEnvironment]:
         if env is None:
             return None
-        key = os.path.normcase(str(env.exec_prefix)).lower()
+        # python3.13t.exe beside python.exe is another interpreter with the same prefix
+        key = os.path.normcase(str(env.exec_prefix)).lower() + ("|free-threaded" if env.free_threaded else "")
         if key in seen:
             return None
         seen.add(key)
@@ -104,6 +111,11 @@ def discover(system: System, *, folders: Iterable[Path] = (), drives: Optional[I
         found = accept(inspect_environment(system, location), source)
         if found is not None:
             yield found
+        if found is not None and not found.is_venv:
+            for python in free_threaded_pythons(found.exec_prefix):
+                sibling = accept(inspect_environment(system, python), source)
+                if sibling is not None:
+                    yield sibling
     for env in _store_pythons(system, profiles):
         found = accept(env, "Microsoft Store")
         if found is not None:
@@ -256,7 +268,7 @@ def _walk(start: Path, max_depth: int, deadline: float, cancel: Optional[CancelT
                         subfolders.append(entry.path)
         except OSError:
             continue
-        if "python.exe" in names or "pyvenv.cfg" in names:
+        if "python.exe" in names or "pyvenv.cfg" in names or any(FREE_THREADED_EXE.match(n) for n in names):
             yield folder
             continue
         queue.extend((Path(p), depth + 1) for p in sorted(subfolders))

@@ -12,6 +12,9 @@ from app.system.base import System
 from app.system.folders import child, children, descend
 
 KINDS = ("python.org", "conda", "embedded", "venv", "store")
+# python.org's free-threaded interpreter beside python.exe (PEP 703): python3.13t.exe, pythonw3.14t.exe
+FREE_THREADED_EXE = re.compile(r"^python3\.\d+t\.exe$", re.I)
+FREE_THREADED_DLL = re.compile(r"^python3\d+t\.dll$", re.I)
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,15 @@ class PythonEnvironment:
     userbase: Optional[Path] = None  # None: the usual %APPDATA%\Python
     found_by: str = ""  # how discovery found it: "registry (PEP 514)", "conda", "search", ...
     app: Optional[str] = None  # the AI app it belongs to: "ComfyUI (portable)", ...
+    free_threaded: bool = False  # the free-threaded build (python3.13t.exe; sysconfig's Py_GIL_DISABLED)
+
+    @property
+    def abi_tag(self) -> Optional[str]:
+        """The ABI of its extension modules as wheels and `.pyd` names spell it: "cp313", "cp313t"."""
+        parts = (self.python_version or "").split(".")
+        if len(parts) < 2 or not all(p.isdigit() for p in parts[:2]):
+            return None
+        return f"cp{parts[0]}{parts[1]}" + ("t" if self.free_threaded else "")
 
     @property
     def is_64bit(self) -> Optional[bool]:
@@ -65,18 +77,26 @@ def inspect_environment(system: System, location: Path) -> Optional[PythonEnviro
     folder = location.parent if location.suffix.lower() == ".exe" else location
     if folder.name.lower() == "scripts" and child(folder.parent, "pyvenv.cfg"):
         folder = folder.parent
+    chosen = location.name if location.suffix.lower() == ".exe" else "python.exe"
     cfg = child(folder, "pyvenv.cfg")
     if cfg is not None:
         settings = _read_cfg(cfg)
-        python = child(folder / "Scripts", "python.exe") or child(folder, "python.exe")
+        scripts = child(folder, "Scripts")
+        python = child(scripts, chosen) or child(scripts, "python.exe") or child(folder, "python.exe")
         home = settings.get("home")
         base = (system.host_path(home) if re.match(r"^[A-Za-z]:", home or "") else Path(home)) if home else None
         if python is None:
             return None
         base = base or python.parent
         version = settings.get("version") or settings.get("version_info")
-        return describe(system, python, "venv", folder, base, base, version)
-    python = child(folder, "python.exe")
+        # a venv is bound to one interpreter: pyvenv.cfg's `executable` (3.11+) names it, python3.13t.exe or not
+        executable = re.split(r"[\\/]", settings.get("executable", ""))[-1]
+        free = bool(FREE_THREADED_EXE.match(executable)) or any(
+            FREE_THREADED_EXE.match(p.name) for p in children(scripts))
+        return describe(system, python, "venv", folder, base, base, version, free_threaded=free)
+    python = child(folder, chosen) or child(folder, "python.exe")
+    if python is None:
+        python = next(iter(free_threaded_pythons(folder)), None)
     if python is None:
         return None
     if child(folder, "conda-meta") is not None:
@@ -87,21 +107,38 @@ def inspect_environment(system: System, location: Path) -> Optional[PythonEnviro
         kind = "store"
     else:
         kind = "python.org"
-    return describe(system, python, kind, folder, folder, folder, None)
+    return describe(system, python, kind, folder, folder, folder, None, free_threaded=is_free_threaded(python))
 
 
 def describe(system: System, python: Path, kind: str, prefix: Path, base_prefix: Path, app_folder: Path,
-             version: Optional[str], *, site: Optional[Path] = None, userbase: Optional[Path] = None
-             ) -> PythonEnvironment:
+             version: Optional[str], *, site: Optional[Path] = None, userbase: Optional[Path] = None,
+             free_threaded: bool = False) -> PythonEnvironment:
     """The facts of one environment whose layout is known."""
     site = site or descend(prefix, "Lib", "site-packages")
     torch_folder = child(site, "torch") if site else None
     return PythonEnvironment(
         python=python, kind=kind, exec_prefix=prefix, base_exec_prefix=base_prefix, app_folder=app_folder,
-        python_version=version or _python_version(app_folder),
+        python_version=version or _python_version(app_folder, free_threaded),
         python_cpu_type=_machine(python), site_packages=site,
         torch=read_torch(torch_folder) if torch_folder is not None else None, userbase=userbase,
+        free_threaded=free_threaded,
     )
+
+
+def free_threaded_pythons(folder: Optional[Path]) -> list[Path]:
+    """The free-threaded interpreters in a Python's folder (python.org installs python3.13t.exe beside python.exe)."""
+    return sorted((p for p in children(folder) if FREE_THREADED_EXE.match(p.name)), key=lambda p: p.name.lower())
+
+
+def is_free_threaded(python: Path) -> bool:
+    """python3.13t.exe by its name, or any python.exe that imports python313t.dll (the free-threaded runtime)."""
+    if FREE_THREADED_EXE.match(python.name):
+        return True
+    try:
+        imports = read_pe(python, with_exports=False).imports
+    except (OSError, PEError):
+        return False
+    return any(FREE_THREADED_DLL.match(dll.name) for dll in imports)
 
 
 def read_torch(folder: Path) -> TorchInstall:
@@ -118,10 +155,12 @@ def read_torch(folder: Path) -> TorchInstall:
     return TorchInstall(folder, value("__version__"), value("cuda"), value("hip"))
 
 
-def _python_version(app_folder: Path) -> Optional[str]:
-    """From pythonXY.dll's version resource: FileVersion 3.12.4150.x means 3.12.4 (micro*1000 + level)."""
+def _python_version(app_folder: Path, free_threaded: bool = False) -> Optional[str]:
+    """From pythonXY.dll's version resource (python313t.dll's for the free-threaded build): FileVersion 3.12.4150.x
+    means 3.12.4 (micro*1000 + level)."""
+    pattern = r"python3\d+t\.dll" if free_threaded else r"python3\d+\.dll"
     for name in sorted([p.name for p in children(app_folder)]):
-        if re.fullmatch(r"python3\d+\.dll", name, re.I):
+        if re.fullmatch(pattern, name, re.I):
             try:
                 version = read_pe(app_folder / name, with_exports=False).file_version
             except (OSError, PEError):
@@ -129,7 +168,7 @@ def _python_version(app_folder: Path) -> Optional[str]:
             if version:
                 major, minor, field3, _ = (int(x) for x in version.split("."))
                 return f"{major}.{minor}.{field3 // 1000}"
-            return f"3.{name[7:-4]}"
+            return f"3.{name[7:-4].rstrip('tT')}"
     return None
 
 

@@ -24,6 +24,9 @@ VC_RUNTIMES_KEY_32 = r"HKLM\SOFTWARE\WOW6432Node\Microsoft\VisualStudio\14.0\VC\
 CORE_VC_DLLS = ("vcruntime140.dll", "vcruntime140_1.dll", "msvcp140.dll")  # what torch itself loads first
 RUNTIME_DLLS = (*CORE_VC_DLLS, "vcomp140.dll")
 LONG_PATHS_KEY = r"HKLM\SYSTEM\CurrentControlSet\Control\FileSystem"
+# Smart App Control's state (Windows 11): 0 off, 1 on (enforced), 2 evaluation (README "Newer setups": sources)
+CI_POLICY_KEY = r"HKLM\SYSTEM\CurrentControlSet\Control\CI\Policy"
+SMART_APP_CONTROL_STATES = {0: "off", 1: "on", 2: "evaluation"}
 DISPLAY_CLASS_KEY = r"HKLM\SYSTEM\CurrentControlSet\Control\Class\{4d36e968-e325-11ce-bfc1-08002be10318}"
 VS_INSTANCES = r"C:\ProgramData\Microsoft\VisualStudio\Packages\_Instances"
 VARIABLE_PREFIXES = ("PYTORCH_", "CUDA_", "KMP_", "OMP_")
@@ -74,6 +77,7 @@ class MachineFacts:
     variables: dict[str, str] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     paging: Optional[PagingFacts] = None  # the paging file setting, the commit limit, the system drive's room
+    smart_app_control: Optional[str] = None  # "off", "on", "evaluation"; None: not recorded (before Windows 11)
 
     @property
     def windows_build(self) -> Optional[int]:
@@ -102,6 +106,7 @@ def read_machine_facts(system: System) -> MachineFacts:
                        for name, value in system.environment(scope).items()
                        if name.upper().startswith(VARIABLE_PREFIXES)}
     facts.paging = read_paging_facts(system)
+    facts.smart_app_control = _smart_app_control(system, facts.problems)
     facts.problems.extend(getattr(system, "problems", []))
     return facts
 
@@ -109,6 +114,17 @@ def read_machine_facts(system: System) -> MachineFacts:
 def _long_paths(system: System) -> Optional[bool]:
     value = system.registry_value(LONG_PATHS_KEY, "LongPathsEnabled")
     return bool(value.data) if value is not None and value.type == "REG_DWORD" else None
+
+
+def _smart_app_control(system: System, problems: list[str]) -> Optional[str]:
+    value = system.registry_value(CI_POLICY_KEY, "VerifiedAndReputablePolicyState")
+    if value is None:
+        return None
+    state = SMART_APP_CONTROL_STATES.get(value.data) if value.type == "REG_DWORD" else None
+    if state is None:
+        problems.append(f"Smart App Control's state is unreadable: VerifiedAndReputablePolicyState = "
+                        f"{value.data!r:.20} ({value.type})")
+    return state
 
 
 def _vc_runtimes(system: System, problems: list[str]) -> list[VcRuntimeEntry]:

@@ -1,6 +1,8 @@
 """Probes: one module per question asked of a machine or an environment; each yields Findings."""
 
 from app.probes import (
+    app_control,
+    companions,
     dependencies,
     gpu,
     install_paths,
@@ -9,7 +11,9 @@ from app.probes import (
     openmp,
     paging_file,
     path_setting,
+    python_abi,
     replay,
+    runtime_copies,
     variables,
     vc_runtime,
 )
@@ -18,10 +22,15 @@ ALL_PROBES = (
     replay.PROBE,
     dependencies.PROBE,
     vc_runtime.PROBE,
+    runtime_copies.PROBE,
     openmp.PROBE,
     openmp.SWITCH_PROBE,
     known_builds.PROBE,
     known_builds.PYTHON_PROBE,
+    companions.PROBE,
+    python_abi.EMULATION_PROBE,
+    python_abi.ABI_PROBE,
+    app_control.PROBE,
     path_setting.PROBE,
     integrity.PROBE,
     install_paths.PROBE,

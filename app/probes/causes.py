@@ -22,17 +22,19 @@ from app.probes.finding import BLOCKER, INFO, SEVERITY_ORDER, WARNING, Finding
 from app.resources import known_issues
 
 # The most specific cause leads its problem; the replay's error and the generic DLL findings are evidence.
-LEAD_PRIORITY = ("python-32bit", "python-version-unsupported", "vc-runtime-missing", "vc-runtime-too-old",
+LEAD_PRIORITY = ("python-32bit", "python-version-unsupported", "torch-wrong-abi", "app-control-blocks",
+                 "vc-runtime-missing", "vc-runtime-too-old",
                  "openmp-runtime-missing", "torch-files-missing", "gpu-driver-too-old", "dll-unreadable",
                  "missing-dll", "wrong-architecture", "missing-export", "dll-damaged", "missing-delay-dll",
-                 "torch-known-bad-build", "import-failed")
+                 "torch-known-bad-build", "runtime-copy-too-old", "import-failed")
 # Findings about one DLL in the load chain: grouped by that DLL (the VC++ runtime's DLLs by the runtime).
 DLL_CODES = frozenset({"missing-dll", "missing-delay-dll", "openmp-runtime-missing", "missing-export",
-                       "wrong-architecture", "dll-damaged", "dll-unreadable"})
+                       "wrong-architecture", "dll-damaged", "dll-unreadable", "app-control-blocks"})
 VC_RUNTIME_CODES = frozenset({"vc-runtime-missing", "vc-runtime-too-old"})
 TORCH_FILES = "torch-files-missing"  # the code, and the subject of the DLL findings about the files it lists
 # Static predictions that a real, successful import contradicts.
-STATIC_LOAD_CODES = DLL_CODES | VC_RUNTIME_CODES | {"torch-known-bad-build"}
+STATIC_LOAD_CODES = DLL_CODES | VC_RUNTIME_CODES | {"torch-known-bad-build", "runtime-copy-too-old"}
+RUNTIME_COPY = "runtime-copy-too-old"  # an old runtime inside another package: WinError 1114 when it loads first
 CONTRADICTED = "contradicted_by_replay"
 
 
@@ -81,6 +83,8 @@ def _subject(finding: Finding, torch_files: frozenset[str] = frozenset()) -> Opt
         return "vc-runtime"
     if finding.code == TORCH_FILES:
         return TORCH_FILES
+    if finding.code == RUNTIME_COPY:
+        return RUNTIME_COPY + ":" + str(finding.evidence.get("path") or "").lower()
     dll = finding.evidence.get("dll")
     if finding.code == "torch-known-bad-build":
         dll = finding.evidence.get("missing_dll") if finding.severity == BLOCKER else None
@@ -164,6 +168,9 @@ def _replay_cause(error: Finding, groups: dict[tuple, list[Finding]], graph: Opt
                   torch_files: frozenset[str] = frozenset()) -> tuple:
     """The group that explains the replay's error: the DLL it names, else a broken DLL below that one."""
     env = error.environment
+    copy = _runtime_copy_cause(error, groups)
+    if copy is not None:
+        return copy
     dll = error.evidence.get("dll")
     if isinstance(dll, str) and dll:
         candidates = [dll.lower()] + (_broken_below(graph, dll) if graph is not None else [])
@@ -173,6 +180,21 @@ def _replay_cause(error: Finding, groups: dict[tuple, list[Finding]], graph: Opt
                 if subject and (env, subject) in groups:
                     return (env, subject)
     return (env, "finding", id(error))  # nothing links it to a known cause: it is a problem of its own
+
+
+def _runtime_copy_cause(error: Finding, groups: dict[tuple, list[Finding]]) -> Optional[tuple]:
+    """WinError 1114 with an old runtime copy of another package loaded (the replay's runtime_copies says which
+    copy won), or, when the process listed nothing, with a module imported first: that copy's problem."""
+    if error.evidence.get("winerror") != 1114:
+        return None
+    env = error.environment
+    loaded = {str(c.get("path") or "").lower() for c in error.evidence.get("runtime_copies") or []
+              if isinstance(c, dict)}
+    copies = [key for key in groups if key[0] == env and str(key[1]).startswith(RUNTIME_COPY + ":")]
+    for key in copies:
+        if key[1].split(":", 1)[1] in loaded:
+            return key
+    return copies[0] if copies and not loaded and error.evidence.get("imported_first") else None
 
 
 def count_by_severity(problems: list[Problem]) -> dict[str, int]:

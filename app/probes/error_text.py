@@ -69,8 +69,8 @@ KIND_CODES = {MODULE_NOT_FOUND: 126, PROCEDURE_NOT_FOUND: 127, BAD_IMAGE: 193, A
 KINDS = (*KIND_CODES, NOT_A_DLL_ERROR, UNKNOWN)
 #: What to do, by what fixed the same error in public threads (tests/data/pasted_errors.json).
 ADVICE = ("install-vc-runtime", "place-libomp140", "upgrade-torch", "reinstall-torch", "reinstall-package",
-          "64-bit-python", "gpu-driver", "install-cudnn", "paging-file", "allow-blocked-file",
-          "remove-duplicate-openmp", "not-torch", "diagnose")
+          "64-bit-python", "gpu-driver", "install-cudnn", "reinstall-cudnn", "paging-file", "allow-blocked-file",
+          "app-control", "remove-duplicate-openmp", "not-torch", "diagnose")
 FIELDS = ("title", "explanation", "action")
 #: Tried in this order for each field; the first that exists and whose placeholders are all known is used.
 _VARIANT_SUFFIXES = ("", "_no_symbol", "_no_dll", "_no_dll_no_symbol")
@@ -213,8 +213,9 @@ def _zh(phrase: str) -> str:
 # "... could not be located in the dynamic link library Y." / "... 于动态链接库 Y 上。" (Y: a name or a full path)
 _EN_IN_LIBRARY = _en("could not be located in") + r"\s+(?:the\s+)?" + _en("dynamic link library") + r"\s+" + _DLL_REF
 _ZH_IN_LIBRARY = _zh("于动态链接库") + rf"\s*(?P<dll>[^\n]+?\.{_EXT}(?!\w)|[^\n]+?)\s*上"
-# A function name, also when a message box wrapped it over lines.
-_SYMBOL = r"(?P<symbol>\S+?(?:\s*\n\s*\S+?)*?)"
+# A function name, also when a message box wrapped it over lines or the user cut it short with a gap
+# ("?tls_local_tensor_type_@....... set": pytorch-YOLOv3 #514); the words after it end it.
+_SYMBOL = r"(?P<symbol>\S+?(?:\s*\n\s*\S+?|[ \t]+\S+?){0,8}?)"
 
 # Wine's short messages are common phrases too ("Module not found: Error: Can't resolve...", "Access denied for
 # user..."), so they count only as a whole sentence: followed by a full stop or the end of the line.
@@ -294,6 +295,7 @@ _SYSTEM_MESSAGES: list[tuple[str, str, str]] = [
     (BAD_IMAGE, "ko", "올바른 Win32 응용 프로그램이 아닙니다"),
     (ACCESS_DENIED, "en", "access is denied"),
     (ACCESS_DENIED, "en", "An Application Control policy has blocked this file"),
+    (ACCESS_DENIED, "zh_CN", "应用程序控制策略已阻止此文件"),  # WinError 4551 on a Chinese Windows
     (ACCESS_DENIED, "zh_CN", "拒绝访问"),
     (ACCESS_DENIED, "de", "Zugriff verweigert"),
     (ACCESS_DENIED, "fr", "Accès refusé"),
@@ -415,7 +417,7 @@ def classify_error(error: Union[str, int]) -> ErrorCause:
 def _from_number(value: int) -> ErrorCause:
     code, hresult = _code_from_number(value)
     kind = CODE_KINDS.get(code, UNKNOWN)
-    return ErrorCause(kind, code, hresult, advice=_advice(kind, None, None, None, ""))
+    return ErrorCause(kind, code, hresult, advice=_advice(kind, None, None, None, "", code))
 
 
 def _from_text(original: str) -> ErrorCause:
@@ -496,7 +498,7 @@ def _from_text(original: str) -> ErrorCause:
 
     if kind == UNKNOWN and code is None and _OTHER_ERROR.search(text) and not _DLL_WORDS.search(text):
         kind = NOT_A_DLL_ERROR
-    advice = _advice(kind, dll, dll_path, symbol, text)
+    advice = _advice(kind, dll, dll_path, symbol, text, code)
     return ErrorCause(kind, code, hresult, dll, dll_path, symbol, language, advice)
 
 
@@ -537,10 +539,12 @@ _CUDA_LIBRARY = re.compile(r"^(?:cudnn\w*|cublas\w*|cufft\w*|curand\w*|cusparse\
                            r"nvrtc\w*|zlibwapi)\.dll$", _I)
 _TORCH_LIB = re.compile(r"[\\/]torch[\\/]lib[\\/]", _I)
 _TORCH_WORDS = re.compile(r"\btorch\b|\bpytorch\b|torch\._C|\bcaffe2", _I)
+_APP_CONTROL = re.compile(r"Application\s+Control\s+policy|应用程序控制策略|0x800711C7", _I)
 _THIRTY_TWO_BIT = re.compile(r"\b32[\s-]?bit\b|Python3\d*-32\b|\(Intel\)\]", _I)
 
 
-def _advice(kind: str, dll: Optional[str], dll_path: Optional[str], symbol: Optional[str], text: str) -> str:
+def _advice(kind: str, dll: Optional[str], dll_path: Optional[str], symbol: Optional[str], text: str,
+            code: Optional[int] = None) -> str:
     """The advice (one of ADVICE) for a cause, by what fixed the same error in public threads."""
     name = (dll or "").lower()
     in_torch = bool(dll_path and _TORCH_LIB.search(dll_path)) or name in _TORCH_DLLS
@@ -551,8 +555,8 @@ def _advice(kind: str, dll: Optional[str], dll_path: Optional[str], symbol: Opti
         return "paging-file"
     if kind == OPENMP_CONFLICT:
         return "remove-duplicate-openmp"
-    if kind == ACCESS_DENIED:
-        return "allow-blocked-file"
+    if kind == ACCESS_DENIED:  # 4551: Smart App Control / App Control for Business, not an antivirus
+        return "app-control" if code == 4551 or _APP_CONTROL.search(text) else "allow-blocked-file"
     if kind == UNKNOWN:
         return "diagnose"
     if kind != BAD_IMAGE and _VC_RUNTIME.match(name):
@@ -576,7 +580,11 @@ def _advice(kind: str, dll: Optional[str], dll_path: Optional[str], symbol: Opti
             return "reinstall-torch"  # a stale DLL left inside torch\lib, or half an upgrade
         return "reinstall-package"
     if kind == BAD_IMAGE:
-        if _THIRTY_TWO_BIT.search(text) or not torch_text:
+        if _THIRTY_TWO_BIT.search(text):
+            return "64-bit-python"
+        if _CUDA_LIBRARY.match(name) and not in_torch:
+            return "reinstall-cudnn"  # cuDNN's own message: its copy is for another system, or damaged
+        if not torch_text:
             return "64-bit-python"
         return "reinstall-torch"
     if kind == DLL_INIT_FAILED:

@@ -1,6 +1,8 @@
 """Replay torch's own loader, live: run the environment's python.exe on resources/replay_loader.py.
 
-The child repeats torch's `_load_dll_libraries` step by step, then imports torch, runs one parallel operation (and
+The child first imports the modules the user's program imports before torch (`diagnose --import-first`, and the
+AI app's "imports_first"), keeping what they change (PyQt5 puts its own old msvcp140.dll first), then repeats
+torch's `_load_dll_libraries` step by step, then imports torch, runs one parallel operation (and
 one OpenMP call into each other copy of torch's OpenMP runtime that the environment's packages use, so that OMP
 Error #15 shows itself), and prints one line of JSON after a marker. A Python that cannot even start, or prints no
 such line, is reported as such.
@@ -11,14 +13,16 @@ from __future__ import annotations
 import importlib.util
 import json
 import ntpath
-from functools import cache
+from functools import cache, partial
 from types import ModuleType
-from typing import Iterator, Optional
+from typing import Iterator, Optional, Sequence
 
+from app.probes.app_control import replayed_block
 from app.probes.base import ENVIRONMENT, Probe, ProbeContext
 from app.probes.error_text import classify_error
 from app.probes.finding import BLOCKER, INFO, Finding
 from app.probes.openmp import rival_copies
+from app.probes.runtime_copies import imports_first
 from app.resources import known_issues, resources_folder
 
 SCRIPT = resources_folder() / "replay_loader.py"
@@ -62,7 +66,9 @@ def last_step(stderr: str) -> Optional[dict]:
     return None
 
 
-def run(ctx: ProbeContext) -> Iterator[Finding]:
+def run(ctx: ProbeContext, import_first: Sequence[str] = ()) -> Iterator[Finding]:
+    """`import_first`: modules to import before torch (`diagnose --import-first`), after the ones the environment's
+    AI app is known to import first (resources/ai_apps.json)."""
     env = ctx.env
     if env is None or env.torch is None:
         return
@@ -76,7 +82,9 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
         users = [ctx.display(rival.other.path) for rival in rival_copies(ctx)]
     except OSError:  # an unreadable copy: the openmp probe reports it; the replay still runs torch's own
         users = []
-    argv = [python, "-B", script, *[arg for user in users for arg in ("--openmp-user", user)]]
+    modules = list(dict.fromkeys([*imports_first(env), *import_first]))
+    argv = [python, "-B", script, *[arg for user in users for arg in ("--openmp-user", user)],
+            *[arg for module in modules for arg in ("--import-first", module)]]
     try:
         result = ctx.system.run(argv, timeout=TIMEOUT_S, env=child_env, cwd=env.exec_prefix,
                                 cancel=ctx.cancel)
@@ -104,7 +112,8 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
     if imported.get("ok") and parallel.get("attempted") and not parallel.get("finished"):
         yield _died_in_parallel(ctx, python, data, result.returncode & 0xFFFFFFFF, result.stderr)
     failures = [d for d in data.get("dlls") or [] if not d.get("loaded")]
-    loaded = {"loaded": data.get("loaded_at_end") or [], "runtime_copies": runtime_copies(ctx, data)}
+    loaded = {"loaded": data.get("loaded_at_end") or [], "runtime_copies": runtime_copies(ctx, data),
+              **({"imported_first": data["imported_first"]} if data.get("imported_first") else {})}
     if imported.get("ok"):
         yield ctx.finding("import-ok", INFO, {"version": imported.get("version"), **loaded,
                                               "replay": _summary(data)})
@@ -112,9 +121,14 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
     message = str(imported.get("message") or "")
     cause = classify_error(message) if message else None
     first = data.get("first_failure") or {}
+    dll = (cause.dll if cause and cause.dll else None) or first.get("name")
+    winerror = imported.get("winerror") or first.get("winerror")
+    blocked = replayed_block(ctx, winerror, dll, message)  # WinError 4551: App Control, its own cause
+    if blocked is not None:
+        yield blocked
     yield ctx.finding("import-failed", BLOCKER, {
-        "dll": (cause.dll if cause and cause.dll else None) or first.get("name"),
-        "winerror": imported.get("winerror") or first.get("winerror"),
+        "dll": dll,
+        "winerror": winerror,
         "message": message or imported.get("error_type"), "cause": cause.kind if cause else None,
         "failed_dlls": [{"dll": d.get("name"), "winerror": d.get("retry_error") or d.get("error")} for d in failures],
         **loaded, "replay": _summary(data)})
@@ -176,7 +190,7 @@ def _no_report(ctx: ProbeContext, python: str, code: int, stderr: str) -> Findin
     lines = stderr.strip().splitlines()
     message = START_FAILURES.get(code) or (lines or [f"exit code {code:#x}"])[-1]
     evidence = {"python": python, "message": message, "exit_code": code, "last_step": step, "stderr": stderr[-2000:]}
-    if step is not None and step.get("step") in ("load", "import"):  # it died inside a DLL or torch's own import
+    if step is not None and step.get("step") in ("load", "import", "import_first"):  # died inside a DLL or an import
         return ctx.finding("import-failed", BLOCKER, {**evidence, "dll": step.get("name") or "torch"},
                            variant="crashed")
     if step is not None or SCRIPT.name in stderr:  # Python ran our script, and the script itself failed
@@ -190,10 +204,23 @@ def _script_failed(ctx: ProbeContext, error: str) -> Finding:
 
 
 def _summary(data: dict) -> dict:
-    keep = ("status", "python_version", "bits", "exec_prefix", "torch_dir", "dll_paths", "vc_check", "path_patched",
+    keep = ("status", "python_version", "bits", "exec_prefix", "torch_dir", "imported_first", "dll_paths", "vc_check",
+            "path_patched",
             "first_failure", "parallel", "elapsed_s", "internal_error")
     return {key: data.get(key) for key in keep}
 
 
 PROBE = Probe("replay", ENVIRONMENT, run, needs_live=True)
+
+
+def importing_first(modules: Sequence[str]) -> Probe:
+    """The replay, importing these modules before torch (`diagnose --import-first MODULE`)."""
+    return Probe(PROBE.id, PROBE.scope, partial(run, import_first=tuple(modules)), needs_live=True)
+
+
+def with_imports_first(probes: Sequence[Probe], modules: Sequence[str]) -> list[Probe]:
+    """`probes` with the replay replaced by one that imports `modules` first (the same list when there are none)."""
+    if not modules:
+        return list(probes)
+    return [importing_first(modules) if probe.id == PROBE.id else probe for probe in probes]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from app.repair.companions import MatchCompanions
 from app.repair.duplicate_openmp import RemoveDuplicateOpenMP
 from app.repair.guides import GUIDED_REPAIRS
 from app.repair.paging_file import PagingFileSystemManaged
@@ -15,6 +16,7 @@ ACTIONS = {action.id: action for action in (PlaceOpenMP(), UpgradeTorch(), Insta
                                             UserSettings("unset-env-var"),
                                             UserSettings("remove-path-entry"), EnableLongPaths(),
                                             RestoreTorchFiles(), PagingFileSystemManaged(), RemoveDuplicateOpenMP(),
+                                            MatchCompanions(),
                                             *GUIDED_REPAIRS)}
 
 

@@ -31,6 +31,9 @@ NVIDIA_DRIVERS = {"en": "https://www.nvidia.com/Download/index.aspx",
                   "zh_CN": "https://www.nvidia.cn/Download/index.aspx?lang=cn"}
 PYTORCH_GET_STARTED = "https://pytorch.org/get-started/locally/"
 WSL_INSTALL = "https://learn.microsoft.com/windows/wsl/install"
+SMART_APP_CONTROL_FAQ = {lang: f"https://support.microsoft.com/{locale}/windows/smart-app-control-frequently-asked-"
+                         "questions-285ea03d-fa88-4d56-882e-6698afdb7003" for lang, locale in
+                         (("en", "en-us"), ("zh_CN", "zh-cn"))}
 START_FRESH = "start-fresh"  # offered where no repair fits a problem that stops PyTorch
 
 
@@ -156,7 +159,74 @@ class StartFresh(GuidedRepair):
         return Guide(self.id, same_url(PYTORCH_GET_STARTED), said("guide.link.pytorch"), steps)
 
 
-GUIDED_REPAIRS = (Install64BitPython(), UpdateGpuDriver(), StartFresh())
+class LoadTorchFirst(GuidedRepair):
+    """`load-torch-first`: an old VC++ runtime inside another package (runtime-copy-too-old). That package's files
+    are never touched: upgrade it, move to a package whose copy is current, or import torch first."""
+
+    id = "load-torch-first"
+
+    def guide(self, system, env, machine, findings) -> Guide:
+        named = next((f for f in findings if self.id in f.repairs), None)
+        evidence = named.evidence if named else {}
+        package, import_name = evidence.get("package") or "-", evidence.get("import_name") or "-"
+        python = system.windows_path(env.python) if env else "python"
+        instead = evidence.get("instead")  # {"en": "PyQt6 or PySide6", ...}: no newer build of the package
+        steps = [{lang: words("guide.copy.move", lang, package=package, instead=instead[lang]) for lang in LANGUAGES}
+                 if isinstance(instead, dict) else said("guide.copy.upgrade", package=package, python=python),
+                 said("guide.copy.order", import_name=import_name),
+                 said("guide.copy.check", import_name=import_name)]
+        links = evidence.get("links") or [PYTORCH_GET_STARTED]
+        return Guide(self.id, same_url(links[0]), said("guide.link.copy"), steps)
+
+
+class AppControlSettings(GuidedRepair):
+    """`app-control-settings`: Smart App Control's own switch (Windows Security), which cannot be turned back on
+    without reinstalling Windows, or an App Control exception from the administrator of a managed computer."""
+
+    id = "app-control-settings"
+
+    def guide(self, system, env, machine, findings) -> Guide:
+        torch = system.windows_path(env.torch.folder) if env is not None and env.torch is not None else "torch"
+        folder = torch + "\\lib"
+        steps = [] if machine.smart_app_control not in ("on", "evaluation") else [
+            said("guide.appcontrol.open"), said("guide.appcontrol.off")]
+        steps += [said("guide.appcontrol.admin", folder=folder), said("guide.appcontrol.again")]
+        return Guide(self.id, SMART_APP_CONTROL_FAQ, said("guide.link.app_control"), steps)
+
+
+class InstallMatchingTorch(GuidedRepair):
+    """`install-matching-torch`: a torch built for the other ABI (normal vs free-threaded Python): start the program
+    with the Python it was built for, or give this Python an environment of its own with its own build."""
+
+    id = "install-matching-torch"
+
+    def guide(self, system, env, machine, findings) -> Guide:
+        named = next((f for f in findings if self.id in f.repairs), None)
+        evidence = named.evidence if named is not None else {}
+        minor = evidence.get("minor") or python_minor(env) or "3"
+        other = evidence.get("other_python")
+        python = system.windows_path(env.python) if env is not None else "python"
+        free = env is not None and env.free_threaded
+        folder = rf"%USERPROFILE%\torch-{evidence.get('abi') or 'venv'}"
+        if free:
+            steps = [said("guide.abi.use_normal", other=other) if other else said("guide.abi.use_normal_any",
+                                                                                  minor=minor)]
+            window = evidence.get("free_threaded_builds")
+            steps.append(said("guide.abi.ft_venv", python=python, folder=folder, minor=minor,
+                              window=" ".join(window)) if window else
+                         said("guide.abi.no_ft_build", minor=minor, checked=evidence.get("checked") or "-"))
+        else:
+            steps = [said("guide.abi.use_free_threaded", other=other) if other else
+                     said("guide.abi.use_free_threaded_any", minor=minor),
+                     said("guide.abi.normal_venv", python=python, folder=folder)]
+        if other:  # both interpreters of one install read the same site-packages
+            steps.append(said("guide.abi.shared"))
+        steps.append(said("guide.check_again"))
+        return Guide(self.id, same_url(PYTORCH_GET_STARTED), said("guide.link.pytorch"), steps)
+
+
+GUIDED_REPAIRS = (Install64BitPython(), UpdateGpuDriver(), StartFresh(), LoadTorchFirst(), AppControlSettings(),
+                  InstallMatchingTorch())
 
 
 def python_minor(env: Optional[PythonEnvironment]) -> Optional[str]:

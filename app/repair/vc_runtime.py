@@ -47,13 +47,22 @@ class InstallerFailed(Exception):
         self.code, self.values = code, values
 
 
+PYTHON_RUNTIMES = {0x8664: "x64", 0xAA64: "arm64", 0x14C: "x86"}  # python.exe's machine -> the runtime it loads
+
+
 def architectures(machine: MachineFacts, env: Optional[PythonEnvironment]) -> list[str]:
-    """x64 on 64-bit Windows; x86 too where a 32-bit Python needs it; arm64 on ARM (whose x64 package also
-    carries the ARM64 files, but the arm64 one is the native installer)."""
+    """The runtime the environment's python.exe loads: x64 for an x64 Python, also one emulated on an ARM64 computer
+    (Microsoft's x64 package carries the ARM64 files too, so it serves both there); arm64 for a native ARM64
+    Python; x86 too where a 32-bit Python needs it. Without a known Python: the machine's own."""
     arch = (machine.architecture or "AMD64").upper()
-    wanted = ["arm64"] if arch == "ARM64" else ["x64"] if arch in ("AMD64", "X64") else ["x86"]
-    if env is not None and env.is_64bit is False and "x86" not in wanted:
-        wanted.append("x86")
+    native = "arm64" if arch == "ARM64" else "x64" if arch in ("AMD64", "X64") else "x86"
+    python = PYTHON_RUNTIMES.get(env.python_cpu_type) if env is not None and env.python_cpu_type else None
+    if python is None:
+        wanted = [native]
+    elif python == "x86" and native != "x86":
+        wanted = [native, "x86"]
+    else:
+        wanted = [python]
     return wanted
 
 

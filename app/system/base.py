@@ -136,6 +136,10 @@ class System(ABC):
     def architecture(self) -> Optional[str]:
         """The OS architecture as Windows names it: AMD64, x86, ARM64."""
 
+    def native_machine(self) -> Optional[str]:
+        """The processor's architecture as IsWow64Process2 names it (live Windows 10 1709+); None where not asked."""
+        return None
+
     @abstractmethod
     def fixed_drives(self) -> list[str]:
         """Drive letters of the fixed (non-removable, non-network) drives, e.g. ["C:", "D:"]."""

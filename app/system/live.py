@@ -36,6 +36,8 @@ HIVES = {"HKLM": "HKEY_LOCAL_MACHINE", "HKCU": "HKEY_CURRENT_USER", "HKU": "HKEY
 USER_ENVIRONMENT = USER_ENVIRONMENT_KEY
 SYSTEM_ENVIRONMENT = r"HKLM\SYSTEM\CurrentControlSet\Control\Session Manager\Environment"
 ARCHITECTURES = {9: "AMD64", 0: "x86", 12: "ARM64", 5: "ARM", 6: "IA64"}
+# IMAGE_FILE_MACHINE_* values (IsWow64Process2) as Windows names the architecture
+IMAGE_FILE_MACHINES = {0x8664: "AMD64", 0x14C: "x86", 0xAA64: "ARM64", 0x1C4: "ARM", 0x200: "IA64"}
 DRIVE_FIXED = 3
 CREATE_NO_WINDOW = 0x08000000
 HWND_BROADCAST = 0xFFFF
@@ -273,9 +275,30 @@ class LiveWindows(System):
 
     @property
     def architecture(self) -> Optional[str]:
+        """The processor's own architecture: IsWow64Process2's native machine, because GetNativeSystemInfo tells an
+        x64 program emulated on an ARM64 computer (our .exe, an x64 Python) "AMD64"; before Windows 10 1709,
+        which lacks IsWow64Process2, GetNativeSystemInfo."""
+        native = self.native_machine()
+        if native is not None:
+            return native
         info = _SYSTEM_INFO()
         self._kernel32.GetNativeSystemInfo(ctypes.byref(info))
         return ARCHITECTURES.get(info.wProcessorArchitecture)
+
+    def native_machine(self) -> Optional[str]:
+        """IsWow64Process2(GetCurrentProcess()): the native machine (AMD64, ARM64, ...); None where Windows has no
+        IsWow64Process2 or the call fails."""
+        try:
+            function = self._kernel32.IsWow64Process2
+        except AttributeError:
+            return None
+        function.argtypes = [wintypes.HANDLE, ctypes.POINTER(wintypes.USHORT), ctypes.POINTER(wintypes.USHORT)]
+        function.restype = wintypes.BOOL
+        self._kernel32.GetCurrentProcess.restype = wintypes.HANDLE
+        process_machine, native = wintypes.USHORT(), wintypes.USHORT()
+        if not function(self._kernel32.GetCurrentProcess(), ctypes.byref(process_machine), ctypes.byref(native)):
+            return None
+        return IMAGE_FILE_MACHINES.get(native.value)
 
     def fixed_drives(self) -> list[str]:
         mask = self._kernel32.GetLogicalDrives()

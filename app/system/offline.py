@@ -257,8 +257,14 @@ class OfflineImage(System):
 
     @property
     def architecture(self) -> Optional[str]:
-        arch = self._env.get("arch")
-        return str(arch) if arch else None
+        """environment.json's "arch", else the machine's PROCESSOR_ARCHITECTURE; ARM64 when either says so (a
+        capture made by an x64 program emulated on ARM64 may have been told "AMD64", never the reverse)."""
+        arch = str(self._env.get("arch") or "") or None
+        variable = next((v for k, v in self.environment("system").items()
+                         if k.upper() == "PROCESSOR_ARCHITECTURE" and v), None)
+        if "ARM64" in (str(arch).upper(), str(variable).upper()):
+            return "ARM64"
+        return arch or variable
 
     def fixed_drives(self) -> list[str]:
         return ["C:"]

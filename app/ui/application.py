@@ -1,5 +1,5 @@
-"""Starting the wizard: the QApplication, fonts, translations, the computer to look at, and the two
-non-interactive modes (`--screenshot-pages DIR`, `--first-window-exit`)."""
+"""Starting the wizard: the QApplication, fonts, translations, the computer to look at, and the three
+non-interactive modes (`--screenshot-pages DIR`, `--first-window-exit`, `--first-problem-exit`)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Optional
 
@@ -82,7 +83,8 @@ class _FirstPaint(QObject):
 
 def run(*, demo: bool, root: Optional[str], env: Optional[str], lang: Optional[str],
         screenshot_pages: Optional[str], scale: Optional[float], first_window_exit: bool,
-        qt_arguments: list[str]) -> int:
+        qt_arguments: list[str], first_problem_exit: bool = False) -> int:
+    started = time.perf_counter()
     if screenshot_pages:
         from app.ui.screenshots import render_all
 
@@ -92,6 +94,10 @@ def run(*, demo: bool, root: Optional[str], env: Optional[str], lang: Optional[s
     if first_window_exit:
         watcher = _FirstPaint(wizard)
         wizard.installEventFilter(watcher)
+    if first_problem_exit:  # before show(): showing it makes Welcome the current page
+        from app.ui.first_problem import FirstProblemRun
+
+        FirstProblemRun(wizard, started)
     wizard.show()
     code = app.exec()
     wizard.shutdown()

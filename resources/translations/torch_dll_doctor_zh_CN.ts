@@ -243,37 +243,37 @@
 <context>
     <name>DiagnosePage</name>
     <message>
-        <location filename="../../app/ui/pages/diagnose.py" line="132"/>
+        <location filename="../../app/ui/pages/diagnose.py" line="129"/>
         <source>Checking PyTorch</source>
         <translation>正在检查 PyTorch</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/diagnose.py" line="133"/>
+        <location filename="../../app/ui/pages/diagnose.py" line="130"/>
         <source>Each file PyTorch loads is checked, the way Windows would load it. Nothing is changed.</source>
         <translation>按照 Windows 加载的方式逐个检查 PyTorch 要加载的文件。不会做任何修改。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/diagnose.py" line="137"/>
+        <location filename="../../app/ui/pages/diagnose.py" line="134"/>
         <source>Checking PyTorch {version} in {folder}</source>
         <translation>正在检查 {folder} 中的 PyTorch {version}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/diagnose.py" line="143"/>
+        <location filename="../../app/ui/pages/diagnose.py" line="140"/>
         <source>Checking… this takes a few seconds (up to a minute when PyTorch is started for real).</source>
         <translation>正在检查……需要几秒钟（实际启动 PyTorch 时最多一分钟）。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/diagnose.py" line="146"/>
+        <location filename="../../app/ui/pages/diagnose.py" line="143"/>
         <source>Done. Press Next to see what was found.</source>
         <translation>检查完成。点击“下一步”查看结果。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/diagnose.py" line="148"/>
+        <location filename="../../app/ui/pages/diagnose.py" line="145"/>
         <source>Stopped. Press Back to choose again, or Next to see what was found so far.</source>
         <translation>已停止。点击“上一步”重新选择，或点击“下一步”查看目前的结果。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/diagnose.py" line="150"/>
+        <location filename="../../app/ui/pages/diagnose.py" line="147"/>
         <source>The check could not run. {reason}</source>
         <translation>检查没能运行。{reason}</translation>
     </message>
@@ -281,7 +281,7 @@
 <context>
     <name>DoctorWizard</name>
     <message>
-        <location filename="../../app/ui/wizard.py" line="105"/>
+        <location filename="../../app/ui/wizard.py" line="116"/>
         <source>Torch DLL Doctor</source>
         <translation>Torch DLL 医生</translation>
     </message>
@@ -334,131 +334,131 @@
 <context>
     <name>EnvironmentsPage</name>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="87"/>
+        <location filename="../../app/ui/pages/environments.py" line="84"/>
         <source>Choose the Python installation</source>
         <translation>选择 Python 安装</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="88"/>
+        <location filename="../../app/ui/pages/environments.py" line="85"/>
         <source>Pick the one your AI app uses (ComfyUI, a Stable Diffusion web UI, …).</source>
         <translation>选择你的 AI 应用所用的那一个（ComfyUI、Stable Diffusion WebUI 等）。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="89"/>
+        <location filename="../../app/ui/pages/environments.py" line="86"/>
         <source>Installations appear here as they are found. Only those with PyTorch can be checked.</source>
         <translation>找到的安装会陆续显示在这里。只有装了 PyTorch 的才能检查。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="91"/>
+        <location filename="../../app/ui/pages/environments.py" line="88"/>
         <source>&amp;Browse…</source>
         <translation>浏览(&amp;B)…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="91"/>
+        <location filename="../../app/ui/pages/environments.py" line="88"/>
         <source>Choose a folder that holds a Python installation</source>
         <translation>选择一个包含 Python 安装的文件夹</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="92"/>
+        <location filename="../../app/ui/pages/environments.py" line="89"/>
         <source>&amp;Search everywhere</source>
         <translation>全盘搜索(&amp;S)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="92"/>
+        <location filename="../../app/ui/pages/environments.py" line="89"/>
         <source>Search every drive, deeper and longer</source>
         <translation>搜索所有磁盘，搜得更深、更久</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="93"/>
+        <location filename="../../app/ui/pages/environments.py" line="90"/>
         <source>Analyse a &amp;copied Windows folder…</source>
         <translation>分析复制出来的 Windows 文件夹(&amp;C)…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="93"/>
+        <location filename="../../app/ui/pages/environments.py" line="90"/>
         <source>Analyse a copied Windows drive</source>
         <translation>分析复制出来的 Windows 磁盘</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="94"/>
+        <location filename="../../app/ui/pages/environments.py" line="91"/>
         <source>Try the &amp;demo computer</source>
         <translation>试用演示电脑(&amp;D)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="94"/>
+        <location filename="../../app/ui/pages/environments.py" line="91"/>
         <source>Try the demo computer</source>
         <translation>试用演示电脑</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="95"/>
+        <location filename="../../app/ui/pages/environments.py" line="92"/>
         <source>Python installations found</source>
         <translation>找到的 Python 安装</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="112"/>
+        <location filename="../../app/ui/pages/environments.py" line="109"/>
         <source>This computer is not running Windows, so there is nothing here to check. Analyse a copied Windows drive, or try the demo computer to see how the assistant works.</source>
         <translation>这台电脑运行的不是 Windows，所以这里没有可检查的内容。你可以分析复制出来的 Windows 磁盘，或者试用演示电脑，看看这个助手如何工作。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="115"/>
+        <location filename="../../app/ui/pages/environments.py" line="112"/>
         <source>Making the demo computer…</source>
         <translation>正在准备演示电脑…</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../app/ui/pages/environments.py" line="117"/>
+        <location filename="../../app/ui/pages/environments.py" line="114"/>
         <source>Searching… %n found so far.</source>
         <translation>
             <numerusform>正在搜索… 目前已找到 %n 个。</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="119"/>
+        <location filename="../../app/ui/pages/environments.py" line="116"/>
         <source>The search stopped before it was done. {reason}</source>
         <translation>搜索没有完成就停止了。{reason}</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../app/ui/pages/environments.py" line="125"/>
+        <location filename="../../app/ui/pages/environments.py" line="122"/>
         <source>%n installation(s) found. Select one and press Next.</source>
         <translation>
             <numerusform>找到 %n 个安装。选择一个，然后点击“下一步”。</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="128"/>
+        <location filename="../../app/ui/pages/environments.py" line="125"/>
         <source>This is the demo computer: a built-in example, so nothing real is changed.</source>
         <translation>这是演示电脑：一个内置的示例，不会修改任何真实的东西。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="131"/>
+        <location filename="../../app/ui/pages/environments.py" line="128"/>
         <source>This is a copied Windows drive: {folder}</source>
         <translation>这是一个复制出来的 Windows 磁盘：{folder}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="221"/>
+        <location filename="../../app/ui/pages/environments.py" line="218"/>
         <source>The demo computer could not be made. Try again, or analyse a copied Windows drive.</source>
         <translation>没能准备好演示电脑。请再试一次，或者分析一个复制出来的 Windows 磁盘。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="122"/>
+        <location filename="../../app/ui/pages/environments.py" line="119"/>
         <source>No Python installation with PyTorch was found. Use Browse… to pick your AI app&apos;s folder, or Search everywhere.</source>
         <translation>没有找到装有 PyTorch 的 Python。请用“浏览…”选择你的 AI 应用所在的文件夹，或者使用“全盘搜索”。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="180"/>
+        <location filename="../../app/ui/pages/environments.py" line="177"/>
         <source>Choose the folder of your AI app or its Python</source>
         <translation>选择你的 AI 应用或其 Python 所在的文件夹</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="186"/>
+        <location filename="../../app/ui/pages/environments.py" line="183"/>
         <source>The folder could not be searched. Choose another folder, or use Search everywhere.</source>
         <translation>没能搜索这个文件夹。请选择另一个文件夹，或者使用“全盘搜索”。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="191"/>
+        <location filename="../../app/ui/pages/environments.py" line="188"/>
         <source>No Python installation was found in {folder}.</source>
         <translation>在 {folder} 中没有找到 Python 安装。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="197"/>
+        <location filename="../../app/ui/pages/environments.py" line="194"/>
         <source>Choose the folder that holds the copied drive (it has a Windows folder inside)</source>
         <translation>选择存放复制磁盘的文件夹（里面有 Windows 文件夹）</translation>
     </message>
@@ -487,89 +487,89 @@
 <context>
     <name>FindingsPage</name>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="79"/>
+        <location filename="../../app/ui/pages/findings.py" line="74"/>
         <source>What we found</source>
         <translation>检查结果</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="80"/>
+        <location filename="../../app/ui/pages/findings.py" line="75"/>
         <source>Problems first. Technical readers can open the dependency tree.</source>
         <translation>先列出问题。懂技术的读者可以打开依赖树。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="81"/>
+        <location filename="../../app/ui/pages/findings.py" line="76"/>
         <source>Show &amp;technical details</source>
         <translation>显示技术细节(&amp;T)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="81"/>
+        <location filename="../../app/ui/pages/findings.py" line="76"/>
         <source>Show the dependency tree</source>
         <translation>显示依赖树</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="82"/>
+        <location filename="../../app/ui/pages/findings.py" line="77"/>
         <source>&amp;Copy</source>
         <translation>复制(&amp;C)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="82"/>
+        <location filename="../../app/ui/pages/findings.py" line="77"/>
         <source>Copy the report</source>
         <translation>复制报告</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="83"/>
+        <location filename="../../app/ui/pages/findings.py" line="78"/>
         <source>Sa&amp;ve report…</source>
         <translation>保存报告(&amp;V)…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="83"/>
+        <location filename="../../app/ui/pages/findings.py" line="78"/>
         <source>Save the report to a file</source>
         <translation>把报告保存到文件</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="100"/>
+        <location filename="../../app/ui/pages/findings.py" line="95"/>
         <source>Some checks could not finish, so this list may be incomplete.</source>
         <translation>有些检查没能完成，所以这个列表可能不完整。</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../app/ui/pages/findings.py" line="102"/>
+        <location filename="../../app/ui/pages/findings.py" line="97"/>
         <source>%n problem(s) stop PyTorch from loading.</source>
         <translation>
             <numerusform>有 %n 个问题导致 PyTorch 无法加载。</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="104"/>
+        <location filename="../../app/ui/pages/findings.py" line="99"/>
         <source>PyTorch should load. There are warnings worth a look.</source>
         <translation>PyTorch 应该可以加载。有一些值得一看的警告。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="106"/>
+        <location filename="../../app/ui/pages/findings.py" line="101"/>
         <source>No problems found: PyTorch should load.</source>
         <translation>没有发现问题：PyTorch 应该可以加载。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="119"/>
+        <location filename="../../app/ui/pages/findings.py" line="114"/>
         <source>PyTorch started anyway when it was tried for real, so this may not matter on this computer.</source>
         <translation>实际启动时 PyTorch 仍然能启动，所以在这台电脑上这可能无关紧要。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="121"/>
+        <location filename="../../app/ui/pages/findings.py" line="116"/>
         <source>&lt;b&gt;What this means:&lt;/b&gt; {text}</source>
         <translation>&lt;b&gt;这意味着：&lt;/b&gt;{text}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="124"/>
+        <location filename="../../app/ui/pages/findings.py" line="119"/>
         <source>&lt;b&gt;How we can fix it:&lt;/b&gt; {text}</source>
         <translation>&lt;b&gt;我们如何修复：&lt;/b&gt;{text}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="132"/>
+        <location filename="../../app/ui/pages/findings.py" line="127"/>
         <source>The demo computer is a built-in example, not a real Windows computer, so PyTorch cannot be started on it. On your own computer this check starts PyTorch for real.</source>
         <translation>演示电脑只是一个内置的示例，不是真正的 Windows 电脑，所以无法在上面启动 PyTorch。在你自己的电脑上，这项检查会真正启动 PyTorch。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="151"/>
+        <location filename="../../app/ui/pages/findings.py" line="146"/>
         <source>The report is copied: paste it into a forum post or a message.</source>
         <translation>报告已复制：可以粘贴到论坛帖子或消息里。</translation>
     </message>
@@ -650,77 +650,77 @@
 <context>
     <name>PlanPage</name>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="133"/>
+        <location filename="../../app/ui/pages/plan.py" line="131"/>
         <source>Choose the repair</source>
         <translation>选择修复方式</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="134"/>
+        <location filename="../../app/ui/pages/plan.py" line="132"/>
         <source>Nothing has changed yet. Every change below is recorded and can be undone.</source>
         <translation>目前还没有任何修改。下面的每一项修改都会被记录，并且可以撤销。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="135"/>
+        <location filename="../../app/ui/pages/plan.py" line="133"/>
         <source>&amp;Repair now</source>
         <translation>立即修复(&amp;R)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="138"/>
+        <location filename="../../app/ui/pages/plan.py" line="136"/>
         <source>Working out the repairs that fit…</source>
         <translation>正在找出合适的修复方式…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="140"/>
+        <location filename="../../app/ui/pages/plan.py" line="138"/>
         <source>The repairs could not be worked out. {reason} Press Next to finish and save the report.</source>
         <translation>无法确定可用的修复。{reason} 请按“下一步”结束并保存报告。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="143"/>
+        <location filename="../../app/ui/pages/plan.py" line="141"/>
         <source>None of the repairs can be done here. The reasons are below. Press Next to finish and save the report.</source>
         <translation>这里无法进行任何修复，原因见下。请按“下一步”结束并保存报告。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="146"/>
+        <location filename="../../app/ui/pages/plan.py" line="144"/>
         <source>Nothing here can be repaired automatically, but there are steps you can take yourself. They are below, and they stay on the last page. Press Next.</source>
         <translation>这里没有能自动完成的修复，但有一些你可以自己完成的步骤。步骤见下，最后一页上也会保留。请按“下一步”。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="149"/>
+        <location filename="../../app/ui/pages/plan.py" line="147"/>
         <source>The recommended repair is chosen for each problem. Press “Repair now” when you are ready.</source>
         <translation>每个问题都已选好推荐的修复方式。准备好后点击“立即修复”。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="181"/>
+        <location filename="../../app/ui/pages/plan.py" line="179"/>
         <source>Not possible here: {reasons}</source>
         <translation>这里无法进行：{reasons}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="186"/>
+        <location filename="../../app/ui/pages/plan.py" line="184"/>
         <source>Leave this as it is</source>
         <translation>保持原样</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="187"/>
+        <location filename="../../app/ui/pages/plan.py" line="185"/>
         <source>Leave this problem as it is</source>
         <translation>这个问题保持原样</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="204"/>
+        <location filename="../../app/ui/pages/plan.py" line="202"/>
         <source>Download: about {size} MB.</source>
         <translation>需要下载：约 {size} MB。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="206"/>
+        <location filename="../../app/ui/pages/plan.py" line="204"/>
         <source>Download: a small file from your package index.</source>
         <translation>需要下载：从你的软件包索引下载一个小文件。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="208"/>
+        <location filename="../../app/ui/pages/plan.py" line="206"/>
         <source>Windows will ask for permission (administrator rights) for this step.</source>
         <translation>这一步 Windows 会请求权限（管理员权限）。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="210"/>
+        <location filename="../../app/ui/pages/plan.py" line="208"/>
         <source>No administrator rights are needed.</source>
         <translation>不需要管理员权限。</translation>
     </message>
@@ -774,21 +774,26 @@
     </message>
     <message>
         <location filename="../../app/ui/pages/plan.py" line="49"/>
+        <source>Install the torchvision / torchaudio made for your PyTorch</source>
+        <translation>安装为你的 PyTorch 制作的 torchvision / torchaudio</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/plan.py" line="51"/>
         <source>Install 64-bit Python yourself (steps below)</source>
         <translation>自己安装 64 位 Python（步骤见下）</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="51"/>
+        <location filename="../../app/ui/pages/plan.py" line="53"/>
         <source>Update the NVIDIA graphics driver yourself (steps below)</source>
         <translation>自己更新 NVIDIA 显卡驱动（步骤见下）</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="53"/>
+        <location filename="../../app/ui/pages/plan.py" line="55"/>
         <source>Start fresh with a new environment yourself (steps below)</source>
         <translation>自己用新环境从头开始（步骤见下）</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="56"/>
+        <location filename="../../app/ui/pages/plan.py" line="58"/>
         <source>Another repair</source>
         <translation>其他修复</translation>
     </message>
@@ -796,152 +801,152 @@
 <context>
     <name>RepairPage</name>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="101"/>
+        <location filename="../../app/ui/pages/repair.py" line="98"/>
         <source>Repairing</source>
         <translation>正在修复</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="102"/>
+        <location filename="../../app/ui/pages/repair.py" line="99"/>
         <source>Every change is recorded first, so it can be undone.</source>
         <translation>每一项修改都会先被记录，所以可以撤销。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="103"/>
+        <location filename="../../app/ui/pages/repair.py" line="100"/>
         <source>S&amp;top and roll back</source>
         <translation>停止并恢复(&amp;T)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="103"/>
+        <location filename="../../app/ui/pages/repair.py" line="100"/>
         <source>Stop the repair and put everything back</source>
         <translation>停止修复并把一切恢复原样</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="104"/>
+        <location filename="../../app/ui/pages/repair.py" line="101"/>
         <source>Show &amp;details</source>
         <translation>显示详情(&amp;D)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="104"/>
+        <location filename="../../app/ui/pages/repair.py" line="101"/>
         <source>Show the log of the repair</source>
         <translation>显示修复日志</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="105"/>
+        <location filename="../../app/ui/pages/repair.py" line="102"/>
         <source>Log of the repair</source>
         <translation>修复日志</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="106"/>
+        <location filename="../../app/ui/pages/repair.py" line="103"/>
         <source>&amp;Retry</source>
         <translation>重试(&amp;R)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="107"/>
+        <location filename="../../app/ui/pages/repair.py" line="104"/>
         <source>S&amp;kip this repair</source>
         <translation>跳过这项修复(&amp;K)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="108"/>
+        <location filename="../../app/ui/pages/repair.py" line="105"/>
         <source>Roll &amp;back everything</source>
         <translation>全部恢复(&amp;B)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="116"/>
+        <location filename="../../app/ui/pages/repair.py" line="113"/>
         <source>waiting</source>
         <translation>等待中</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="117"/>
+        <location filename="../../app/ui/pages/repair.py" line="114"/>
         <source>working…</source>
         <translation>正在进行…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="144"/>
+        <location filename="../../app/ui/pages/repair.py" line="141"/>
         <source>All chosen repairs are done. Windows needs a restart before they take effect: restart when the assistant is done, then check again.</source>
         <translation>所有选中的修复都已完成。需要重启 Windows 之后才会生效：请在本助手结束后重启电脑，然后再检查一次。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="114"/>
+        <location filename="../../app/ui/pages/repair.py" line="111"/>
         <source>downloading {detail}</source>
         <translation>正在下载 {detail}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="118"/>
+        <location filename="../../app/ui/pages/repair.py" line="115"/>
         <source>downloading…</source>
         <translation>正在下载…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="119"/>
+        <location filename="../../app/ui/pages/repair.py" line="116"/>
         <source>checking that PyTorch loads…</source>
         <translation>正在确认 PyTorch 能否加载…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="120"/>
+        <location filename="../../app/ui/pages/repair.py" line="117"/>
         <source>putting everything back…</source>
         <translation>正在恢复原样…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="121"/>
+        <location filename="../../app/ui/pages/repair.py" line="118"/>
         <source>done</source>
         <translation>完成</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="122"/>
+        <location filename="../../app/ui/pages/repair.py" line="119"/>
         <source>done, but PyTorch still does not load</source>
         <translation>已完成，但 PyTorch 仍无法加载</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="125"/>
+        <location filename="../../app/ui/pages/repair.py" line="122"/>
         <source>skipped</source>
         <translation>已跳过</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="126"/>
+        <location filename="../../app/ui/pages/repair.py" line="123"/>
         <source>rolled back</source>
         <translation>已恢复</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="127"/>
+        <location filename="../../app/ui/pages/repair.py" line="124"/>
         <source>could not be put back completely</source>
         <translation>没能完全恢复原样</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="133"/>
+        <location filename="../../app/ui/pages/repair.py" line="130"/>
         <source>Working. You can stop at any time: whatever was changed is put back.</source>
         <translation>正在进行。你可以随时停止：已做的修改都会恢复原样。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="136"/>
+        <location filename="../../app/ui/pages/repair.py" line="133"/>
         <source>Putting everything back as it was… The window closes by itself when that is done.</source>
         <translation>正在把一切恢复原样…完成后窗口会自动关闭。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="141"/>
+        <location filename="../../app/ui/pages/repair.py" line="138"/>
         <source>Stopped, but not everything could be put back. What is still changed is recorded: you can undo it later from the first page or with “undo”.</source>
         <translation>已停止，但没能把所有内容恢复原样。仍然改动的内容都有记录：以后可以在第一页或用“undo”撤销。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="147"/>
+        <location filename="../../app/ui/pages/repair.py" line="144"/>
         <source>All chosen repairs are done. Press Next to check PyTorch again.</source>
         <translation>选择的修复都已完成。点击“下一步”再次检查 PyTorch。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="137"/>
+        <location filename="../../app/ui/pages/repair.py" line="134"/>
         <source>Putting everything back as it was…</source>
         <translation>正在把一切恢复原样…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="123"/>
+        <location filename="../../app/ui/pages/repair.py" line="120"/>
         <source>done: Windows must restart to finish it</source>
         <translation>已完成：需要重启 Windows 才能生效</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="124"/>
+        <location filename="../../app/ui/pages/repair.py" line="121"/>
         <source>failed, and put back as it was</source>
         <translation>失败，已恢复原样</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="139"/>
+        <location filename="../../app/ui/pages/repair.py" line="136"/>
         <source>Stopped. Everything the repairs changed was put back as it was.</source>
         <translation>已停止。修复所做的一切修改都已恢复原样。</translation>
     </message>
@@ -972,47 +977,47 @@
 <context>
     <name>VerifyPage</name>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="44"/>
+        <location filename="../../app/ui/pages/verify.py" line="41"/>
         <source>Checking PyTorch again</source>
         <translation>再次检查 PyTorch</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="45"/>
+        <location filename="../../app/ui/pages/verify.py" line="42"/>
         <source>The same checks as before, now that the repairs are done.</source>
         <translation>修复完成后，重新进行和之前相同的检查。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="52"/>
+        <location filename="../../app/ui/pages/verify.py" line="49"/>
         <source>Checking…</source>
         <translation>正在检查…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="53"/>
+        <location filename="../../app/ui/pages/verify.py" line="50"/>
         <source>The check did not finish.</source>
         <translation>检查没有完成。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="60"/>
+        <location filename="../../app/ui/pages/verify.py" line="57"/>
         <source>PyTorch {version} loads now.</source>
         <translation>PyTorch {version} 现在可以加载了。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="61"/>
+        <location filename="../../app/ui/pages/verify.py" line="58"/>
         <source>PyTorch {version} should load now: every file it needs is in place.</source>
         <translation>PyTorch {version} 现在应该可以加载：它需要的文件都已就位。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="63"/>
+        <location filename="../../app/ui/pages/verify.py" line="60"/>
         <source>Start your AI app again. If it still fails, save the report on the next page and share it.</source>
         <translation>请重新启动你的 AI 应用。如果仍然失败，请在下一页保存报告并分享。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="67"/>
+        <location filename="../../app/ui/pages/verify.py" line="64"/>
         <source>PyTorch {version} still does not load.</source>
         <translation>PyTorch {version} 仍然无法加载。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="71"/>
+        <location filename="../../app/ui/pages/verify.py" line="68"/>
         <source>&lt;p&gt;Still wrong:&lt;/p&gt;&lt;ul&gt;{titles}&lt;/ul&gt;&lt;p&gt;What to try next: start the assistant again and choose another repair; or make a fresh environment for your AI app (a new venv with &lt;code&gt;pip install torch&lt;/code&gt;); or run PyTorch inside WSL, where these Windows DLLs are not used.&lt;/p&gt;</source>
         <translation>&lt;p&gt;仍然存在的问题：&lt;/p&gt;&lt;ul&gt;{titles}&lt;/ul&gt;&lt;p&gt;接下来可以尝试：重新运行助手并选择另一种修复方式；或者为你的 AI 应用新建一个环境（新建 venv 后运行 &lt;code&gt;pip install torch&lt;/code&gt;）；或者在 WSL 中运行 PyTorch，那里不会用到这些 Windows DLL。&lt;/p&gt;</translation>
     </message>

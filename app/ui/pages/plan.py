@@ -46,6 +46,8 @@ def repair_name(action: str) -> str:
         "restore-torch-files": QCoreApplication.translate("RepairNames", "Put back PyTorch's own files"),
         "remove-duplicate-openmp": QCoreApplication.translate("RepairNames", "Set aside the extra OpenMP runtime"),
         "paging-file-system-managed": QCoreApplication.translate("RepairNames", "Let Windows manage the paging file"),
+        "match-companions": QCoreApplication.translate("RepairNames",
+                                                       "Install the torchvision / torchaudio made for your PyTorch"),
         "install-64bit-python": QCoreApplication.translate("RepairNames",
                                                            "Install 64-bit Python yourself (steps below)"),
         "update-gpu-driver": QCoreApplication.translate("RepairNames",

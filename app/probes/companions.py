@@ -1,0 +1,198 @@
+"""Companions built for another torch: torchvision, torchaudio, xformers, ... whose extension modules call into
+torch's DLLs. pip installs `torchvision 0.20.1` beside torch 2.4.1 with `--no-deps` or a second `pip install`, and
+then `import torchvision` fails with WinError 127 ("The specified procedure could not be found") or "operator
+torchvision::nms does not exist", because the .pyd asks torch_cpu.dll for a function 2.4.1 does not have.
+
+A companion is any installed distribution whose RECORD lists a .pyd that imports from torch's own DLLs (c10.dll,
+torch_cpu.dll, torch_python.dll, torch_cuda.dll, ...): no list of names to keep up to date. The real test is the
+import table: each such .pyd's imports are checked against the installed torch's exports with the dependency graph
+(the same check as `missing-export`), and the missing functions are named as a reader writes them (demangled).
+The `Requires-Dist: torch` pin only says which torch it was made for, and alone (nothing missing) is a warning.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator, Optional
+
+from app.cancel import check
+from app.engine.demangle import demangle
+from app.engine.graph import DependencyGraph
+from app.engine.pe import PEInfo
+from app.engine.versions import matches
+from app.inventory.integrity import read_record
+from app.inventory.packages import canonical
+from app.probes.base import ENVIRONMENT, Probe, ProbeContext
+from app.probes.finding import BLOCKER, WARNING, Finding
+from app.resources import known_issues
+from app.system.folders import child, children
+
+CODE = "companion-mismatch"
+REPAIR = "match-companions"
+# torch's own DLLs, the ones a companion links against (CPU, CUDA, ROCm and XPU builds)
+TORCH_DLLS = frozenset({"c10.dll", "c10_cuda.dll", "c10_hip.dll", "c10_xpu.dll", "torch.dll", "torch_cpu.dll",
+                        "torch_cuda.dll", "torch_hip.dll", "torch_xpu.dll", "torch_python.dll",
+                        "torch_global_deps.dll"})
+METADATA_HEAD = 64 << 10  # the headers come before the description
+MAX_LISTED = 200  # missing functions kept as evidence per companion
+SHOWN = 5  # named in the explanation; the details list them all
+# `torch (==2.5.1)` (older metadata) or `torch==2.5.1`, then markers; never torchvision
+REQUIRES_TORCH = re.compile(r"^Requires-Dist:[ \t]*torch(?![\w.-])[ \t]*(?:\(([^)]*)\)|([^;\s][^;]*?))?"
+                            r"[ \t]*(?:;(.*))?$", re.I | re.M)
+
+
+@dataclass(frozen=True)
+class MissingFunction:
+    function: str  # demangled
+    raw: str  # as the import table names it
+    dll: str
+    needed_by: tuple[str, ...]  # the .pyd files that import it, relative to site-packages
+
+
+@dataclass
+class Companion:
+    name: str
+    version: str
+    requires_torch: Optional[str]  # "==2.5.1", ">=2.14.0"; None when its metadata names no torch
+    extensions: list[Path] = field(default_factory=list)  # its .pyd files that import from torch's DLLs
+
+    def made_for(self) -> Optional[str]:
+        """The torch release it was made for: its exact pin, else the release table's pairing."""
+        pin = re.fullmatch(r"\s*===?\s*([\w.+]+)\s*", self.requires_torch or "")
+        if pin:
+            return pin.group(1)
+        for torch, pairs in companion_releases().items():
+            if pairs.get(canonical(self.name)) == self.version:
+                return torch
+        return None
+
+    def pin_fits(self, torch_release: Optional[str]) -> Optional[bool]:
+        """Whether the installed torch satisfies its Requires-Dist; None when it names none, or an unknown form."""
+        if not self.requires_torch:
+            return None
+        spec = self.requires_torch.replace(" ", "")
+        try:
+            return matches(torch_release, spec)
+        except ValueError:
+            return None  # "==2.5.*", "~=2.5": not judged
+
+
+def companion_releases() -> dict[str, dict[str, str]]:
+    """torch release -> {companion: version made with it} (resources/known_issues.json)."""
+    return {k: v for k, v in known_issues().get("companion_releases", {}).items() if not k.startswith("_")}
+
+
+def fitting_version(name: str, torch_release: Optional[str]) -> Optional[str]:
+    return companion_releases().get(torch_release or "", {}).get(canonical(name))
+
+
+def _metadata(folder: Path) -> tuple[Optional[str], Optional[str], Optional[str]]:
+    """(name, version, the torch requirement without markers) from a dist-info's METADATA headers."""
+    metadata = child(folder, "METADATA")
+    if metadata is None:
+        return None, None, None
+    try:
+        with metadata.open("r", encoding="utf-8", errors="replace") as f:
+            head = f.read(METADATA_HEAD).split("\n\n", 1)[0]
+    except OSError:
+        return None, None, None
+    name = re.search(r"^Name:\s*(\S+)", head, re.M)
+    version = re.search(r"^Version:\s*(\S+)", head, re.M)
+    requires = None
+    for found in REQUIRES_TORCH.finditer(head):
+        marker = found.group(3) or ""
+        if "extra" in marker:
+            continue  # an optional feature's requirement, not the package's own
+        requires = (found.group(1) or found.group(2) or "").strip() or None
+        break
+    return (name.group(1) if name else None), (version.group(1) if version else None), requires
+
+
+def _imports_torch(info: PEInfo) -> bool:
+    return any(imported.name.lower() in TORCH_DLLS for imported in info.imports)
+
+
+def installed_companions(ctx: ProbeContext) -> list[Companion]:
+    """Every distribution of the environment (but torch) with a .pyd that imports from torch's DLLs."""
+    site = ctx.env.site_packages if ctx.env else None
+    found = []
+    for folder in sorted(children(site), key=lambda p: p.name.lower()):
+        check(ctx.cancel)
+        if not folder.name.lower().endswith(".dist-info"):
+            continue
+        if canonical(folder.name[: -len(".dist-info")].rsplit("-", 1)[0]) == "torch":
+            continue  # torch itself (its own files are the integrity probe's)
+        record = child(folder, "RECORD")
+        if record is None:
+            continue
+        try:
+            entries = read_record(record, prefix="")
+        except (OSError, csv.Error, ValueError):
+            continue  # a damaged record: nothing to go by
+        extensions = []
+        for entry in entries:
+            if not entry.path.lower().endswith(".pyd") or entry.path.startswith(".."):
+                continue
+            path = site / entry.path
+            info = ctx.cache.get(path)
+            if isinstance(info, PEInfo) and _imports_torch(info):
+                extensions.append(path)
+        if not extensions:
+            continue
+        name, version, requires = _metadata(folder)
+        if name and version and canonical(name) != "torch":
+            found.append(Companion(name, version, requires, extensions))
+    return found
+
+
+def missing_functions(ctx: ProbeContext, companion: Companion) -> list[MissingFunction]:
+    """What the companion's extension modules import from torch's DLLs and the installed torch does not export."""
+    site = ctx.env.site_packages
+    by_function: dict[tuple[str, str], list[str]] = {}
+    for pyd in companion.extensions:
+        graph = DependencyGraph(ctx.loader(), cache=ctx.cache, cancel=ctx.cancel)  # one per file: names repeat
+        root = graph.add_root(pyd)
+        shown = str(pyd.relative_to(site)).replace("/", "\\")
+        for edge in graph.children(root):
+            if edge.name.lower() not in TORCH_DLLS or edge.target.path is None:
+                continue  # a torch DLL that is not there at all is torch's own problem, found by the other probes
+            for missing in edge.target.missing_exports:
+                if missing.importer == root.name:
+                    by_function.setdefault((str(missing.function), edge.target.name), []).append(shown)
+    return [MissingFunction(demangle(raw), raw, dll, tuple(dict.fromkeys(files)))
+            for (raw, dll), files in sorted(by_function.items(), key=lambda item: (item[0][1].lower(), item[0][0]))]
+
+
+def run(ctx: ProbeContext) -> Iterator[Finding]:
+    torch = ctx.env.torch if ctx.env else None
+    if torch is None or ctx.env.site_packages is None:
+        return
+    for companion in installed_companions(ctx):
+        missing = missing_functions(ctx, companion)
+        fits = companion.pin_fits(torch.release)
+        if not missing and fits is not False:
+            continue
+        made_for = companion.made_for()
+        fit = fitting_version(companion.name, torch.release)
+        if fit == companion.version:
+            fit = None  # the table's own pairing, yet functions are missing: another build of it, not a version
+        evidence = {
+            "package": companion.name, "version": companion.version, "torch": torch.version,
+            "made_for": made_for, "requires": f"torch{companion.requires_torch}" if companion.requires_torch
+            else None, "fits": fit, "install": f"{companion.name}=={fit}" if fit else None,
+            "count": len(missing), "functions": [m.function for m in missing[:SHOWN]],
+            "missing": [{"function": m.function, "raw": m.raw, "dll": m.dll, "needed_by": list(m.needed_by)}
+                        for m in missing[:MAX_LISTED]],
+            "extensions": [ctx.display(p) for p in companion.extensions]}
+        if missing:
+            severity = BLOCKER
+            variant = "no-fit" if not fit else None if made_for else "other-torch"
+        else:
+            severity, variant = WARNING, "pin-only" if fit else "pin-only-no-fit"
+        yield ctx.finding(CODE, severity, evidence, [REPAIR] if fit else [], variant=variant)
+
+
+PROBE = Probe("companions", ENVIRONMENT, run)

@@ -1,0 +1,113 @@
+"""Old copies of the VC++ runtime inside other packages: harmless to a clean `import torch`, fatal when that package
+is imported first.
+
+Windows keeps the first msvcp140.dll a process loads. PyQt5/__init__.py adds PyQt5\\Qt5\\bin (PyQt5-Qt5 5.15.2:
+Microsoft's runtime 14.26) with os.add_dll_directory and puts it first on PATH, so in a program that imports PyQt5
+before torch, c10.dll gets that copy and torch >= 2.9 (built for 14.40) stops with WinError 1114 (pytorch/pytorch
+#169429, #166628; micro-manager/pymmcore#119 shows the same with os.add_dll_directory alone). Only the version
+shows it: all 109 functions c10.dll imports from msvcp140.dll are in the old copy. vcruntime140.dll copies are not
+counted: python.exe loads its own at start, and that module stays.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+from app.engine.versions import matches, version_tuple
+from app.inventory.environment import PythonEnvironment
+from app.inventory.runtime_copies import (
+    APP_FOLDER,
+    CopyListing,
+    RuntimeCopy,
+    app_entry,
+    app_of,
+    list_runtime_copies,
+)
+from app.probes.base import ENVIRONMENT, Probe, ProbeContext
+from app.probes.finding import BLOCKER, INFO, WARNING, Finding
+from app.probes.openmp import owner_name
+from app.resources import known_issues
+
+CODE = "runtime-copy-too-old"
+REPAIR = "load-torch-first"  # guided (app/repair/guides.py): never touches the other package's files
+DECIDING_DLL = "msvcp140.dll"  # the DLL of the minimum rule, and the one whose first copy stays in the process
+# Packages whose newest Windows build still carries the old runtime, and what to use instead. Measured 2026-12:
+# PyPI's newest PyQt5-Qt5 is 5.15.19, but its newest win_amd64 wheel is 5.15.2 (runtime 14.26.28720.3).
+NO_NEWER_WINDOWS_BUILD = {"pyqt5-qt5": {"en": "PyQt6 or PySide6", "zh_CN": "PyQt6 或 PySide6"}}
+
+
+def minimum_for(torch_release: Optional[str]) -> Optional[dict]:
+    """The msvcp140_minimum rule of known_issues.json that this torch matches, or None."""
+    return next((rule for rule in known_issues()["msvcp140_minimum"] if matches(torch_release, rule["torch"])), None)
+
+
+def imports_first(env: PythonEnvironment) -> list[str]:
+    """The modules the environment's AI app is known to import before torch (resources/ai_apps.json
+    "imports_first")."""
+    entry = app_entry(app_of(env))
+    return list(entry.get("imports_first") or []) if entry else []
+
+
+def run(ctx: ProbeContext) -> Iterator[Finding]:
+    env = ctx.env
+    if env is None or env.torch is None:
+        return
+    listing = list_runtime_copies(env, cancel=ctx.cancel)
+    if listing.stopped in ("entries", "time"):
+        yield ctx.finding("check-failed", INFO, {"check": PROBE.name, "probe": PROBE.id, "seconds": listing.elapsed_s,
+                                                 "error": f"the search stopped after {listing.entries} entries "
+                                                          f"({listing.stopped} limit)"})
+    rule = minimum_for(env.torch.release)
+    if rule is None:
+        return
+    first = {m.lower() for m in imports_first(env)}
+    torch_folder = env.torch.folder
+    for copies in listing.folders().values():
+        deciding = next((c for c in copies if c.name.lower() == DECIDING_DLL), None)
+        if deciding is None or _inside(deciding, torch_folder) or (deciding.owner or "").lower() == "torch":
+            continue
+        if not deciding.version or version_tuple(deciding.version) >= version_tuple(rule["version"]):
+            continue
+        known_first = deciding.module is not None and deciding.module.lower() in first
+        yield ctx.finding(CODE, BLOCKER if known_first else WARNING,
+                          _evidence(ctx, deciding, copies, rule, listing), [REPAIR],
+                          variant=_variant(deciding, known_first))
+
+
+def _variant(copy: RuntimeCopy, known_first: bool) -> Optional[str]:
+    if known_first:
+        return "app-imports-first"
+    if copy.place == APP_FOLDER or copy.owner is None:
+        return "no-owner"
+    if copy.owner.lower() in NO_NEWER_WINDOWS_BUILD:
+        return "no-newer-build"
+    return None
+
+
+def _inside(copy: RuntimeCopy, folder) -> bool:
+    try:
+        copy.path.relative_to(folder)
+    except ValueError:
+        return False
+    return True
+
+
+def _evidence(ctx: ProbeContext, copy: RuntimeCopy, copies: list[RuntimeCopy], rule: dict,
+              listing: CopyListing) -> dict:
+    owner = ({"package": copy.owner, "version": copy.owner_version, "manager": copy.manager}
+             if copy.owner else None)
+    instead = NO_NEWER_WINDOWS_BUILD.get((copy.owner or "").lower())
+    import_name = copy.module or ctx.display(copy.path.parent)
+    return {
+        "dll": copy.name, "path": ctx.display(copy.path), "folder": ctx.display(copy.path.parent),
+        "version": copy.version, "needed": rule["version"], "torch": ctx.env.torch.version,
+        "owner": owner, "owner_name": owner_name(owner), "package": copy.owner or "-", "import_name": import_name,
+        "place": copy.place, "app": app_of(ctx.env), "instead": instead, "winerror": 1114, "failing_dll": "c10.dll",
+        "copies": [{"dll": c.name, "path": ctx.display(c.path), "version": c.version} for c in copies],
+        "links": rule.get("links", []),
+        "walk": {"entries": listing.entries, "seconds": listing.elapsed_s, "complete": listing.complete,
+                 "roots": [ctx.display(r) for r in listing.roots]},
+    }
+
+
+PROBE = Probe("runtime-copies", ENVIRONMENT, run)

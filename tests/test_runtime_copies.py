@@ -1,0 +1,221 @@
+"""Old VC++ runtime copies inside other packages, on copied drives with the real files: torch 2.9.1's torch\\lib
+(which needs msvcp140.dll 14.40 or newer), PyQt5-Qt5 5.15.2's PyQt5\\Qt5\\bin (Microsoft's runtime 14.26.28720.3)
+with its real RECORD, PyQt5 5.15.11's own package files, and Microsoft's runtime 14.51 in System32."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from app.inventory.environment import inspect_environment
+from app.inventory.runtime_copies import SITE_PACKAGES, list_runtime_copies
+from app.main import main
+from app.probes.causes import group_by_cause
+from app.probes.finding import BLOCKER, Finding
+from app.probes.replay import PROBE as REPLAY
+from app.probes.replay import with_imports_first
+from app.probes.runtime_copies import PROBE as COPIES
+from app.system.offline import OfflineImage
+from tests import realfiles
+from tests.conftest import SITE, VENV, build_torch_image, real
+
+pytestmark = [pytest.mark.usefixtures("data_dir"), pytest.mark.wheels]
+
+TORCH_291 = "torch==2.9.1"
+PYQT5_QT5 = "PyQt5-Qt5==5.15.2"
+PYQT5 = "PyQt5==5.15.11"
+OLD = "14.26.28720.3"  # the file version of every runtime DLL in PyQt5-Qt5 5.15.2's Qt5\bin
+QT_BIN = SITE + r"\PyQt5\Qt5\bin"
+QT_RUNTIME = {"concrt140.dll", "msvcp140.dll", "msvcp140_1.dll", "msvcp140_2.dll", "vcruntime140.dll",
+              "vcruntime140_1.dll"}
+
+
+def add_pyqt5(image, *, package: bool = True) -> None:
+    """PyQt5-Qt5's Qt5\\bin and dist-info (RECORD, METADATA) as pip installs them; with `package`, PyQt5's own
+    __init__.py (which adds Qt5\\bin with os.add_dll_directory) and its dist-info."""
+    qt = real(realfiles.extract, PYQT5_QT5, "PyQt5*")
+    for path in sorted(p for p in qt.rglob("*") if p.is_file() and (p.suffix.lower() == ".dll" and p.parent.name
+                                                                     == "bin" or ".dist-info" in str(p))):
+        image.copy(path, SITE + "\\" + str(path.relative_to(qt)).replace("/", "\\"), link=True)
+    if package:
+        pyqt = real(realfiles.extract, PYQT5, "PyQt5*")
+        for path in sorted(p for p in pyqt.rglob("*") if p.is_file() and (p.name == "__init__.py" and
+                                                                          p.parent.name == "PyQt5" or
+                                                                          ".dist-info" in str(p))):
+            image.copy(path, SITE + "\\" + str(path.relative_to(pyqt)).replace("/", "\\"), link=True)
+
+
+def diagnose(image, *extra: str) -> tuple[int, dict]:
+    import io
+    from contextlib import redirect_stdout
+
+    out = io.StringIO()
+    with redirect_stdout(out):
+        code = main(["diagnose", "--root", str(image.root), "--json", "-", "--quiet", "--no-redact", *extra])
+    text = out.getvalue()
+    return code, json.loads(text[text.index("{"):])
+
+
+def copies_found(document: dict) -> list[dict]:
+    return [f for f in document["findings"] if f["code"] == "runtime-copy-too-old"]
+
+
+def test_pyqt5_qt5_copy_is_named_with_its_version_owner_and_what_importing_pyqt5_first_does(tmp_path):
+    image = build_torch_image(tmp_path / "image", TORCH_291)
+    add_pyqt5(image)
+    image.save()
+    code, document = diagnose(image, "--env", VENV)
+    (found,) = copies_found(document)
+    evidence = found["evidence"]
+    assert found["severity"] == "warning"  # a clean import torch works: only the import order breaks it
+    assert evidence["path"] == QT_BIN + r"\msvcp140.dll" and evidence["version"] == OLD
+    assert evidence["needed"] == "14.40" and evidence["torch"].startswith("2.9.1")
+    assert evidence["owner"] == {"package": "PyQt5-Qt5", "version": "5.15.2", "manager": "pip"}
+    assert evidence["import_name"] == "PyQt5" and evidence["instead"]["en"] == "PyQt6 or PySide6"
+    assert {c["dll"].lower() for c in evidence["copies"]} == QT_RUNTIME
+    assert {c["version"] for c in evidence["copies"]} == {OLD}
+    assert found["repairs"] == ["load-torch-first"]
+    assert found["variant"] == "no-newer-build" and "PyQt5-Qt5" in found["title"]
+    (problem,) = [p for p in document["problems"] if p["code"] == "runtime-copy-too-old"]
+    assert problem["severity"] == "warning" and problem["repairs"] == ["load-torch-first"]
+    # both languages: the copy, its version, its owner, the import order, the error and what to do
+    for lang, words in (("en", ("before torch", "WinError 1114", "c10.dll", "PyQt6", "PySide6", "import torch")),
+                        ("zh_CN", ("之前导入", "WinError 1114", "c10.dll", "PyQt6", "PySide6", "import torch"))):
+        text = Finding("runtime-copy-too-old", "warning", evidence, variant="no-newer-build").text(lang)
+        said = " ".join((text.title, text.explanation, text.action))
+        assert QT_BIN + r"\msvcp140.dll" in said and OLD in said and "PyQt5-Qt5 5.15.2" in said, said
+        assert all(w in said for w in words), (lang, said)
+        assert "{" not in said
+
+
+def test_the_same_copy_beside_torch_2_4_1_is_no_problem(tmp_path):
+    image = build_torch_image(tmp_path / "image", realfiles.TORCH_241)
+    add_pyqt5(image, package=False)
+    image.save()
+    _, document = diagnose(image, "--env", VENV)
+    assert copies_found(document) == []
+
+
+def test_a_current_copy_and_the_pythons_own_vcruntime_are_listed_but_not_a_problem(tmp_path):
+    image = build_torch_image(tmp_path / "image", TORCH_291)
+    msvcp = next(p for p in real(realfiles.msvc_runtime_dlls) if p.name.lower() == "msvcp140.dll")
+    vcruntime = real(realfiles.windows_python) / "vcruntime140.dll"
+    image.copy(msvcp, SITE + r"\fresh_pkg\msvcp140.dll", link=True)
+    image.copy(vcruntime, SITE + r"\old_pkg\vcruntime140.dll", link=True)  # python.exe's own stays loaded
+    image.save()
+    system = OfflineImage(image.root)
+    env = inspect_environment(system, system.host_path(VENV))
+    listing = list_runtime_copies(env)
+    by_name = {(c.path.parent.name, c.name): c for c in listing.copies}
+    assert by_name[("fresh_pkg", "msvcp140.dll")].version.startswith("14.51")
+    assert by_name[("fresh_pkg", "msvcp140.dll")].owner is None  # no RECORD lists it
+    assert by_name[("old_pkg", "vcruntime140.dll")].module == "old_pkg"
+    assert all(c.place == SITE_PACKAGES for c in listing.copies) and listing.complete
+    _, document = diagnose(image, "--env", VENV)
+    assert copies_found(document) == []
+
+
+def test_an_old_copy_in_the_apps_own_folder_has_no_owner_and_says_so(tmp_path):
+    image = build_torch_image(tmp_path / "image", TORCH_291)
+    old = real(realfiles.extract, PYQT5_QT5, "PyQt5/Qt5/bin/msvcp140.dll") / "PyQt5" / "Qt5" / "bin"
+    node = r"C:\Users\alice\ComfyUI\custom_nodes\some-node\bin"
+    image.copy(old / "msvcp140.dll", node + r"\msvcp140.dll", link=True)
+    image.save()
+    code, document = diagnose(image)  # found by discovery: the ComfyUI app's venv, and its folder walked
+    (found,) = copies_found(document)
+    assert found["evidence"]["path"] == node + r"\msvcp140.dll" and found["evidence"]["place"] == "app"
+    assert found["evidence"]["owner"] is None and found["evidence"]["app"] == "ComfyUI"
+    text = Finding("runtime-copy-too-old", "warning", found["evidence"], variant="no-owner").text("en")
+    assert node in text.title and "no package" in text.explanation and OLD in text.explanation
+
+
+def test_the_walk_stops_at_its_limits_and_says_how_far_it_got(tmp_path):
+    image = build_torch_image(tmp_path / "image", TORCH_291)
+    add_pyqt5(image)
+    image.save()
+    system = OfflineImage(image.root)
+    env = inspect_environment(system, system.host_path(VENV))
+    full = list_runtime_copies(env)
+    assert full.complete and len(full.copies) == len(QT_RUNTIME) and full.entries > 50
+    few = list_runtime_copies(env, max_entries=20)
+    assert few.stopped == "entries" and not few.complete and few.entries < full.entries
+    shallow = list_runtime_copies(env, max_depth=1)  # PyQt5\Qt5\bin is three folders down
+    assert shallow.copies == [] and shallow.deep_folders and not shallow.complete
+    late = list_runtime_copies(env, budget_s=0)
+    assert late.stopped == "time"
+
+
+def test_winerror_1114_with_the_old_copy_loaded_is_one_problem_with_the_copy(tmp_path):
+    image = build_torch_image(tmp_path / "image", TORCH_291)
+    add_pyqt5(image)
+    image.save()
+    _, document = diagnose(image, "--env", VENV)
+    (copy,) = copies_found(document)
+    old_copy = copy["evidence"]["path"]
+    env_name = copy["environment"]
+    static = Finding("runtime-copy-too-old", "warning", copy["evidence"], copy["repairs"], env_name)
+    # the replay's finding as app/probes/replay.py writes it when c10.dll failed with the old copy loaded
+    replayed = Finding("import-failed", BLOCKER, {
+        "dll": "c10.dll", "winerror": 1114, "message": "[WinError 1114] A dynamic link library (DLL) "
+        "initialization routine failed. Error loading \"...\\torch\\lib\\c10.dll\" or one of its dependencies.",
+        "runtime_copies": [{"dll": "msvcp140.dll", "path": old_copy, "version": OLD}],
+        "imported_first": [{"module": "PyQt5", "ok": True}]}, [], env_name)
+    other = Finding("import-failed", BLOCKER, {"dll": "c10.dll", "winerror": 1114, "runtime_copies": [
+        {"dll": "msvcp140.dll", "path": r"C:\Windows\System32\msvcp140.dll"}]}, [], env_name)
+    problems = group_by_cause([static, replayed])
+    (problem,) = problems
+    assert problem.lead is static and problem.evidence == [replayed] and problem.severity == BLOCKER
+    assert problem.repairs == ["load-torch-first"]
+    assert len(group_by_cause([static, other])) == 2  # System32's copy loaded: not this copy's doing
+
+
+def test_the_guided_steps_name_the_move_to_pyqt6_or_pyside6_and_the_import_order(tmp_path, capsys):
+    image = build_torch_image(tmp_path / "image", TORCH_291)
+    add_pyqt5(image)
+    image.save()
+    code = main(["repair", "--root", str(image.root), "--env", VENV, "--action", "load-torch-first", "--lang", "en"])
+    out = capsys.readouterr().out
+    assert code == 1  # nothing was changed: the user does it
+    assert "PyQt6 or PySide6" in out and "import torch" in out and "--import-first PyQt5" in out, out
+    assert "github.com/pytorch/pytorch/issues/169429" in out
+    qt_bin = OfflineImage(image.root).host_path(QT_BIN)
+    assert {p.name.lower() for p in qt_bin.iterdir() if p.suffix.lower() == ".dll"} >= QT_RUNTIME
+
+
+def test_import_first_replaces_only_the_replay_and_keeps_the_probe_list():
+    from app.probes import ALL_PROBES
+
+    assert COPIES in ALL_PROBES
+    assert with_imports_first(ALL_PROBES, []) == list(ALL_PROBES)
+    swapped = with_imports_first(ALL_PROBES, ["PyQt5"])
+    assert [p.id for p in swapped] == [p.id for p in ALL_PROBES]
+    replay = next(p for p in swapped if p.id == REPLAY.id)
+    assert replay is not REPLAY and replay.needs_live and replay.run.keywords == {"import_first": ("PyQt5",)}
+
+
+@pytest.mark.slow
+def test_walk_time_over_a_large_site_packages(tmp_path):
+    """Measured, bounded: the real torch 2.9.1 wheel unpacked twenty times over (~240k entries)."""
+    root = real(realfiles.extract, TORCH_291, "torch/*")
+    image = build_torch_image(tmp_path / "image", TORCH_291)
+    add_pyqt5(image, package=False)
+    image.save()
+    system = OfflineImage(image.root)
+    site = system.host_path(SITE)
+    for n in range(20):
+        shutil.copytree(root / "torch", site / f"copy{n}" / "torch", copy_function=_link)
+    env = inspect_environment(system, system.host_path(VENV))
+    started = time.monotonic()
+    listing = list_runtime_copies(env)
+    seconds = time.monotonic() - started
+    print(f"walked {listing.entries} entries in {seconds:.2f} s; {len(listing.copies)} copies")
+    assert listing.complete and listing.entries > 200_000
+    assert {c.name.lower() for c in listing.copies} == QT_RUNTIME
+
+
+def _link(source: str, target: str) -> None:
+    Path(target).hardlink_to(source)
