@@ -15,6 +15,7 @@ from app.ui.pages.base import DIAGNOSE, ENVIRONMENTS, FINDINGS, FINISH, PLAN, RE
 from app.ui.repair_run import Phase, RunState
 from tests.test_duplicate_openmp import CONDA, OTHER_BUILD, SET_ASIDE, conda_image, intel_runtime
 from tests.test_paging_file import sd_image
+from tests.test_restore_torch_files import broken_image, installed, lib_state, serve, wheel, wheel_sha256  # noqa: F401
 from tests.test_ui import WAIT_MS, data_dir, forward, open_wizard, ready  # noqa: F401 - fixtures
 
 
@@ -82,3 +83,62 @@ def test_the_paging_file_repair_ends_with_restart_needed_not_a_failure(tmp_path,
     qtbot.mouseClick(finish.undo, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: finish.undo.isHidden(), timeout=WAIT_MS)
     assert (image.root / "registry.json").read_bytes() == registry
+
+
+
+def test_quarantined_truncated_and_empty_torch_files_are_put_back_from_the_wizard(torch_image, server, installed,
+                                                                                 wheel, wheel_sha256, open_wizard,
+                                                                                 qtbot, monkeypatch):
+    for name in ("REQUESTS_CA_BUNDLE", "PIP_INDEX_URL"):
+        monkeypatch.delenv(name, raising=False)
+    server.faults.clear()
+    image, original = broken_image(torch_image, installed, server)
+    serve(server, wheel, wheel_sha256)
+    broken = lib_state(image)
+    wizard = open_wizard(root=str(image.root))
+    to_plan(qtbot, wizard)
+    assert [o.action for o in wizard.session.chosen] == ["restore-torch-files"]
+    words = shown(wizard.pages[PLAN])
+    assert "restore-torch-files" not in words and "Protection history" in words
+    forward(qtbot, wizard, REPAIR)
+    repair = wizard.pages[REPAIR]
+    qtbot.waitUntil(lambda: repair.state == RunState.DONE, timeout=WAIT_MS)
+    assert {name: lib_state(image)[name] for name in original} == original  # every byte back
+    forward(qtbot, wizard, VERIFY)
+    ready(qtbot, wizard)
+    assert wizard.session.blockers(wizard.session.after) == []
+    forward(qtbot, wizard, FINISH)
+    finish = wizard.pages[FINISH]
+    qtbot.mouseClick(finish.undo, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: finish.undo.isHidden(), timeout=WAIT_MS)
+    assert lib_state(image) == broken  # undone: the damaged files are back as they were
+
+
+@pytest.mark.parametrize("lang", ["en", "zh_CN"])
+def test_a_companion_made_for_another_torch_is_shown_and_its_repair_named_in_words(tmp_path, open_wizard, qtbot,
+                                                                                   lang):
+    """torchvision 0.20.1 (made for torch 2.5.1) beside torch 2.4.1, on a copied drive: the Findings page shows the
+    problem in the reader's words with the function torchvision lacks in C++ form, and the plan names
+    match-companions in words and says why it needs the computer itself (pip cannot run inside a copied drive)."""
+    from tests import realfiles
+    from tests.conftest import build_torch_image
+    from tests.test_companions import add_wheel
+
+    image = build_torch_image(tmp_path / "image", realfiles.TORCH_241)
+    add_wheel(image, "torchvision==0.20.1")
+    image.save()
+    wizard = open_wizard(root=str(image.root), lang=lang)
+    forward(qtbot, wizard, ENVIRONMENTS)
+    qtbot.waitUntil(lambda: wizard.session.env is not None, timeout=WAIT_MS)
+    forward(qtbot, wizard, DIAGNOSE)
+    forward(qtbot, wizard, FINDINGS)
+    cards = shown(wizard.pages[FINDINGS])
+    assert "torchvision" in cards and "0.20.1" in cards and "2.4.1" in cards
+    problem = next(p for p in wizard.session.problems() if p.lead.code == "companion-mismatch")
+    assert "at::SavedTensorDefaultHooks::set_tracing(bool)" in str(problem.lead.evidence)
+    forward(qtbot, wizard, PLAN)
+    ready(qtbot, wizard)
+    option = next(o for o in wizard.session.options if o.action == "match-companions")
+    words = shown(wizard.pages[PLAN])
+    assert "match-companions" not in words and not option.possible and option.refused
+    assert option.refused[0][lang] in words
