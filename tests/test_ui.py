@@ -180,12 +180,17 @@ def intel_only_image(torch_image, mirror):
     return image, path
 
 
-def to_repair(qtbot, wizard) -> None:
+def to_plan(qtbot, wizard) -> None:
+    """From Welcome to the plan page, as a user clicks: the first environment, its diagnosis, the findings."""
     forward(qtbot, wizard, ENVIRONMENTS)
     qtbot.waitUntil(lambda: wizard.session.env is not None, timeout=WAIT_MS)
     for page_id in (DIAGNOSE, FINDINGS, PLAN):
         forward(qtbot, wizard, page_id)
     ready(qtbot, wizard)
+
+
+def to_repair(qtbot, wizard) -> None:
+    to_plan(qtbot, wizard)
     assert [(o.action, o.plan.source) for o in wizard.session.chosen] == [("place-libomp140", "intel-openmp")]
     forward(qtbot, wizard, REPAIR)
 

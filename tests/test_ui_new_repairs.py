@@ -16,20 +16,12 @@ from app.ui.repair_run import Phase, RunState
 from tests.test_duplicate_openmp import CONDA, OTHER_BUILD, SET_ASIDE, conda_image, intel_runtime
 from tests.test_paging_file import sd_image
 from tests.test_restore_torch_files import broken_image, installed, lib_state, serve, wheel, wheel_sha256  # noqa: F401
-from tests.test_ui import WAIT_MS, data_dir, forward, open_wizard, ready  # noqa: F401 - fixtures
+from tests.test_ui import WAIT_MS, data_dir, forward, open_wizard, ready, to_plan  # noqa: F401 - fixtures
 
 
 def files_of(root: Path) -> dict[str, str]:
     return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
             for p in sorted(root.rglob("*")) if p.is_file() and p.stat().st_size < (64 << 20)}
-
-
-def to_plan(qtbot, wizard) -> None:
-    forward(qtbot, wizard, ENVIRONMENTS)
-    qtbot.waitUntil(lambda: wizard.session.env is not None, timeout=WAIT_MS)
-    for page_id in (DIAGNOSE, FINDINGS, PLAN):
-        forward(qtbot, wizard, page_id)
-    ready(qtbot, wizard)
 
 
 def shown(page) -> str:

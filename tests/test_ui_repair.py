@@ -11,18 +11,10 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWizard
 
 from app.repair.journal import Journal
-from app.ui.pages.base import DIAGNOSE, ENVIRONMENTS, FINDINGS, PLAN, REPAIR
+from app.ui.pages.base import REPAIR
 from app.ui.repair_run import RunState
 from tests.conftest import TORCH_LIB
-from tests.test_ui import WAIT_MS, data_dir, forward, hashes, open_wizard, ready  # noqa: F401 - fixtures
-
-
-def to_plan(qtbot, wizard) -> None:
-    forward(qtbot, wizard, ENVIRONMENTS)
-    qtbot.waitUntil(lambda: wizard.session.env is not None, timeout=WAIT_MS)
-    for page_id in (DIAGNOSE, FINDINGS, PLAN):
-        forward(qtbot, wizard, page_id)
-    ready(qtbot, wizard)
+from tests.test_ui import WAIT_MS, data_dir, forward, hashes, open_wizard, ready, to_plan  # noqa: F401 - fixtures
 
 
 def paused(monkeypatch, tmp_path: Path, point: str) -> tuple[Path, Path]:
