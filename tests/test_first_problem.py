@@ -62,6 +62,7 @@ def test_the_wizard_clicks_through_the_live_checklist_to_the_openmp_card_and_exi
     order = ["welcome shown", "welcome painted", "environments shown", "environments painted", "diagnose shown",
              "diagnose painted", "checks done", "findings shown", "findings painted",
              "first problem card painted"]
+    times.pop("wizard code started", None)  # how long after the process's creation: pytest's, here
     assert list(times) == ["wizard made", *order], report
     assert [times[s] for s in order] == sorted(times[s] for s in order)  # each Next only after its page was seen
 
