@@ -51,10 +51,11 @@ def run(args: argparse.Namespace, output: Output) -> ExitCode:
             if event.state != "started":
                 say(words("cli.progress", lang, done=event.done, total=event.total, label=event.probe.label[lang]))
 
-        from app.probes import ALL_PROBES
+        from app.probes import runner
         from app.probes.replay import with_imports_first
 
-        probes = with_imports_first(ALL_PROBES, args.import_first)
+        # the runner's own list unless modules are imported first (the runner is the one place that names it)
+        probes = with_imports_first(runner.ALL_PROBES, args.import_first) if args.import_first else None
         diagnosis = run_diagnosis(system, envs, probes=probes, on_event=on_event)
         document, trees = diagnosis_report(diagnosis, system, lang=lang, source=source, source_root=root,
                                            redacted=not args.no_redact)
