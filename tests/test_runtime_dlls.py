@@ -17,13 +17,10 @@ from app.probes.runner import run_diagnosis
 from app.resources import known_issues
 from app.system.offline import OfflineImage
 from tests import realfiles
-from tests.conftest import TORCH_LIB, build_torch_image, real
+from tests.conftest import PYTHON_HOME as PY
+from tests.conftest import SITE, TORCH_LIB, VENV, build_torch_image, real
+from tests.conftest import TORCH_LIB as LIB
 
-HOME = r"C:\Users\alice"
-PY = HOME + r"\AppData\Local\Programs\Python\Python312"
-VENV = HOME + r"\ComfyUI\venv"
-SITE = VENV + r"\Lib\site-packages"
-LIB = SITE + r"\torch\lib"
 SYS32 = r"C:\Windows\System32"
 OLD_RUNTIME = (14, 29, 30133, 0)  # Visual Studio 2019's last runtime: no C11 threads DLL
 THREADS = "VCRUNTIME140_THREADS.dll"

@@ -61,6 +61,7 @@ __all__ = ["FILE", "VARIABLE", "PACKAGES", "INSTALLER", "MACHINE_VALUE", "CRASH_
 
 APP_FOLDER = "TorchDllDoctor"
 LOCK = "lock"
+RETRYABLE_STOPS = ("refused", "packages-not-restored")
 ONE_AT_A_TIME = "one-repair-at-a-time.lock"
 
 
@@ -149,11 +150,6 @@ class Transaction:
         return self.begin.get("machine") or {}
 
     @property
-    def held_elsewhere(self) -> bool:
-        """Another process (or another Transaction object of this one) holds the lock right now."""
-        return not self._lock.held and is_held(self.folder / LOCK)
-
-    @property
     def state(self) -> State:
         kinds = [r["kind"] for r in self.records]
         if "rolled-back" in kinds:
@@ -177,6 +173,13 @@ class Transaction:
         if not kinds or kinds[-1] not in ("rollback-stopped", "kept"):
             return None
         return next((r for r in reversed(self.records) if r["kind"] == "rollback-stopped"), None)
+
+    @property
+    def stop_is_final(self) -> bool:
+        """The rollback stopped rather than overwrite a change made since, or at a damaged backup: trying again can
+        only stop again (a refusal by Windows, or pip that could not reach its index, may pass later)."""
+        stop = self.stopped
+        return stop is not None and stop.get("code") not in RETRYABLE_STOPS
 
     @property
     def restart_needed(self) -> bool:

@@ -54,6 +54,7 @@ class Worker(QRunnable):
             self.result = self._work(self)
         except BaseException as exc:  # noqa: BLE001 - every failure goes back to the page, in words
             exc.details = traceback.format_exc()  # type: ignore[attr-defined]
+            log_failure(self.name, exc)  # here, on the worker's thread: the window never waits on the log file
             self.signals.errored.emit(exc)
         else:
             self.signals.returned.emit(self.result)
@@ -95,7 +96,6 @@ class WorkerPool(QObject):
             return lambda *args: handler(*args) if accept(worker) else None
 
         queued = Qt.ConnectionType.QueuedConnection  # handlers run on the GUI thread, never on the worker's
-        worker.signals.errored.connect(lambda error: log_failure(worker.name, error), queued)
         for signal, handler in ((worker.signals.yielded, yielded), (worker.signals.returned, returned),
                                 (worker.signals.errored, errored), (worker.signals.finished, finished)):
             handler = guarded(handler)

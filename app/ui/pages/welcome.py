@@ -9,15 +9,11 @@ from PySide6.QtCore import QDateTime, QLocale, QTimer
 from PySide6.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QPlainTextEdit, QVBoxLayout
 
 from app.probes.error_text import classify_error, printable
-from app.repair.journal import ROLLBACK_STOPPED, Transaction
+from app.repair.journal import Transaction
 from app.repair.run import failure_text
 from app.ui.pages.base import Page, button, card, icon_label, named, wrapped
 from app.ui.pages.plan import repair_name
 from app.ui.repair_run import UndoResult, undo_transactions
-
-# rollbacks that stopped rather than overwrite something: trying again can only stop again
-FINAL_STOPS = ("changed-since", "created-changed-since", "backup-damaged", "setting-changed-since",
-               "packages-changed-since")
 
 LANGUAGE_NAMES = (("en", "English"), ("zh_CN", "简体中文"))  # each in its own language, never translated
 
@@ -142,7 +138,7 @@ class WelcomePage(Page):
     def _show_unfinished(self) -> None:
         first = self._unfinished[0] if self._unfinished else None
         stop = first.stopped if first is not None else None
-        final = stop is not None and stop.get("code") in FINAL_STOPS
+        final = first is not None and first.stop_is_final
         self.rollback.setVisible(first is not None and not final)
         self.keep.setVisible(first is not None and final)
         self.rollback.setEnabled(not self._running)
@@ -196,8 +192,7 @@ class WelcomePage(Page):
 
     def _roll_back(self) -> None:
         self.rollback.setEnabled(False)
-        transactions = [t for t in self._unfinished if t.state != ROLLBACK_STOPPED
-                        or (t.stopped or {}).get("code") not in FINAL_STOPS]
+        transactions = [t for t in self._unfinished if not t.stop_is_final]
         self.doctor.pool.start(lambda worker: undo_transactions(transactions), returned=self._rolled_back,
                                errored=lambda error: self._rolled_back(UndoResult(error=error)))
 
@@ -209,7 +204,7 @@ class WelcomePage(Page):
 
     def _keep(self) -> None:
         for transaction in self._unfinished:
-            if (transaction.stopped or {}).get("code") in FINAL_STOPS:
+            if transaction.stop_is_final:
                 transaction.keep()
         self._look_at_journal()
         self._show_unfinished()
