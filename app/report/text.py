@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import unicodedata
 
+from app.i18n import words
 from app.report.sections import Block, Card, Facts, Group, Items, Paragraph, Preformatted, Report, Table, build_report
 
 
@@ -13,7 +14,7 @@ def text_report(document: dict, trees: dict[str, str], lang: str) -> str:
 
 
 def render_text(report: Report) -> str:
-    colon = "：" if report.lang == "zh_CN" else ": "
+    colon = words("report.colon", report.lang)
     out = [report.title, _underline(report.title), *report.meta]
     for section in report.sections:
         out.extend(["", section.title, _underline(section.title, minimum=8)])

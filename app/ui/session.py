@@ -77,8 +77,7 @@ class Session:
     def has_something_to_offer(self) -> bool:
         """The wizard's one question for its page order: is there a repair, or guided steps, to show on the plan
         page? (Every problem that stops PyTorch has at least the fresh start.)"""
-        return any(p.severity in ("blocker", "warning") and not p.contradicted
-                   and (p.repairs or fresh_start_fits(p)) for p in self.problems())
+        return any(offered_actions(p) for p in self.problems())
 
     @property
     def transactions(self) -> list[Transaction]:
@@ -161,14 +160,20 @@ def diagnose(system: System, env: PythonEnvironment, token: CancelToken,
     return run_diagnosis(system, [env], cancel=token, on_event=on_event, workers=DIAGNOSIS_THREADS)
 
 
+def offered_actions(problem: Problem) -> list[str]:
+    """The repairs (or guided steps) the plan page offers for a problem: its own, else the fresh start where it
+    stops PyTorch; none for information or a problem the live check contradicted."""
+    if problem.severity not in ("blocker", "warning") or problem.contradicted:
+        return []
+    return list(problem.repairs) or ([START_FRESH] if fresh_start_fits(problem) else [])
+
+
 def repair_options(system: System, env: PythonEnvironment, diagnosis: Diagnosis) -> list[RepairOption]:
     """Every repair of every problem, planned (nothing changes): a plan, or the reasons it cannot be done. A problem
     that stops PyTorch and names no repair at all gets the fresh start's steps."""
     options = []
     for problem in sorted(diagnosis.problems, key=lambda p: p.sort_key):
-        if problem.severity not in ("blocker", "warning") or problem.contradicted:
-            continue
-        for action in problem.repairs or ([START_FRESH] if fresh_start_fits(problem) else []):
+        for action in offered_actions(problem):
             option = RepairOption(problem, action)
             try:
                 option.plan, _ = plan_repair(system, env, action, None, diagnosis)
