@@ -33,7 +33,7 @@ class PagingFileSystemManaged:
     def plan(self, system: System, env: Optional[PythonEnvironment], machine: MachineFacts, findings: list[Finding],
              source: Optional[str]) -> Plan:
         if system.elevates_machine_changes and not system.can_run_programs:
-            raise PlanRefused([said("repair.refused.needs_live", action=self.id)])
+            raise PlanRefused([said("repair.refused.needs_live.elevated", action=self.id)])
         current = system.registry_value(MEMORY_MANAGEMENT_KEY, PAGING_FILES)
         if current is None or current.type != "REG_MULTI_SZ":  # never guessed: undo must write back what was there
             raise PlanRefused([said("repair.refused.paging_file_unknown")])

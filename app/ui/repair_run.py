@@ -52,6 +52,13 @@ class RunState(str, Enum):
     ROLLBACK_STOPPED = "rollback-stopped"  # the rollback could not put everything back: said, not called success
 
 
+@dataclass(frozen=True)
+class Recorded:
+    """A log entry: a repair was recorded in the journal as this transaction (the page says it in words)."""
+
+    transaction_id: str
+
+
 @dataclass
 class RepairItem:
     option: Any  # session.RepairOption
@@ -102,7 +109,7 @@ class RepairRun:
         self.current = 0
         self.state = RunState.IDLE
         self.error: Optional[BaseException] = None  # the last failure, for its words and details
-        self.log: list[str] = []
+        self.log: list = []  # lines of output and details, and Recorded entries
         self.closing = False  # the window asked to close: it does once the rollback is over
         self.on_closed: Callable[[], None] = lambda: None
         self._worker = None
@@ -180,7 +187,7 @@ class RepairRun:
         self.session.outcomes.append(outcome)
         self._take_diagnosis(outcome.after)
         item.phase = {FIXED: Phase.DONE, RESTART_NEEDED: Phase.RESTART_NEEDED}.get(outcome.state, Phase.STILL_BLOCKED)
-        self.log.append(f"{outcome.transaction.id}: {outcome.state}")
+        self.log.append(Recorded(outcome.transaction.id))
         if self.state == RunState.ROLLING_BACK:  # Stop came after the last change was made: undo it too
             self._roll_back_done()
             return

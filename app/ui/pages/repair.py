@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QPlainTextEdit, 
 from app.report.units import download_line
 from app.ui.pages.base import Page, button, card, icon_label, named, wrapped
 from app.ui.pages.plan import repair_name
-from app.ui.repair_run import Phase, RepairRun, RunState
+from app.ui.repair_run import Phase, Recorded, RepairRun, RunState
 
 
 class RepairPage(Page):
@@ -167,7 +167,8 @@ class RepairPage(Page):
                 bar.setRange(0, 1)
                 bar.setValue(1 if item.phase in (Phase.DONE, Phase.STILL_BLOCKED, Phase.RESTART_NEEDED) else 0)
         for line in run.log[self._logged:]:
-            self.log.appendPlainText(line)
+            self.log.appendPlainText(self.tr("Recorded as {id}.").format(id=line.transaction_id)
+                                     if isinstance(line, Recorded) else line)
         self._logged = len(run.log)
         state = run.state
         self.status.setText(self._status_words())
