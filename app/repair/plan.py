@@ -132,7 +132,7 @@ class PlaceOpenMP:
               on_output: Callable[[str], None] = lambda line: None, on_progress=None,
               token: Optional[CancelToken] = None) -> None:
         for change in plan.changes:
-            source = change.host_source
+            source, digest = change.host_source, None
             if source is None:  # intel-openmp: download, verify, check, then place like any other source
                 from app.repair.intel_openmp import fetch_runtime
 
@@ -143,7 +143,8 @@ class PlaceOpenMP:
                 check = check_candidate(source, change.host_target.parent)
                 if not check.ok:
                     raise PlanRefused([{lang: refusal_text(check.reasons[0], lang) for lang in LANGUAGES}])
-            transaction.put_file(system, change.host_target, source)
+                digest = facts["sha256"]  # the pinned hash it was just checked against
+            transaction.put_file(system, change.host_target, source, sha256=digest)
 
 
 class UserSettings:

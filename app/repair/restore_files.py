@@ -344,18 +344,19 @@ class RestoreTorchFiles:
         host_cert = system.host_path(cert) if cert else None
         if host_cert is not None and host_cert.is_file():
             session.verify = str(host_cert)  # the company certificate the user's pip trusts
-        fetched: list[tuple[Path, Path]] = []  # (verified copy, target): every file is checked before any is placed
+        # (verified copy, target, its SHA-256): every file is checked before any is placed
+        fetched: list[tuple[Path, Path, str]] = []
         try:
             for number, package in enumerate(plan.download["packages"]):
                 fetched += self._fetch(package, folder / f"restore-{number}", session, transaction, on_output,
                                        on_progress, token)
         finally:
             session.close()
-        for copy, target in fetched:
+        for copy, target, digest in fetched:
             if token is not None:
                 token.check()
             target.parent.mkdir(parents=True, exist_ok=True)  # a whole folder quarantined: its files come back
-            transaction.put_file(system, target, copy)
+            transaction.put_file(system, target, copy, sha256=digest)
             copy.unlink()  # the backup of what was there, and the journal, are what undo needs
 
     def _fetch(self, package: dict, folder: Path, session: requests.Session, transaction: Transaction,
@@ -415,7 +416,7 @@ def _members(wheel: RangedWheel, package: dict) -> dict[str, str]:
 
 
 def _copy_members(wheel: RangedWheel, package: dict, folder: Path,
-                  token: Optional[CancelToken]) -> list[tuple[Path, Path]]:
+                  token: Optional[CancelToken]) -> list[tuple[Path, Path, str]]:
     """Each damaged file out of the wheel, checked against the size and SHA-256 the installed RECORD pins."""
     members = _members(wheel, package)
     missing = [f["path"] for f in package["files"] if f["path"].lower() not in members]
@@ -433,6 +434,6 @@ def _copy_members(wheel: RangedWheel, package: dict, folder: Path,
         if copied.sha256 != entry["sha256"] or copied.size != entry["size"]:
             out_path.unlink()
             raise DownloadError("hash-mismatch", host=wheel.host)
-        copies.append((out_path, Path(entry["target"])))
+        copies.append((out_path, Path(entry["target"]), copied.sha256))
     return copies
 

@@ -57,20 +57,23 @@ def write_bytes(target: Path, data: bytes) -> None:
     _atomic(target, lambda out: out.write(data))
 
 
-def copy_file(source: Path, target: Path, progress: Optional[Progress] = None) -> None:
-    """Copy `source` over `target` atomically, streaming (DLLs can be 1 GB)."""
+def copy_file(source: Path, target: Path, progress: Optional[Progress] = None) -> str:
+    """Copy `source` over `target` atomically, streaming (DLLs can be 1 GB); the SHA-256 of the bytes copied."""
     total = source.stat().st_size
+    digest = hashlib.sha256()
 
     def fill(out) -> None:
         done = 0
         with open(source, "rb") as src:
             for block in iter(lambda: src.read(CHUNK), b""):
+                digest.update(block)
                 out.write(block)
                 done += len(block)
                 if progress:
                     progress(done, total)
 
     _atomic(target, fill)
+    return digest.hexdigest()
 
 
 def delete_file(target: Path) -> None:

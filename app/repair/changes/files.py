@@ -4,6 +4,7 @@ that restores the backup, or removes the file the step created, only while the f
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Optional
 
 from app.repair.changes import FILE, RollbackStopped
 from app.repair.changes.faults import crash_point
@@ -11,18 +12,22 @@ from app.system.base import System
 from app.system.files import copy_file, sha256_of
 
 
-def prepare(system: System, folder: Path, number: int, target: Path, source: Path) -> dict:
-    """The intent of placing `source` at `target`, with a backup of what is there now."""
+def prepare(system: System, folder: Path, number: int, target: Path, source: Path,
+            source_sha256: Optional[str] = None) -> dict:
+    """The intent of placing `source` at `target`, with a backup of what is there now. The original is read once
+    (hashed while it is copied), the backup once to check it; `source_sha256`, when the caller has just checked
+    the source, spares reading that too (torch's DLLs reach 1 GB)."""
     before = None
     if target.exists():
         backup = folder / "backups" / str(number)
-        copy_file(target, backup)
-        before = {"sha256": sha256_of(target), "backup": f"backups/{number}", "size": target.stat().st_size}
-        if sha256_of(backup) != before["sha256"]:
+        size = target.stat().st_size
+        original = copy_file(target, backup)
+        before = {"sha256": original, "backup": f"backups/{number}", "size": size}
+        if sha256_of(backup) != original:
             raise OSError(f"the backup of {target} does not match the original")
         crash_point(f"backup:{number}")
     return {"op": FILE, "target": str(target), "shown": system.windows_path(target), "before": before,
-            "after": sha256_of(source)}
+            "after": source_sha256 or sha256_of(source)}
 
 
 def apply(system: System, target: Path, source: Path) -> None:
