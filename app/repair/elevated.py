@@ -305,15 +305,11 @@ def perform(system: System, job: Path, expected_sha256: Optional[str]) -> int:
 def _run_installer(system: System, step: dict, result: dict, save: Callable[[], None]) -> Optional[int]:
     """Copy the installer into an admin-only folder, check it there, run it from there (waiting and trying again
     while another installation runs). Fills `result`; returns the last exit code, or None when it never ran."""
-    from app.engine.pe import PEError, read_pe
-    from app.engine.versions import version_tuple
-    from app.resources import download_catalog
+    from app.repair.installer_check import installer_refusal
     from app.system import elevation
-    from app.system.signature import signed_by
 
     if not system.can_run_programs or os.name != "nt":
         raise OSError("installers run only on a live Windows")
-    catalog = download_catalog()["vc_redist"]
     source = system.host_path(step["installer"])
     if source is None or not source.is_file():
         raise OSError(f"the installer is not there: {step['installer']}")
@@ -328,18 +324,9 @@ def _run_installer(system: System, step: dict, result: dict, save: Callable[[], 
             result["detail"] = (f"refused: the installer changed after it was checked (SHA-256 {digest}, "
                                 f"checked: {step['sha256'].lower()})")
             return None
-        check = system.verify_signature(Path(installer))
-        if not signed_by(check, catalog["signer"]):
-            result["detail"] = (f"refused: the installer is not signed by {catalog['signer']} "
-                                f"({check.status}, {check.signer}; {check.detail})")
-            return None
-        try:
-            pe = read_pe(installer)
-            version = pe.product_version or pe.file_version
-        except (PEError, OSError) as exc:
-            version, result["detail"] = None, f"{exc}"
-        if version is None or version_tuple(version) < version_tuple(catalog["min_version"]):
-            result["detail"] = f"refused: the installer's version is {version}, older than {catalog['min_version']}"
+        refusal = installer_refusal(system, Path(installer))
+        if refusal is not None:
+            result["detail"] = f"refused: the installer {refusal}"
             return None
         action, ui, norestart, log_switch, wanted_log = step["arguments"]
         log = ntpath.join(folder, ntpath.basename(wanted_log) or "installer.log")

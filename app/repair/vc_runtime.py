@@ -15,18 +15,17 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from app.cancel import CancelToken
-from app.engine.pe import PEError, read_pe
 from app.engine.versions import version_tuple
 from app.inventory.environment import PythonEnvironment
 from app.inventory.machine import CORE_VC_DLLS, MachineFacts, read_machine_facts
 from app.probes.finding import Finding
 from app.repair.elevated import run_job
+from app.repair.installer_check import installer_refusal
 from app.repair.journal import Transaction
 from app.repair.plan import Change, Plan, PlanRefused, said
 from app.resources import download_catalog
 from app.system.base import ElevationDeclined, System
 from app.system.files import sha256_of
-from app.system.signature import signed_by
 
 TIMEOUT_S = 1800.0
 BUSY_WAIT_S = 60  # 1618: another installation is running; the elevated helper waits this long between tries
@@ -134,15 +133,9 @@ def fetch_installer(system: System, arch: str, folder: Path, progress,
     verified: list[str] = []
 
     def verify(path: Path) -> None:
-        check = system.verify_signature(path)
-        if not signed_by(check, catalog["signer"]):
-            raise DownloadError("verification-failed", host="aka.ms", detail=f"{check.status} {check.signer}")
-        try:
-            version = read_pe(path).product_version or read_pe(path).file_version
-        except (PEError, OSError) as exc:
-            raise DownloadError("verification-failed", host="aka.ms", detail=str(exc)) from exc
-        if version is None or version_tuple(version) < version_tuple(catalog["min_version"]):
-            raise DownloadError("verification-failed", host="aka.ms", detail=f"version {version}")
+        refusal = installer_refusal(system, path)
+        if refusal is not None:
+            raise DownloadError("verification-failed", host="aka.ms", detail=f"the installer {refusal}")
         verified.append(sha256_of(path))
 
     target = folder / f"vc_redist.{arch}.exe"
