@@ -79,7 +79,7 @@ def session_for(image) -> Session:
     from app.inventory.environment import inspect_environment
 
     session.env = inspect_environment(system, image.host(VENV + r"\Scripts\python.exe"))
-    session.diagnosis = diagnose(system, session.env, CancelToken(), lambda event: None)
+    session.diagnosis = diagnose(system, session.env, session.program, CancelToken(), lambda event: None)
     session.options = repair_options(system, session.env, session.diagnosis)
     session.chosen = recommended(session.options)
     return session

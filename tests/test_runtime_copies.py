@@ -16,9 +16,6 @@ from app.inventory.runtime_copies import SITE_PACKAGES, list_runtime_copies
 from app.main import main
 from app.probes.causes import group_by_cause
 from app.probes.finding import BLOCKER, Finding
-from app.probes.replay import PROBE as REPLAY
-from app.probes.replay import with_imports_first
-from app.probes.runtime_copies import PROBE as COPIES
 from app.system.offline import OfflineImage
 from tests import realfiles
 from tests.conftest import SITE, VENV, build_torch_image, real
@@ -75,7 +72,8 @@ def test_pyqt5_qt5_copy_is_named_with_its_version_owner_and_what_importing_pyqt5
     assert evidence["path"] == QT_BIN + r"\msvcp140.dll" and evidence["version"] == OLD
     assert evidence["needed"] == "14.40" and evidence["torch"].startswith("2.9.1")
     assert evidence["owner"] == {"package": "PyQt5-Qt5", "version": "5.15.2", "manager": "pip"}
-    assert evidence["import_name"] == "PyQt5" and evidence["instead"]["en"] == "PyQt6 or PySide6"
+    assert evidence["import_name"] == "PyQt5"
+    assert evidence["instead"]["en"] == "PyQt6 6.11 or newer, or PySide6 6.9.2 or newer"
     assert {c["dll"].lower() for c in evidence["copies"]} == QT_RUNTIME
     assert {c["version"] for c in evidence["copies"]} == {OLD}
     assert found["repairs"] == ["load-torch-first"]
@@ -90,6 +88,24 @@ def test_pyqt5_qt5_copy_is_named_with_its_version_owner_and_what_importing_pyqt5
         assert QT_BIN + r"\msvcp140.dll" in said and OLD in said and "PyQt5-Qt5 5.15.2" in said, said
         assert all(w in said for w in words), (lang, said)
         assert "{" not in said
+
+
+def test_shiboken2s_copy_has_no_newer_windows_build_and_points_to_pyside6(tmp_path):
+    """PySide2's last release (5.15.2.1, for Python 3.10 at most) ships Microsoft's runtime 14.24 in shiboken2's
+    folder."""
+    image = build_torch_image(tmp_path / "image", TORCH_291)
+    wheel = real(lambda: realfiles.extract("shiboken2==5.15.2.1", "shiboken2*", python="3.10"))
+    for path in sorted(p for p in wheel.rglob("*") if p.is_file()):
+        image.copy(path, SITE + "\\" + str(path.relative_to(wheel)).replace("/", "\\"), link=True)
+    image.save()
+    _, document = diagnose(image, "--env", VENV)
+    (found,) = copies_found(document)
+    evidence = found["evidence"]
+    assert evidence["path"] == SITE + r"\shiboken2\msvcp140.dll" and evidence["version"] == "14.24.28127.4"
+    assert evidence["owner"] == {"package": "shiboken2", "version": "5.15.2.1", "manager": "pip"}
+    assert found["variant"] == "no-newer-build" and evidence["instead"]["en"] == "PySide6 6.9.2 or newer"
+    text = Finding("runtime-copy-too-old", "warning", evidence, variant="no-newer-build").text("zh_CN")
+    assert "PySide6 6.9.2 或更新版本" in text.action and "{" not in text.action
 
 
 def test_the_same_copy_beside_torch_2_4_1_is_no_problem(tmp_path):
@@ -180,21 +196,67 @@ def test_the_guided_steps_name_the_move_to_pyqt6_or_pyside6_and_the_import_order
     code = main(["repair", "--root", str(image.root), "--env", VENV, "--action", "load-torch-first", "--lang", "en"])
     out = capsys.readouterr().out
     assert code == 1  # nothing was changed: the user does it
-    assert "PyQt6 or PySide6" in out and "import torch" in out and "--import-first PyQt5" in out, out
+    assert "PyQt6 6.11 or newer, or PySide6 6.9.2 or newer" in out, out
+    assert "import torch" in out and "--import-first PyQt5" in out, out
     assert "github.com/pytorch/pytorch/issues/169429" in out
     qt_bin = OfflineImage(image.root).host_path(QT_BIN)
     assert {p.name.lower() for p in qt_bin.iterdir() if p.suffix.lower() == ".dll"} >= QT_RUNTIME
 
 
-def test_import_first_replaces_only_the_replay_and_keeps_the_probe_list():
-    from app.probes import ALL_PROBES
+def test_a_program_said_to_import_pyqt5_first_makes_the_old_copy_the_blocker_in_its_own_words(tmp_path, capsys):
+    image = build_torch_image(tmp_path / "image", TORCH_291)
+    add_pyqt5(image)
+    image.save()
+    code, document = diagnose(image, "--env", VENV, "--import-first", "pyqt5")  # as typed: case is the user's
+    (found,) = copies_found(document)
+    assert found["severity"] == "blocker" and found["variant"] == "named-first" and code == 1
+    assert found["title"].startswith("Your program imports PyQt5 before PyTorch")
+    (problem,) = [p for p in document["problems"] if p["code"] == "runtime-copy-too-old"]
+    assert problem["severity"] == "blocker" and problem["repairs"] == ["load-torch-first"]
+    for lang in ("en", "zh_CN"):
+        text = Finding("runtime-copy-too-old", "blocker", found["evidence"], variant="named-first").text(lang)
+        said = " ".join((text.title, text.explanation, text.action))
+        assert "PyQt5" in said and OLD in said and "WinError 1114" in said and "import torch" in said, said
+        assert "{" not in said
+    # another module first changes nothing about PyQt5's copy
+    _, other = diagnose(image, "--env", VENV, "--import-first", "numpy")
+    assert [f["severity"] for f in copies_found(other)] == ["warning"]
 
-    assert COPIES in ALL_PROBES
-    assert with_imports_first(ALL_PROBES, []) == list(ALL_PROBES)
-    swapped = with_imports_first(ALL_PROBES, ["PyQt5"])
-    assert [p.id for p in swapped] == [p.id for p in ALL_PROBES]
-    replay = next(p for p in swapped if p.id == REPLAY.id)
-    assert replay is not REPLAY and replay.needs_live and replay.run.keywords == {"import_first": ("PyQt5",)}
+
+def test_every_app_said_to_import_something_first_cites_its_own_code_at_a_commit():
+    import re
+    from pathlib import PureWindowsPath
+
+    from app.inventory.discovery import app_name
+    from app.inventory.runtime_copies import apps_importing_first, known_apps
+
+    cited = [app for app in known_apps() if app.get("imports_first")]
+    assert {app["name"] for app in cited} >= {"X-AnyLabeling", "StoManager1"}
+    for app in cited:
+        sources = app["imports_first_source"]
+        assert any(re.match(r"https://github\.com/[\w.-]+/[\w.-]+/blob/[0-9a-f]{40}/\S+#L\d+", s) for s in sources), app
+    assert apps_importing_first("pyqt5") == ["X-AnyLabeling", "StoManager1"]
+    assert apps_importing_first("PyQt6") == ["X-AnyLabeling"] and apps_importing_first("numpy") == []
+    assert app_name(PureWindowsPath(r"C:\AI\X-AnyLabeling\venv-cu12")) == "X-AnyLabeling"  # its guide's venv
+
+
+def test_a_known_app_that_imports_pyqt5_first_makes_the_copy_its_blocker(tmp_path):
+    image = build_torch_image(tmp_path / "image", TORCH_291)
+    add_pyqt5(image)
+    image.save()
+    code, document = diagnose(image, "--env", VENV, "--app", "stomanager1")  # a name as typed: case is the user's
+    (found,) = copies_found(document)
+    assert found["severity"] == "blocker" and found["variant"] == "app-imports-first" and code == 1
+    assert found["evidence"]["app"] == "StoManager1"
+    assert found["title"] == "StoManager1 imports PyQt5 before PyTorch, and PyQt5 brings an old VC++ runtime"
+
+
+def test_an_app_named_on_the_command_line_must_be_a_known_one(tmp_path, capsys):
+    image = build_torch_image(tmp_path / "image", TORCH_291)
+    image.save()
+    code = main(["diagnose", "--root", str(image.root), "--env", VENV, "--app", "Not An App", "--lang", "en"])
+    err = capsys.readouterr().err
+    assert code == 2 and '"Not An App"' in err and "ComfyUI" in err, err
 
 
 @pytest.mark.slow

@@ -248,7 +248,8 @@ def test_a_repair_cut_short_by_a_crash_is_offered_for_rollback_on_the_welcome_pa
     assert killed.returncode == -9 and (lib / "libomp140.x86_64.dll").exists()
     wizard = open_wizard(root=str(image.root))
     welcome = wizard.pages[WELCOME]
-    assert welcome.unfinished.isVisible() and "did not finish" in welcome.unfinished_text.text()
+    qtbot.waitUntil(welcome.unfinished.isVisible, timeout=WAIT_MS)  # the journal is read in a worker
+    assert "did not finish" in welcome.unfinished_text.text()
     qtbot.mouseClick(welcome.rollback, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: "rolled back" in welcome.unfinished_text.text(), timeout=WAIT_MS)
     assert hashes(lib) == before and Journal().unfinished() == []
@@ -408,3 +409,37 @@ def test_every_wizard_string_is_translated_and_the_compiled_file_is_current(tmp_
     subprocess.run([str(Path(sys.executable).parent / "pyside6-lrelease"), str(ts), "-qm", str(qm)], check=True,
                    capture_output=True)
     assert qm.read_bytes() == ts.with_suffix(".qm").read_bytes()
+
+
+def test_copy_puts_the_whole_text_report_on_the_clipboard_made_off_the_gui_thread(open_wizard, qtbot):
+    import threading
+
+    from PySide6.QtGui import QGuiApplication
+
+    from app.ui.session import Session
+
+    wizard = open_wizard(demo=True)
+    forward(qtbot, wizard, ENVIRONMENTS)
+    qtbot.waitUntil(lambda: wizard.session.env is not None, timeout=WAIT_MS)
+    forward(qtbot, wizard, DIAGNOSE)
+    forward(qtbot, wizard, FINDINGS)
+    QGuiApplication.clipboard().setText("")
+    threads = []
+    made = Session.report_text
+
+    def watched(self, *args, **kwargs):
+        threads.append(threading.current_thread() is threading.main_thread())
+        return made(self, *args, **kwargs)
+
+    Session.report_text = watched
+    try:
+        findings = wizard.pages[FINDINGS]
+        qtbot.mouseClick(findings.copy, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: QGuiApplication.clipboard().text() != "", timeout=WAIT_MS)
+    finally:
+        Session.report_text = made
+    copied = QGuiApplication.clipboard().text()
+    assert threads == [False]  # made in a worker: the window never waits for it
+    title = wizard.session.problems()[0].lead.text("en").title
+    assert title in copied and "copied" in findings.saved.text()
+    qtbot.waitUntil(findings.copy.isEnabled, timeout=WAIT_MS)

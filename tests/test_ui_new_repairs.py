@@ -134,3 +134,62 @@ def test_a_companion_made_for_another_torch_is_shown_and_its_repair_named_in_wor
     words = shown(wizard.pages[PLAN])
     assert "match-companions" not in words and not option.possible and option.refused
     assert option.refused[0][lang] in words
+
+
+@pytest.mark.parametrize("lang", ["en", "zh_CN"])
+def test_the_wizard_asks_which_program_shows_the_error_and_checks_again_as_it_starts(tmp_path, open_wizard, qtbot,
+                                                                                      lang):
+    """torch 2.9.1 beside PyQt5-Qt5 5.15.2's old runtime (the real files): a plain check finds a warning and asks
+    which program shows the error; "a program that imports PyQt5 first" runs the checks again as that program
+    starts, and the copy becomes the problem that stops PyTorch, with its guided steps; "Check PyTorch alone"
+    goes back to the plain check."""
+    from PySide6.QtWidgets import QComboBox, QPushButton
+
+    from tests.conftest import VENV, build_torch_image
+    from tests.test_runtime_copies import TORCH_291, add_pyqt5
+
+    image = build_torch_image(tmp_path / "image", TORCH_291)
+    add_pyqt5(image)
+    image.save()
+    wizard = open_wizard(root=str(image.root), lang=lang)
+    forward(qtbot, wizard, ENVIRONMENTS)
+    qtbot.waitUntil(lambda: wizard.session.env is not None, timeout=WAIT_MS)
+    assert wizard.session.system.windows_path(wizard.session.env.exec_prefix) == VENV
+    forward(qtbot, wizard, DIAGNOSE)
+    forward(qtbot, wizard, FINDINGS)
+    findings = wizard.pages[FINDINGS]
+
+    def copy_problem():
+        return next(p for p in wizard.session.problems() if p.lead.code == "runtime-copy-too-old")
+
+    assert copy_problem().severity == "warning"
+    (which,) = [c for c in findings.findChildren(QComboBox) if c.isVisible()]
+    # the known apps that import PyQt5 first (resources/ai_apps.json, each with its source), then any program
+    assert [which.itemText(i) for i in range(which.count() - 1)] == ["X-AnyLabeling", "StoManager1"]
+    assert "PyQt5" in which.itemText(which.count() - 1)
+    which.setCurrentIndex(which.count() - 1 if lang == "en" else 1)  # any program; StoManager1
+    (again,) = [b for b in findings.findChildren(QPushButton) if b.isVisible() and b.accessibleName()
+                in ("Check again as that program starts", "按那个程序的启动方式再检查一次")]
+    qtbot.mouseClick(again, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: wizard.currentId() == DIAGNOSE, timeout=WAIT_MS)
+    said = wizard.session.program
+    assert (said.app, said.imports_first) == ((None, ("PyQt5",)) if lang == "en" else ("StoManager1", ()))
+    forward(qtbot, wizard, FINDINGS)
+    problem = copy_problem()
+    assert problem.severity == "blocker"
+    assert problem.lead.variant == ("named-first" if lang == "en" else "app-imports-first")
+    cards = shown(findings)
+    assert ("Your program imports PyQt5 before PyTorch" if lang == "en" else "StoManager1 在 PyTorch 之前导入 PyQt5") \
+        in cards
+    assert [c for c in findings.findChildren(QComboBox) if c.isVisible()] == []  # said: no question any more
+    forward(qtbot, wizard, PLAN)
+    ready(qtbot, wizard)
+    assert [o.action for o in wizard.session.guided] == ["load-torch-first"]
+    wizard.back()
+    qtbot.waitUntil(lambda: wizard.currentId() == FINDINGS, timeout=WAIT_MS)
+    alone = next(b for b in findings.findChildren(QPushButton) if b.isVisible()
+                 and b.accessibleName() in ("Check again with PyTorch alone", "只用 PyTorch 再检查一次"))
+    qtbot.mouseClick(alone, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: wizard.currentId() == DIAGNOSE, timeout=WAIT_MS)
+    forward(qtbot, wizard, FINDINGS)
+    assert wizard.session.program.imports_first == () and copy_problem().severity == "warning"

@@ -105,14 +105,17 @@ def test_a_rollback_that_stopped_on_a_changed_file_offers_keep_not_a_button_that
     assert main(["undo", "--last"]) == 1  # stops rather than overwrite it
     wizard = open_wizard(root=str(image.root))
     welcome = wizard.pages[WELCOME]
+    qtbot.waitUntil(welcome.unfinished.isVisible, timeout=WAIT_MS)  # the journal is read in a worker
     text = welcome.unfinished_text.text()
-    assert welcome.unfinished.isVisible() and "stopped rather than overwrite a change made since" in text
+    assert "stopped rather than overwrite a change made since" in text
     assert "changed-since" not in text and "T0" not in text and "place-libomp140" not in text  # no codes, no ISO
     assert welcome.keep.isVisible() and not welcome.rollback.isVisible()
     qtbot.mouseClick(welcome.keep, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not welcome.unfinished.isVisible(), timeout=WAIT_MS)
     assert Journal().unfinished() == [] and next(Journal().transactions()).state == "kept"
     assert (image.host(TORCH_LIB) / "libomp140.x86_64.dll").read_bytes() == b"MZ the user's own copy"
     again = open_wizard(root=str(image.root))
+    qtbot.waitUntil(lambda: not again.pages[WELCOME].reading.running, timeout=WAIT_MS)
     assert not again.pages[WELCOME].unfinished.isVisible()  # not offered at every start
 
 
@@ -126,7 +129,7 @@ def test_the_welcome_page_of_a_second_window_never_offers_to_roll_back_a_running
     try:
         wizard = open_wizard(root=str(image.root))
         welcome = wizard.pages[WELCOME]
-        assert "running in another window" in welcome.unfinished_text.text()
+        qtbot.waitUntil(lambda: "running in another window" in welcome.unfinished_text.text(), timeout=WAIT_MS)
         assert not welcome.rollback.isVisible() or not welcome.rollback.isEnabled()
     finally:
         go.write_text("go")

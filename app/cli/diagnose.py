@@ -8,10 +8,12 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
-from app.cli.base import ExitCode, language_for, open_system, typed_environment, warn_unfinished
+from app.cli.base import ExitCode, UsageError, language_for, open_system, typed_environment, warn_unfinished
 from app.cli.output import Output
 from app.i18n import words
 from app.inventory.discovery import discover
+from app.inventory.runtime_copies import app_entry, known_apps
+from app.probes.base import Program
 from app.probes.runner import ProbeEvent, run_diagnosis
 from app.report.document import diagnosis_report, redact, render_report, report_format, text_report
 from app.system.base import System
@@ -51,12 +53,7 @@ def run(args: argparse.Namespace, output: Output) -> ExitCode:
             if event.state != "started":
                 say(words("cli.progress", lang, done=event.done, total=event.total, label=event.probe.label[lang]))
 
-        from app.probes import runner
-        from app.probes.replay import with_imports_first
-
-        # the runner's own list unless modules are imported first (the runner is the one place that names it)
-        probes = with_imports_first(runner.ALL_PROBES, args.import_first) if args.import_first else None
-        diagnosis = run_diagnosis(system, envs, probes=probes, on_event=on_event)
+        diagnosis = run_diagnosis(system, envs, on_event=on_event, program=named_program(args))
         document, trees = diagnosis_report(diagnosis, system, lang=lang, source=source, source_root=root,
                                            redacted=not args.no_redact)
         if args.json:
@@ -70,6 +67,17 @@ def run(args: argparse.Namespace, output: Output) -> ExitCode:
             say_guides(system, envs, diagnosis, lang, output, shown=(lambda text: text) if args.no_redact else redact)
         # a diagnosis that could not run every check never says "all clear"
         return ExitCode.PROBLEM if diagnosis.blockers or not diagnosis.complete else ExitCode.OK
+
+
+def named_program(args: argparse.Namespace) -> Program:
+    """The program that shows the error, as typed: `--app NAME` (a known AI app) and `--import-first MODULE`."""
+    app = None
+    if args.app:
+        entry = app_entry(args.app)
+        if entry is None:
+            raise UsageError("error.unknown_app", app=args.app, apps=", ".join(a["name"] for a in known_apps()))
+        app = entry["name"]
+    return Program(app, tuple(args.import_first))
 
 
 def say_guides(system: System, envs: list, diagnosis, lang: str, output: Output,

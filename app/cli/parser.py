@@ -48,6 +48,9 @@ def build_parser() -> argparse.ArgumentParser:
     diagnose.add_argument("--quiet", action="store_true", help="no progress lines on standard error")
     diagnose.add_argument("--import-first", metavar="MODULE", action="append", default=[],
                           help="the live check imports MODULE before torch, as your program does (PyQt5); repeatable")
+    diagnose.add_argument("--app", metavar="NAME",
+                          help="the AI app that shows the error, when it is not the one its folder says: the live "
+                               "check imports first what that app is known to (the names are in ai_apps.json)")
 
     repair = commands.add_parser("repair", help="repair one environment (asks first; every change can be undone)")
     repair.add_argument("--root", metavar="DIR", help="repair inside a copied Windows drive (an offline image) at DIR")

@@ -88,11 +88,22 @@ def app_of(env: PythonEnvironment) -> Optional[str]:
     return env.app or app_name(env.exec_prefix)
 
 
+def known_apps() -> list[dict]:
+    """resources/ai_apps.json's apps, in its order."""
+    return json.loads((resources_folder() / "ai_apps.json").read_text(encoding="utf-8"))["apps"]
+
+
 def app_entry(name: Optional[str]) -> Optional[dict]:
+    """The known app of that name, ignoring case (a name typed after `diagnose --app`, or discovery's label)."""
     if not name:
         return None
-    apps = json.loads((resources_folder() / "ai_apps.json").read_text(encoding="utf-8"))["apps"]
-    return next((app for app in apps if app["name"] == name), None)
+    return next((app for app in known_apps() if app["name"].casefold() == name.casefold()), None)
+
+
+def apps_importing_first(module: str) -> list[str]:
+    """The known apps that import `module` before torch (ai_apps.json "imports_first")."""
+    return [app["name"] for app in known_apps()
+            if module.casefold() in {m.casefold() for m in app.get("imports_first") or []}]
 
 
 def app_skip() -> frozenset[str]:

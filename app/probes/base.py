@@ -21,6 +21,16 @@ from app.system.folders import children
 MACHINE, ENVIRONMENT = "machine", "environment"
 
 
+@dataclass(frozen=True)
+class Program:
+    """The program that shows the error, as the user named it (the wizard's question, `diagnose --app` and
+    `--import-first`): a known AI app of resources/ai_apps.json, and modules it imports before torch. Left empty,
+    it is the environment's own app, as discovery labelled it."""
+
+    app: Optional[str] = None
+    imports_first: tuple[str, ...] = ()
+
+
 @dataclass
 class ProbeContext:
     """What a probe may look at. The dependency graph is built once per environment and shared."""
@@ -30,6 +40,7 @@ class ProbeContext:
     env: Optional[PythonEnvironment] = None
     cancel: CancelToken = field(default_factory=CancelToken)
     cache: PECache = field(default_factory=PECache)
+    program: Program = field(default_factory=Program)
     _graph: Optional[DependencyGraph] = None
     _loader: Optional[LoaderModel] = None
     _lock: threading.Lock = field(default_factory=threading.Lock)

@@ -13,9 +13,9 @@ from __future__ import annotations
 import importlib.util
 import json
 import ntpath
-from functools import cache, partial
+from functools import cache
 from types import ModuleType
-from typing import Iterator, Optional, Sequence
+from typing import Iterator, Optional
 
 from app.probes.app_control import replayed_block
 from app.probes.base import ENVIRONMENT, Probe, ProbeContext
@@ -66,9 +66,9 @@ def last_step(stderr: str) -> Optional[dict]:
     return None
 
 
-def run(ctx: ProbeContext, import_first: Sequence[str] = ()) -> Iterator[Finding]:
-    """`import_first`: modules to import before torch (`diagnose --import-first`), after the ones the environment's
-    AI app is known to import first (resources/ai_apps.json)."""
+def run(ctx: ProbeContext) -> Iterator[Finding]:
+    """Before torch, the process imports what the program that shows the error imports first (`ctx.program`, and
+    its AI app's first imports in resources/ai_apps.json)."""
     env = ctx.env
     if env is None or env.torch is None:
         return
@@ -82,7 +82,7 @@ def run(ctx: ProbeContext, import_first: Sequence[str] = ()) -> Iterator[Finding
         users = [ctx.display(rival.other.path) for rival in rival_copies(ctx)]
     except OSError:  # an unreadable copy: the openmp probe reports it; the replay still runs torch's own
         users = []
-    modules = list(dict.fromkeys([*imports_first(env), *import_first]))
+    modules = imports_first(ctx)
     argv = [python, "-B", script, *[arg for user in users for arg in ("--openmp-user", user)],
             *[arg for module in modules for arg in ("--import-first", module)]]
     try:
@@ -211,16 +211,4 @@ def _summary(data: dict) -> dict:
 
 
 PROBE = Probe("replay", ENVIRONMENT, run, needs_live=True)
-
-
-def importing_first(modules: Sequence[str]) -> Probe:
-    """The replay, importing these modules before torch (`diagnose --import-first MODULE`)."""
-    return Probe(PROBE.id, PROBE.scope, partial(run, import_first=tuple(modules)), needs_live=True)
-
-
-def with_imports_first(probes: Sequence[Probe], modules: Sequence[str]) -> list[Probe]:
-    """`probes` with the replay replaced by one that imports `modules` first (the same list when there are none)."""
-    if not modules:
-        return list(probes)
-    return [importing_first(modules) if probe.id == PROBE.id else probe for probe in probes]
 

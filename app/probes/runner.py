@@ -20,7 +20,7 @@ from app.engine.graph import SHARED_CACHE, DependencyGraph
 from app.inventory.environment import PythonEnvironment
 from app.inventory.machine import MachineFacts, read_machine_facts
 from app.probes import ALL_PROBES
-from app.probes.base import MACHINE, Probe, ProbeContext
+from app.probes.base import MACHINE, Probe, ProbeContext, Program
 from app.probes.causes import Problem, group_by_cause, reconcile
 from app.probes.finding import INFO, Finding
 from app.system.base import System
@@ -65,8 +65,9 @@ def run_diagnosis(system: System, environments: Iterable[PythonEnvironment], *,
                   probes: Optional[Iterable[Probe]] = None, live: Optional[bool] = None, budget_s: float = 180.0,
                   workers: int = 4,
                   cancel: Optional[CancelToken] = None, on_event: Callable[[ProbeEvent], None] = lambda e: None,
-                  machine: Optional[MachineFacts] = None) -> Diagnosis:
-    """Diagnose the machine and each environment. `live`: whether programs can run (default: ask the system)."""
+                  machine: Optional[MachineFacts] = None, program: Optional[Program] = None) -> Diagnosis:
+    """Diagnose the machine and each environment. `live`: whether programs can run (default: ask the system).
+    `program`: the program that shows the error, as the user named it (the environments' own apps if empty)."""
     started = time.monotonic()
     probes = ALL_PROBES if probes is None else probes
     caller = cancel or CancelToken()
@@ -76,7 +77,8 @@ def run_diagnosis(system: System, environments: Iterable[PythonEnvironment], *,
     diagnosis = Diagnosis(machine, envs)
     cache = SHARED_CACHE  # keyed on (path, size, mtime): a changed file is read again
     live = system.can_run_programs if live is None else live
-    contexts = {id(env): ProbeContext(system, machine, env, cancel, cache) for env in envs if env.torch}
+    program = program or Program()
+    contexts = {id(env): ProbeContext(system, machine, env, cancel, cache, program) for env in envs if env.torch}
     machine_context = ProbeContext(system, machine, None, cancel, cache)
     jobs: list[tuple[Probe, ProbeContext]] = []
     for probe in probes:

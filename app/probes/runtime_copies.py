@@ -14,7 +14,6 @@ from __future__ import annotations
 from typing import Iterator, Optional
 
 from app.engine.versions import matches, version_tuple
-from app.inventory.environment import PythonEnvironment
 from app.inventory.runtime_copies import (
     APP_FOLDER,
     CopyListing,
@@ -29,11 +28,17 @@ from app.probes.openmp import owner_name
 from app.resources import known_issues
 
 CODE = "runtime-copy-too-old"
+FIRST_IMPORT_VARIANTS = ("app-imports-first", "named-first")  # the program is known, or said, to import it first
 REPAIR = "load-torch-first"  # guided (app/repair/guides.py): never touches the other package's files
 DECIDING_DLL = "msvcp140.dll"  # the DLL of the minimum rule, and the one whose first copy stays in the process
-# Packages whose newest Windows build still carries the old runtime, and what to use instead. Measured 2026-12:
-# PyPI's newest PyQt5-Qt5 is 5.15.19, but its newest win_amd64 wheel is 5.15.2 (runtime 14.26.28720.3).
-NO_NEWER_WINDOWS_BUILD = {"pyqt5-qt5": {"en": "PyQt6 or PySide6", "zh_CN": "PyQt6 或 PySide6"}}
+# Packages whose newest Windows build still carries an old runtime, and what to use instead (whose copies are
+# 14.44). Measured 2026-12 by range reads of PyPI's wheels (docs/facts.md): PyQt5-Qt5's only win_amd64 wheel is
+# 5.15.2 (14.26.28720.3); PySide2 and shiboken2 end at 5.15.2.1 (14.24.28127.4, Python 3.10 at most). PyQt6-Qt6
+# carries 14.26 up to 6.10.0 and again in 6.10.2, PySide6/shiboken6 14.39 up to 6.9.1: those two are upgrades.
+_QT6 = {"en": "PyQt6 6.11 or newer, or PySide6 6.9.2 or newer",
+        "zh_CN": "PyQt6 6.11 或更新版本，或 PySide6 6.9.2 或更新版本"}
+_PYSIDE6 = {"en": "PySide6 6.9.2 or newer", "zh_CN": "PySide6 6.9.2 或更新版本"}
+NO_NEWER_WINDOWS_BUILD = {"pyqt5-qt5": _QT6, "pyside2": _PYSIDE6, "shiboken2": _PYSIDE6}
 
 
 def minimum_for(torch_release: Optional[str]) -> Optional[dict]:
@@ -41,11 +46,21 @@ def minimum_for(torch_release: Optional[str]) -> Optional[dict]:
     return next((rule for rule in known_issues()["msvcp140_minimum"] if matches(torch_release, rule["torch"])), None)
 
 
-def imports_first(env: PythonEnvironment) -> list[str]:
-    """The modules the environment's AI app is known to import before torch (resources/ai_apps.json
-    "imports_first")."""
-    entry = app_entry(app_of(env))
+def program_app(ctx: ProbeContext) -> Optional[str]:
+    """The AI app that shows the error: the one the user named, else the environment's own."""
+    return ctx.program.app or (app_of(ctx.env) if ctx.env is not None else None)
+
+
+def app_imports_first(name: Optional[str]) -> list[str]:
+    """The modules a known AI app imports before torch (resources/ai_apps.json "imports_first")."""
+    entry = app_entry(name)
     return list(entry.get("imports_first") or []) if entry else []
+
+
+def imports_first(ctx: ProbeContext) -> list[str]:
+    """What the program that shows the error imports before torch: its app's known first imports, then the
+    modules the user named."""
+    return list(dict.fromkeys([*app_imports_first(program_app(ctx)), *ctx.program.imports_first]))
 
 
 def run(ctx: ProbeContext) -> Iterator[Finding]:
@@ -60,7 +75,8 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
     rule = minimum_for(env.torch.release)
     if rule is None:
         return
-    first = {m.lower() for m in imports_first(env)}
+    by_app = {m.lower() for m in app_imports_first(program_app(ctx))}
+    named = {m.lower() for m in ctx.program.imports_first}
     torch_folder = env.torch.folder
     for copies in listing.folders().values():
         deciding = next((c for c in copies if c.name.lower() == DECIDING_DLL), None)
@@ -68,15 +84,19 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
             continue
         if not deciding.version or version_tuple(deciding.version) >= version_tuple(rule["version"]):
             continue
-        known_first = deciding.module is not None and deciding.module.lower() in first
-        yield ctx.finding(CODE, BLOCKER if known_first else WARNING,
-                          _evidence(ctx, deciding, copies, rule, listing), [REPAIR],
-                          variant=_variant(deciding, known_first))
+        module = (deciding.module or "").lower()
+        first = "app" if module and module in by_app else "named" if module and module in named else None
+        yield ctx.finding(CODE, BLOCKER if first else WARNING, _evidence(ctx, deciding, copies, rule, listing),
+                          [REPAIR], variant=_variant(deciding, first))
 
 
-def _variant(copy: RuntimeCopy, known_first: bool) -> Optional[str]:
-    if known_first:
+def _variant(copy: RuntimeCopy, first: Optional[str]) -> Optional[str]:
+    """`first`: "app" when the AI app is known to import the copy's package before torch, "named" when the user
+    said the program does."""
+    if first == "app":
         return "app-imports-first"
+    if first == "named":
+        return "named-first"
     if copy.place == APP_FOLDER or copy.owner is None:
         return "no-owner"
     if copy.owner.lower() in NO_NEWER_WINDOWS_BUILD:
@@ -102,7 +122,7 @@ def _evidence(ctx: ProbeContext, copy: RuntimeCopy, copies: list[RuntimeCopy], r
         "dll": copy.name, "path": ctx.display(copy.path), "folder": ctx.display(copy.path.parent),
         "version": copy.version, "needed": rule["version"], "torch": ctx.env.torch.version,
         "owner": owner, "owner_name": owner_name(owner), "package": copy.owner or "-", "import_name": import_name,
-        "place": copy.place, "app": app_of(ctx.env), "instead": instead, "winerror": 1114, "failing_dll": "c10.dll",
+        "place": copy.place, "app": program_app(ctx), "instead": instead, "winerror": 1114, "failing_dll": "c10.dll",
         "copies": [{"dll": c.name, "path": ctx.display(c.path), "version": c.version} for c in copies],
         "links": rule.get("links", []),
         "walk": {"entries": listing.entries, "seconds": listing.elapsed_s, "complete": listing.complete,

@@ -170,7 +170,7 @@ class LoadTorchFirst(GuidedRepair):
         evidence = named.evidence if named else {}
         package, import_name = evidence.get("package") or "-", evidence.get("import_name") or "-"
         python = system.windows_path(env.python) if env else "python"
-        instead = evidence.get("instead")  # {"en": "PyQt6 or PySide6", ...}: no newer build of the package
+        instead = evidence.get("instead")  # {"en": "PyQt6 6.11 or newer, ...", ...}: no newer build of the package
         steps = [{lang: words("guide.copy.move", lang, package=package, instead=instead[lang]) for lang in LANGUAGES}
                  if isinstance(instead, dict) else said("guide.copy.upgrade", package=package, python=python),
                  said("guide.copy.order", import_name=import_name),

@@ -15,8 +15,11 @@ from app.cancel import CancelToken
 from app.i18n import language_for  # noqa: F401 - the wizard asks the session for it
 from app.inventory.discovery import discover
 from app.inventory.environment import PythonEnvironment, inspect_environment
-from app.probes.causes import Problem
+from app.inventory.runtime_copies import SITE_PACKAGES, apps_importing_first
+from app.probes.base import Program
+from app.probes.causes import RUNTIME_COPY, Problem
 from app.probes.runner import Diagnosis, ProbeEvent, run_diagnosis
+from app.probes.runtime_copies import FIRST_IMPORT_VARIANTS
 from app.repair.guides import START_FRESH, Guide, fresh_start_fits, guide_of
 from app.repair.journal import Journal, Transaction
 from app.repair.plan import Plan, PlanRefused
@@ -59,6 +62,7 @@ class Session:
     journal: Journal = field(default_factory=Journal)
     environments: list[PythonEnvironment] = field(default_factory=list)
     env: Optional[PythonEnvironment] = None
+    program: Program = field(default_factory=Program)  # the program that shows the error, if the user said
     pasted_error: str = ""
     diagnosis: Optional[Diagnosis] = None
     options: list[RepairOption] = field(default_factory=list)
@@ -71,7 +75,7 @@ class Session:
     def use(self, system: System, source: str, root: Optional[str] = None) -> None:
         """Look at another computer (this one, a copied drive, or the demo): everything found so far goes."""
         self.system, self.source, self.root = system, source, root
-        self.environments, self.env, self.diagnosis = [], None, None
+        self.environments, self.env, self.diagnosis, self.program = [], None, None, Program()
         self.options, self.chosen, self.guided, self.outcomes, self.after = [], [], [], [], None
 
     def has_something_to_offer(self) -> bool:
@@ -90,8 +94,8 @@ class Session:
     def blockers(self, diagnosis: Optional[Diagnosis] = None) -> list[Problem]:
         return [p for p in self.problems(diagnosis) if p.severity == "blocker"]
 
-    def report(self, path: str, diagnosis: Optional[Diagnosis] = None) -> None:
-        """Write the report (text, HTML or JSON by the file's name), user names redacted."""
+    def report_text(self, fmt: str, diagnosis: Optional[Diagnosis] = None) -> str:
+        """The report as text, HTML or JSON (`fmt`), user names redacted, with the end of this session's log."""
         document, trees = diagnosis_report(diagnosis or self.after or self.diagnosis, self.system, lang=self.lang,
                                            source=self.source, source_root=self.root)
         from app.ui.log import log_tail
@@ -99,7 +103,11 @@ class Session:
         tail = log_tail()
         if tail:  # what went wrong in this session, for whoever helps (written redacted)
             document["log"] = tail
-        Path(path).write_text(render_report(document, trees, self.lang, report_format(path)), encoding="utf-8")
+        return render_report(document, trees, self.lang, fmt)
+
+    def report(self, path: str, diagnosis: Optional[Diagnosis] = None) -> None:
+        """Write the report (text, HTML or JSON by the file's name)."""
+        Path(path).write_text(self.report_text(report_format(path), diagnosis), encoding="utf-8")
 
     def close(self) -> None:
         if self._scratch is not None:
@@ -155,9 +163,24 @@ def environment_at(system: System, folder: Path) -> Optional[PythonEnvironment]:
     return next(iter(discover(system, folders=[folder], drives=[], budget_s=30.0)), None)
 
 
-def diagnose(system: System, env: PythonEnvironment, token: CancelToken,
+def diagnose(system: System, env: PythonEnvironment, program: Program, token: CancelToken,
              on_event: Callable[[ProbeEvent], None]) -> Diagnosis:
-    return run_diagnosis(system, [env], cancel=token, on_event=on_event, workers=DIAGNOSIS_THREADS)
+    """The checks, run as `program` starts (what it imports before torch)."""
+    return run_diagnosis(system, [env], cancel=token, on_event=on_event, workers=DIAGNOSIS_THREADS,
+                         program=program)
+
+
+def program_choices(problem: Problem) -> list[Program]:
+    """For an old runtime copy inside a package (runtime-copy-too-old), the programs the user may say show the
+    error: the known AI apps that import that package before torch, then any program that does; none for
+    another problem, or once the user has said."""
+    if problem.lead.code != RUNTIME_COPY or problem.lead.variant in FIRST_IMPORT_VARIANTS:
+        return []
+    module = problem.lead.evidence.get("import_name")
+    if not module or problem.lead.evidence.get("place") != SITE_PACKAGES:
+        return []
+    apps = [Program(name) for name in apps_importing_first(module)]
+    return [*apps, Program(None, (module,))]
 
 
 def offered_actions(problem: Problem) -> list[str]:

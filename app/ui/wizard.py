@@ -8,6 +8,7 @@ from PySide6.QtCore import QCoreApplication, QEvent, QLibraryInfo, QLocale, QTra
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import QApplication, QWizard
 
+from app.probes.base import Program
 from app.resources import resources_folder
 from app.ui.collector import GuiThreadCollector
 from app.ui.failure import show_failure
@@ -96,6 +97,14 @@ class DoctorWizard(QWizard):
         if current == PLAN:
             return REPAIR if self.session.chosen else FINISH
         return PAGE_ORDER.get(current, -1)
+
+    def check_again(self, program: Program) -> None:
+        """From Findings: the checks once more, as `program` starts (what it imports before torch)."""
+        if self.currentId() != FINDINGS:
+            return
+        self.session.program = program
+        self.back()
+        self.pages[DIAGNOSE].initializePage()
 
     def set_language(self, lang: str) -> None:
         """Switch every page, Qt's own buttons and the findings' words to `lang`."""

@@ -243,37 +243,37 @@
 <context>
     <name>DiagnosePage</name>
     <message>
-        <location filename="../../app/ui/pages/diagnose.py" line="129"/>
+        <location filename="../../app/ui/pages/diagnose.py" line="130"/>
         <source>Checking PyTorch</source>
         <translation>正在检查 PyTorch</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/diagnose.py" line="130"/>
+        <location filename="../../app/ui/pages/diagnose.py" line="131"/>
         <source>Each file PyTorch loads is checked, the way Windows would load it. Nothing is changed.</source>
         <translation>按照 Windows 加载的方式逐个检查 PyTorch 要加载的文件。不会做任何修改。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/diagnose.py" line="134"/>
+        <location filename="../../app/ui/pages/diagnose.py" line="135"/>
         <source>Checking PyTorch {version} in {folder}</source>
         <translation>正在检查 {folder} 中的 PyTorch {version}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/diagnose.py" line="140"/>
+        <location filename="../../app/ui/pages/diagnose.py" line="141"/>
         <source>Checking… this takes a few seconds (up to a minute when PyTorch is started for real).</source>
         <translation>正在检查……需要几秒钟（实际启动 PyTorch 时最多一分钟）。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/diagnose.py" line="143"/>
+        <location filename="../../app/ui/pages/diagnose.py" line="144"/>
         <source>Done. Press Next to see what was found.</source>
         <translation>检查完成。点击“下一步”查看结果。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/diagnose.py" line="145"/>
+        <location filename="../../app/ui/pages/diagnose.py" line="146"/>
         <source>Stopped. Press Back to choose again, or Next to see what was found so far.</source>
         <translation>已停止。点击“上一步”重新选择，或点击“下一步”查看目前的结果。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/diagnose.py" line="147"/>
+        <location filename="../../app/ui/pages/diagnose.py" line="148"/>
         <source>The check could not run. {reason}</source>
         <translation>检查没能运行。{reason}</translation>
     </message>
@@ -281,7 +281,7 @@
 <context>
     <name>DoctorWizard</name>
     <message>
-        <location filename="../../app/ui/wizard.py" line="116"/>
+        <location filename="../../app/ui/wizard.py" line="125"/>
         <source>Torch DLL Doctor</source>
         <translation>Torch DLL 医生</translation>
     </message>
@@ -334,131 +334,131 @@
 <context>
     <name>EnvironmentsPage</name>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="84"/>
+        <location filename="../../app/ui/pages/environments.py" line="85"/>
         <source>Choose the Python installation</source>
         <translation>选择 Python 安装</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="85"/>
+        <location filename="../../app/ui/pages/environments.py" line="86"/>
         <source>Pick the one your AI app uses (ComfyUI, a Stable Diffusion web UI, …).</source>
         <translation>选择你的 AI 应用所用的那一个（ComfyUI、Stable Diffusion WebUI 等）。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="86"/>
+        <location filename="../../app/ui/pages/environments.py" line="87"/>
         <source>Installations appear here as they are found. Only those with PyTorch can be checked.</source>
         <translation>找到的安装会陆续显示在这里。只有装了 PyTorch 的才能检查。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="88"/>
+        <location filename="../../app/ui/pages/environments.py" line="89"/>
         <source>&amp;Browse…</source>
         <translation>浏览(&amp;B)…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="88"/>
+        <location filename="../../app/ui/pages/environments.py" line="89"/>
         <source>Choose a folder that holds a Python installation</source>
         <translation>选择一个包含 Python 安装的文件夹</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="89"/>
+        <location filename="../../app/ui/pages/environments.py" line="90"/>
         <source>&amp;Search everywhere</source>
         <translation>全盘搜索(&amp;S)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="89"/>
+        <location filename="../../app/ui/pages/environments.py" line="90"/>
         <source>Search every drive, deeper and longer</source>
         <translation>搜索所有磁盘，搜得更深、更久</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="90"/>
+        <location filename="../../app/ui/pages/environments.py" line="91"/>
         <source>Analyse a &amp;copied Windows folder…</source>
         <translation>分析复制出来的 Windows 文件夹(&amp;C)…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="90"/>
+        <location filename="../../app/ui/pages/environments.py" line="91"/>
         <source>Analyse a copied Windows drive</source>
         <translation>分析复制出来的 Windows 磁盘</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="91"/>
+        <location filename="../../app/ui/pages/environments.py" line="92"/>
         <source>Try the &amp;demo computer</source>
         <translation>试用演示电脑(&amp;D)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="91"/>
+        <location filename="../../app/ui/pages/environments.py" line="92"/>
         <source>Try the demo computer</source>
         <translation>试用演示电脑</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="92"/>
+        <location filename="../../app/ui/pages/environments.py" line="93"/>
         <source>Python installations found</source>
         <translation>找到的 Python 安装</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="109"/>
+        <location filename="../../app/ui/pages/environments.py" line="110"/>
         <source>This computer is not running Windows, so there is nothing here to check. Analyse a copied Windows drive, or try the demo computer to see how the assistant works.</source>
         <translation>这台电脑运行的不是 Windows，所以这里没有可检查的内容。你可以分析复制出来的 Windows 磁盘，或者试用演示电脑，看看这个助手如何工作。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="112"/>
+        <location filename="../../app/ui/pages/environments.py" line="113"/>
         <source>Making the demo computer…</source>
         <translation>正在准备演示电脑…</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../app/ui/pages/environments.py" line="114"/>
+        <location filename="../../app/ui/pages/environments.py" line="115"/>
         <source>Searching… %n found so far.</source>
         <translation>
             <numerusform>正在搜索… 目前已找到 %n 个。</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="116"/>
+        <location filename="../../app/ui/pages/environments.py" line="117"/>
         <source>The search stopped before it was done. {reason}</source>
         <translation>搜索没有完成就停止了。{reason}</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../app/ui/pages/environments.py" line="122"/>
+        <location filename="../../app/ui/pages/environments.py" line="123"/>
         <source>%n installation(s) found. Select one and press Next.</source>
         <translation>
             <numerusform>找到 %n 个安装。选择一个，然后点击“下一步”。</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="125"/>
+        <location filename="../../app/ui/pages/environments.py" line="126"/>
         <source>This is the demo computer: a built-in example, so nothing real is changed.</source>
         <translation>这是演示电脑：一个内置的示例，不会修改任何真实的东西。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="128"/>
+        <location filename="../../app/ui/pages/environments.py" line="129"/>
         <source>This is a copied Windows drive: {folder}</source>
         <translation>这是一个复制出来的 Windows 磁盘：{folder}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="218"/>
+        <location filename="../../app/ui/pages/environments.py" line="222"/>
         <source>The demo computer could not be made. Try again, or analyse a copied Windows drive.</source>
         <translation>没能准备好演示电脑。请再试一次，或者分析一个复制出来的 Windows 磁盘。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="119"/>
+        <location filename="../../app/ui/pages/environments.py" line="120"/>
         <source>No Python installation with PyTorch was found. Use Browse… to pick your AI app&apos;s folder, or Search everywhere.</source>
         <translation>没有找到装有 PyTorch 的 Python。请用“浏览…”选择你的 AI 应用所在的文件夹，或者使用“全盘搜索”。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="177"/>
+        <location filename="../../app/ui/pages/environments.py" line="181"/>
         <source>Choose the folder of your AI app or its Python</source>
         <translation>选择你的 AI 应用或其 Python 所在的文件夹</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="183"/>
+        <location filename="../../app/ui/pages/environments.py" line="187"/>
         <source>The folder could not be searched. Choose another folder, or use Search everywhere.</source>
         <translation>没能搜索这个文件夹。请选择另一个文件夹，或者使用“全盘搜索”。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="188"/>
+        <location filename="../../app/ui/pages/environments.py" line="192"/>
         <source>No Python installation was found in {folder}.</source>
         <translation>在 {folder} 中没有找到 Python 安装。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="194"/>
+        <location filename="../../app/ui/pages/environments.py" line="198"/>
         <source>Choose the folder that holds the copied drive (it has a Windows folder inside)</source>
         <translation>选择存放复制磁盘的文件夹（里面有 Windows 文件夹）</translation>
     </message>
@@ -487,89 +487,134 @@
 <context>
     <name>FindingsPage</name>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="74"/>
+        <location filename="../../app/ui/pages/findings.py" line="84"/>
         <source>What we found</source>
         <translation>检查结果</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="75"/>
+        <location filename="../../app/ui/pages/findings.py" line="85"/>
         <source>Problems first. Technical readers can open the dependency tree.</source>
         <translation>先列出问题。懂技术的读者可以打开依赖树。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="76"/>
+        <location filename="../../app/ui/pages/findings.py" line="86"/>
         <source>Show &amp;technical details</source>
         <translation>显示技术细节(&amp;T)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="76"/>
+        <location filename="../../app/ui/pages/findings.py" line="86"/>
         <source>Show the dependency tree</source>
         <translation>显示依赖树</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="77"/>
+        <location filename="../../app/ui/pages/findings.py" line="87"/>
         <source>&amp;Copy</source>
         <translation>复制(&amp;C)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="77"/>
+        <location filename="../../app/ui/pages/findings.py" line="87"/>
         <source>Copy the report</source>
         <translation>复制报告</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="78"/>
+        <location filename="../../app/ui/pages/findings.py" line="88"/>
         <source>Sa&amp;ve report…</source>
         <translation>保存报告(&amp;V)…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="78"/>
+        <location filename="../../app/ui/pages/findings.py" line="88"/>
         <source>Save the report to a file</source>
         <translation>把报告保存到文件</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="95"/>
+        <location filename="../../app/ui/pages/findings.py" line="105"/>
         <source>Some checks could not finish, so this list may be incomplete.</source>
         <translation>有些检查没能完成，所以这个列表可能不完整。</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../app/ui/pages/findings.py" line="97"/>
+        <location filename="../../app/ui/pages/findings.py" line="107"/>
         <source>%n problem(s) stop PyTorch from loading.</source>
         <translation>
             <numerusform>有 %n 个问题导致 PyTorch 无法加载。</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="99"/>
+        <location filename="../../app/ui/pages/findings.py" line="109"/>
         <source>PyTorch should load. There are warnings worth a look.</source>
         <translation>PyTorch 应该可以加载。有一些值得一看的警告。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="101"/>
+        <location filename="../../app/ui/pages/findings.py" line="111"/>
         <source>No problems found: PyTorch should load.</source>
         <translation>没有发现问题：PyTorch 应该可以加载。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="114"/>
+        <location filename="../../app/ui/pages/findings.py" line="124"/>
         <source>PyTorch started anyway when it was tried for real, so this may not matter on this computer.</source>
         <translation>实际启动时 PyTorch 仍然能启动，所以在这台电脑上这可能无关紧要。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="116"/>
+        <location filename="../../app/ui/pages/findings.py" line="126"/>
         <source>&lt;b&gt;What this means:&lt;/b&gt; {text}</source>
         <translation>&lt;b&gt;这意味着：&lt;/b&gt;{text}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="119"/>
+        <location filename="../../app/ui/pages/findings.py" line="129"/>
         <source>&lt;b&gt;How we can fix it:&lt;/b&gt; {text}</source>
         <translation>&lt;b&gt;我们如何修复：&lt;/b&gt;{text}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="127"/>
+        <location filename="../../app/ui/pages/findings.py" line="146"/>
+        <source>Does PyTorch fail only inside one program? Say which one:</source>
+        <translation>PyTorch 只在某一个程序里出错吗？请选出是哪一个：</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/findings.py" line="150"/>
+        <source>The program that shows the error</source>
+        <translation>出错的程序</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/findings.py" line="152"/>
+        <source>Check &amp;again as it starts</source>
+        <translation>按它的启动方式再检查(&amp;A)</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/findings.py" line="152"/>
+        <source>Check again as that program starts</source>
+        <translation>按那个程序的启动方式再检查一次</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/findings.py" line="155"/>
+        <source>Checked as {program} starts.</source>
+        <translation>已按{program}的启动方式检查。</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/findings.py" line="157"/>
+        <source>Check PyTorch &amp;alone</source>
+        <translation>只检查 PyTorch(&amp;A)</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/findings.py" line="157"/>
+        <source>Check again with PyTorch alone</source>
+        <translation>只用 PyTorch 再检查一次</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/findings.py" line="165"/>
+        <source>a program that imports {modules} before PyTorch</source>
+        <translation>在 PyTorch 之前导入 {modules} 的程序</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/findings.py" line="170"/>
         <source>The demo computer is a built-in example, not a real Windows computer, so PyTorch cannot be started on it. On your own computer this check starts PyTorch for real.</source>
         <translation>演示电脑只是一个内置的示例，不是真正的 Windows 电脑，所以无法在上面启动 PyTorch。在你自己的电脑上，这项检查会真正启动 PyTorch。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="146"/>
+        <location filename="../../app/ui/pages/findings.py" line="188"/>
+        <source>The report could not be made. Try Save report… instead.</source>
+        <translation>无法生成报告。请改用“保存报告…”。</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/findings.py" line="192"/>
         <source>The report is copied: paste it into a forum post or a message.</source>
         <translation>报告已复制：可以粘贴到论坛帖子或消息里。</translation>
     </message>
@@ -1030,107 +1075,112 @@
 <context>
     <name>WelcomePage</name>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="86"/>
+        <location filename="../../app/ui/pages/welcome.py" line="90"/>
+        <source>The record of earlier repairs could not be read. Go on: the checks work all the same.</source>
+        <translation>无法读取之前修复的记录。请继续：检查照常进行。</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/welcome.py" line="102"/>
         <source>Welcome to Torch DLL Doctor</source>
         <translation>欢迎使用 Torch DLL 医生</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="87"/>
+        <location filename="../../app/ui/pages/welcome.py" line="103"/>
         <source>Find out why PyTorch does not start on this computer, and fix it.</source>
         <translation>找出 PyTorch 在这台电脑上无法启动的原因，并修复它。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="89"/>
+        <location filename="../../app/ui/pages/welcome.py" line="105"/>
         <source>When PyTorch stops with an error such as “WinError 126 … fbgemm.dll”, a file it needs is missing or wrong. This assistant finds your Python installations, checks each file PyTorch loads, and tells you in plain words what is wrong.</source>
         <translation>当 PyTorch 因“WinError 126 … fbgemm.dll”之类的错误停止时，说明它需要的某个文件缺失或不对。这个助手会找到你的 Python 安装，检查 PyTorch 加载的每个文件，并用通俗的话告诉你哪里出了问题。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="93"/>
+        <location filename="../../app/ui/pages/welcome.py" line="109"/>
         <source>Nothing on your computer changes unless you agree. Every change is recorded and can be undone.</source>
         <translation>未经你同意，电脑上的任何东西都不会被修改。每一项修改都有记录，并且可以撤销。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="94"/>
+        <location filename="../../app/ui/pages/welcome.py" line="110"/>
         <source>&amp;Language:</source>
         <translation>语言(&amp;L)：</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="95"/>
+        <location filename="../../app/ui/pages/welcome.py" line="111"/>
         <source>Language</source>
         <translation>语言</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="96"/>
+        <location filename="../../app/ui/pages/welcome.py" line="112"/>
         <source>&amp;Optional: paste the error message you saw, and we explain it at once:</source>
         <translation>可选：粘贴你看到的错误信息，我们会立即解释(&amp;O)：</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="97"/>
+        <location filename="../../app/ui/pages/welcome.py" line="113"/>
         <source>For example: OSError: [WinError 126] … Error loading “…\torch\lib\fbgemm.dll” or one of its dependencies.</source>
         <translation>例如：OSError: [WinError 126] … Error loading “…\torch\lib\fbgemm.dll” or one of its dependencies.</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="99"/>
+        <location filename="../../app/ui/pages/welcome.py" line="115"/>
         <source>The error message you saw</source>
         <translation>你看到的错误信息</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="100"/>
+        <location filename="../../app/ui/pages/welcome.py" line="116"/>
         <source>&amp;Roll back now</source>
         <translation>立即恢复(&amp;R)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="100"/>
+        <location filename="../../app/ui/pages/welcome.py" line="116"/>
         <source>Roll back the unfinished repair</source>
         <translation>恢复未完成的修复</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="101"/>
+        <location filename="../../app/ui/pages/welcome.py" line="117"/>
         <source>&amp;Keep it as it is</source>
         <translation>保持现状(&amp;K)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="101"/>
+        <location filename="../../app/ui/pages/welcome.py" line="117"/>
         <source>Leave the unfinished repair as it is and stop offering to roll it back</source>
         <translation>让未完成的修复保持现状，不再提示回滚</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="119"/>
+        <location filename="../../app/ui/pages/welcome.py" line="135"/>
         <source>The error message could not be explained here. Go on: the checks find the cause all the same.</source>
         <translation>这里没能解释这条错误信息。请继续：检查同样能找到原因。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="131"/>
+        <location filename="../../app/ui/pages/welcome.py" line="147"/>
         <source>&lt;b&gt;{title}&lt;/b&gt;&lt;br&gt;This usually means: {explanation}&lt;br&gt;What helps: {action}</source>
         <translation>&lt;b&gt;{title}&lt;/b&gt;&lt;br&gt;这通常意味着：{explanation}&lt;br&gt;解决办法：{action}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="148"/>
+        <location filename="../../app/ui/pages/welcome.py" line="164"/>
         <source>The unfinished repair was rolled back: every file and setting is as it was before.</source>
         <translation>未完成的修复已恢复：所有文件和设置都和之前一样。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="151"/>
+        <location filename="../../app/ui/pages/welcome.py" line="167"/>
         <source>The unfinished repair could not be rolled back completely: {reason}</source>
         <translation>未完成的修复没能完全回滚：{reason}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="154"/>
+        <location filename="../../app/ui/pages/welcome.py" line="170"/>
         <source>A repair is running in another window right now. Wait until it has finished before you repair anything here.</source>
         <translation>另一个窗口正在进行修复。请等它完成后，再在这里修复。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="159"/>
+        <location filename="../../app/ui/pages/welcome.py" line="175"/>
         <source>A repair did not finish: “{name}”, started {when}. The assistant or the computer stopped before it was done. Roll it back to put every file and setting as it was.</source>
         <translation>有一个修复没有完成：“{name}”，开始于 {when}。本助手或电脑在它完成之前停止了。回滚它，就能把每个文件和设置恢复原样。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="163"/>
+        <location filename="../../app/ui/pages/welcome.py" line="179"/>
         <source>Undoing “{name}” (started {when}) stopped rather than overwrite a change made since: {reason} Nothing more can be put back by the assistant; keep it as it is, or put it right by hand.</source>
         <translation>撤销“{name}”（开始于 {when}）时停止了，以免覆盖之后做过的修改：{reason} 本助手无法再恢复更多内容；请保持现状，或者手动改正。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="168"/>
+        <location filename="../../app/ui/pages/welcome.py" line="184"/>
         <source>Undoing “{name}” (started {when}) could not finish: {reason} Close the programs that use PyTorch, then roll it back again.</source>
         <translation>撤销“{name}”（开始于 {when}）没能完成：{reason} 请关闭正在使用 PyTorch 的程序，然后再回滚一次。</translation>
     </message>

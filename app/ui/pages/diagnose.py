@@ -62,8 +62,9 @@ class ChecklistPanel(QWidget):
         self.progress.setRange(0, 0)
         self.state, self.error, self._cancelled = CheckState.RUNNING, None, False
         self.stop.setEnabled(True)
-        system = self.page.session.system
-        self.run.start(self.page.doctor.pool, lambda worker: diagnose(system, env, worker.token, worker.emit),
+        system, program = self.page.session.system, self.page.session.program
+        self.run.start(self.page.doctor.pool, lambda worker: diagnose(system, env, program, worker.token,
+                                                                      worker.emit),
                        yielded=self._event, returned=self._finished, errored=self._failed)
 
     def cancel(self) -> None:

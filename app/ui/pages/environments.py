@@ -10,6 +10,7 @@ from PySide6.QtCore import QItemSelectionModel, Qt
 from PySide6.QtWidgets import QAbstractItemView, QFileDialog, QHBoxLayout, QHeaderView, QTreeView, QVBoxLayout
 
 from app.cancel import Cancelled
+from app.probes.base import Program
 from app.system.offline import OfflineImage
 from app.ui.failure import failure_words
 from app.ui.models import ROLE_ITEM, EnvironmentModel
@@ -169,7 +170,10 @@ class EnvironmentsPage(Page):
     def _selected(self) -> None:
         rows = self.view.selectionModel().selectedRows()
         env = self.model.data(rows[0], ROLE_ITEM) if rows else None
-        self.session.env = env if env is not None and env.torch is not None else None
+        chosen = env if env is not None and env.torch is not None else None
+        if chosen is not self.session.env:
+            self.session.program = Program()  # what another program imports first says nothing about this one
+        self.session.env = chosen
         self.set_ready(self.session.env is not None)
 
     # -- other places ---------------------------------------------------------------------------------------

@@ -7,13 +7,23 @@ import html
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QHBoxLayout, QScrollArea, QSizePolicy, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QPushButton,
+    QScrollArea,
+    QSizePolicy,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
 
-from app.report.document import diagnosis_report, render_report
+from app.probes.base import Program
+from app.probes.causes import RUNTIME_COPY
 from app.ui.icons import SEVERITY_ICON
 from app.ui.pages.base import Page, button, card, icon_label, named, wrapped
 from app.ui.pages.tree import DependencyTreePanel
-from app.ui.session import DEMO
+from app.ui.session import DEMO, program_choices
 
 
 class FindingsPage(Page):
@@ -118,9 +128,42 @@ class FindingsPage(Page):
         if problem.severity != "info":
             column.addWidget(wrapped(self.tr("<b>How we can fix it:</b> {text}").format(
                 text=html.escape(text.action)), selectable=True))
+        self._ask_program(problem, column)
         row.addLayout(column, 1)
         frame.setAccessibleName(text.title)
         return frame
+
+    def _ask_program(self, problem, column: QVBoxLayout) -> None:
+        """An old runtime copy inside a package matters only in a program that imports that package before
+        torch: ask which program shows the error and check again as it starts; once said, offer the plain check."""
+        said = self.session.program
+        choices = program_choices(problem)
+        if not choices and not (said.app or said.imports_first) or problem.lead.code != RUNTIME_COPY:
+            return
+        row = QHBoxLayout()
+        again = QPushButton()
+        if choices:
+            row.addWidget(wrapped(self.tr("Does PyTorch fail only inside one program? Say which one:")), 1)
+            which = QComboBox()
+            for program in choices:
+                which.addItem(self._program_words(program), program)
+            which.setAccessibleName(self.tr("The program that shows the error"))
+            row.addWidget(which)
+            named(again, self.tr("Check &again as it starts"), self.tr("Check again as that program starts"))
+            again.clicked.connect(lambda: self.doctor.check_again(which.currentData()))
+        else:
+            row.addWidget(wrapped(self.tr("Checked as {program} starts.").format(
+                program=self._program_words(said))), 1)
+            named(again, self.tr("Check PyTorch &alone"), self.tr("Check again with PyTorch alone"))
+            again.clicked.connect(lambda: self.doctor.check_again(Program()))
+        row.addWidget(again)
+        column.addLayout(row)
+
+    def _program_words(self, program: Program) -> str:
+        if program.app:
+            return program.app
+        return self.tr("a program that imports {modules} before PyTorch").format(
+            modules=", ".join(program.imports_first))
 
     def _explanation(self, problem, text) -> str:
         if problem.lead.code == "check-skipped" and self.session.source == DEMO:  # not "a copied Windows drive"
@@ -136,11 +179,14 @@ class FindingsPage(Page):
             self.splitter.setSizes([180, 360])
 
     # -- the report ----------------------------------------------------------------------------------------
-    def _report_text(self, fmt: str) -> str:
-        document, trees = diagnosis_report(self.session.diagnosis, self.session.system, lang=self.session.lang,
-                                           source=self.session.source, source_root=self.session.root)
-        return render_report(document, trees, self.session.lang, fmt)
-
     def _copy(self) -> None:
-        QGuiApplication.clipboard().setText(self._report_text("text"))
+        """The text report, made in a worker (it reads the log), then put on the clipboard."""
+        session = self.session
+        self.copy.setEnabled(False)
+        self.doctor.pool.start(lambda worker: session.report_text("text", session.diagnosis),
+                               returned=self._copied, finished=lambda: self.copy.setEnabled(True),
+                               doing=self.tr("The report could not be made. Try Save report… instead."))
+
+    def _copied(self, text: str) -> None:
+        QGuiApplication.clipboard().setText(text)
         self.said(lambda: self.tr("The report is copied: paste it into a forum post or a message."))

@@ -14,6 +14,7 @@ from app.repair.run import failure_text
 from app.ui.pages.base import Page, button, card, icon_label, named, wrapped
 from app.ui.pages.plan import repair_name
 from app.ui.repair_run import UndoResult, undo_transactions
+from app.ui.workers import LatestRun
 
 LANGUAGE_NAMES = (("en", "English"), ("zh_CN", "简体中文"))  # each in its own language, never translated
 
@@ -56,6 +57,7 @@ class WelcomePage(Page):
         self._unfinished: list[Transaction] = []
         self._running: list[Transaction] = []
         self._rollback_result: UndoResult | None = None
+        self.reading = LatestRun()  # the journal, read again after a rollback: only the newest answer is shown
 
         form = QFormLayout()
         form.addRow(self.language_label, self.language)
@@ -74,10 +76,24 @@ class WelcomePage(Page):
         self._look_at_journal()
         self.retranslate()
 
-    def _look_at_journal(self) -> None:
-        self._unfinished = self.session.journal.unfinished()
-        self._running = self.session.journal.running()
+    def _look_at_journal(self, keep: tuple[Transaction, ...] = ()) -> None:
+        """Read the journal in a worker (it is files, and another window may hold them); with `keep`, first
+        record those transactions as kept."""
+        journal = self.session.journal
+
+        def read(worker) -> tuple[list[Transaction], list[Transaction]]:
+            for transaction in keep:
+                transaction.keep()
+            return journal.unfinished(), journal.running()
+
+        self.reading.start(self.doctor.pool, read, returned=self._journal_read, doing=self.tr(
+            "The record of earlier repairs could not be read. Go on: the checks work all the same."))
+
+    def _journal_read(self, found: tuple[list[Transaction], list[Transaction]]) -> None:
+        self._unfinished, self._running = found
+        self.keep.setEnabled(True)
         self.unfinished.setVisible(bool(self._unfinished or self._running or self._rollback_result))
+        self._show_unfinished()
 
     def retranslate(self) -> None:
         self.language.blockSignals(True)  # the language may have been switched elsewhere
@@ -198,16 +214,13 @@ class WelcomePage(Page):
 
     def _rolled_back(self, result: UndoResult) -> None:
         self._rollback_result = result
-        self._look_at_journal()
         self.rollback.setEnabled(True)
         self._show_unfinished()
+        self._look_at_journal()
 
     def _keep(self) -> None:
-        for transaction in self._unfinished:
-            if transaction.stop_is_final:
-                transaction.keep()
-        self._look_at_journal()
-        self._show_unfinished()
+        self.keep.setEnabled(False)
+        self._look_at_journal(keep=tuple(t for t in self._unfinished if t.stop_is_final))
 
 
 def _html(text: str) -> str:
