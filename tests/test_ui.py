@@ -443,3 +443,11 @@ def test_copy_puts_the_whole_text_report_on_the_clipboard_made_off_the_gui_threa
     title = wizard.session.problems()[0].lead.text("en").title
     assert title in copied and "copied" in findings.saved.text()
     qtbot.waitUntil(findings.copy.isEnabled, timeout=WAIT_MS)
+
+
+def test_the_wizard_starts_without_loading_the_http_library():
+    """requests and urllib3 cost 0.16 s here and about a second under Wine: only a download loads them."""
+    code = ("import sys; import app.ui.wizard, app.ui.application; "
+            "print(sorted(m for m in ('requests', 'urllib3') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "[]", done.stderr

@@ -13,6 +13,8 @@ zip) comes through here.
   Windows the Internet Options proxy, which urllib reads from the registry) apply, as does REQUESTS_CA_BUNDLE.
 - Errors are `DownloadError(code, **values)`; `download_error_text` turns one into plain words (en, zh_CN) from
   `resources/ui_text.json` (`download.error.<code>`). No user-facing words live in this module.
+- requests and urllib3 are imported by the functions that use them, not here: the wizard imports this module at
+  start (its errors and progress type) and should not pay for them (0.16 s here, about a second under Wine).
 """
 
 from __future__ import annotations
@@ -31,15 +33,15 @@ import zlib
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional, TypeVar
+from typing import TYPE_CHECKING, Callable, Optional, TypeVar
 from urllib.parse import urljoin, urlsplit
-
-import requests
-import urllib3.exceptions
 
 from app.cancel import Cancelled, CancelToken
 from app.i18n import words
 from app.system.files import rename_file
+
+if TYPE_CHECKING:
+    import requests
 
 T = TypeVar("T")
 CHUNK = 4 << 20  # largest read; the size adapts to the speed (_read_pieces)
@@ -163,6 +165,9 @@ def _chain(exc: BaseException) -> list[BaseException]:
 
 def _network_error(exc: BaseException, url: str) -> DownloadError:
     """A requests/urllib3/socket failure in the user's words."""
+    import requests
+    import urllib3.exceptions
+
     host = _host(url)
     causes = _chain(exc)
     if any(isinstance(c, (requests.exceptions.SSLError, ssl.SSLError, urllib3.exceptions.SSLError)) for c in causes):
@@ -214,6 +219,9 @@ def _status_error(response: requests.Response) -> BaseException:
 def _open(session: requests.Session, url: str, headers: dict[str, str], policy: _Policy,
           token: Optional[CancelToken]) -> requests.Response:
     """GET `url`, following redirects by hand so that every hop is checked to be HTTPS."""
+    import requests
+    import urllib3.exceptions
+
     _require_https(url)
     for _ in range(MAX_REDIRECTS + 1):
         if token is not None and token.cancelled:
@@ -416,6 +424,8 @@ def download(url: str, target: Path, *, max_bytes: int, sha256: Optional[str] = 
     `max_bytes` refuses a bigger file (announced or streamed). `sha256` (hex) is checked before the rename;
     so is `verify_file(temporary_path)`, which raises DownloadError to refuse. `retries` is how many failed
     attempts in a row (without new bytes) are tried again."""
+    import requests
+
     _require_https(url)
     target = Path(target)
     folder = target.parent
@@ -473,6 +483,9 @@ def _fetch_into(session: requests.Session, url: str, out, *, max_bytes: int, exp
 def _attempts(session: requests.Session, url: str, sink: _Sink, *, max_bytes: int, expected: Optional[str],
               policy: _Policy, token: Optional[CancelToken], meter: _Meter, chunk_size: int,
               folder: Path) -> tuple[str, int, str, int]:
+    import requests
+    import urllib3.exceptions
+
     host = _host(url)
     done = 0
     validator: Optional[str] = None  # ETag or Last-Modified of the first answer: a resume must match it
@@ -570,6 +583,8 @@ def _strong_validator(response: requests.Response) -> Optional[str]:
 def _retrying(session: Optional[requests.Session], policy: _Policy, token: Optional[CancelToken], url: str,
               attempt: Callable[[requests.Session], T]) -> T:
     """Run `attempt` until it returns, retrying what `_Retry` marks as worth retrying, with backoff."""
+    import requests
+
     own_session = session is None
     session = session or requests.Session()
     failures = 0
@@ -590,6 +605,9 @@ def _retrying(session: Optional[requests.Session], policy: _Policy, token: Optio
 
 def _read_body(response: requests.Response, url: str, limit: int, token: Optional[CancelToken]) -> bytes:
     """The whole body, at most `limit` bytes (more is an error raised by the caller's check)."""
+    import requests
+    import urllib3.exceptions
+
     pieces, got = [], 0
     try:
         for piece in _read_pieces(response, CHUNK, token, _host(url)):

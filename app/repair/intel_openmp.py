@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 from urllib.parse import urlparse
-
-import requests
 
 from app.cancel import CancelToken
 from app.repair.download import (
@@ -34,6 +32,9 @@ from app.resources import download_catalog
 from app.system.base import System
 from app.system.files import write_bytes
 from app.system.signature import signed_by
+
+if TYPE_CHECKING:
+    import requests
 
 # the intel-openmp wheel has 49 entries and a 6 KB central directory: far tighter bounds than a torch wheel needs
 MAX_DIRECTORY_BYTES = 1 << 20
@@ -71,6 +72,8 @@ def fetch_runtime(system: System, settings: PipSettings, folder: Path, *, token:
                   progress: Optional[Callable[[DownloadProgress], None]] = None) -> tuple[Path, dict]:
     """`libiomp5md.dll` from the pinned wheel, into `folder`, verified. Returns (path, facts for the journal)."""
     entry = download_catalog()["intel_openmp"]
+    import requests
+
     session = requests.Session()
     if settings.cert:
         cert = system.host_path(settings.cert)

@@ -29,10 +29,8 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator, Optional
+from typing import TYPE_CHECKING, Callable, Iterator, Optional
 from urllib.parse import unquote, urlparse
-
-import requests
 
 from app.cancel import CancelToken
 from app.inventory.environment import PythonEnvironment
@@ -58,6 +56,9 @@ from app.repair.wheel_member import (
 from app.system.base import System
 from app.system.folders import child, children
 from app.system.typed_path import resolve_typed_path
+
+if TYPE_CHECKING:
+    import requests
 
 PYTORCH_INDEX = "https://download.pytorch.org/whl/{variant}"
 PYTORCH_VARIANT = re.compile(r"^(cpu|cu\d+|rocm\d+(\.\d+)*|xpu)$")
@@ -339,6 +340,8 @@ class RestoreTorchFiles:
               token: Optional[CancelToken] = None) -> None:
         folder = transaction.folder / "downloads"
         folder.mkdir(parents=True, exist_ok=True)
+        import requests
+
         session = requests.Session()
         cert = plan.download.get("cert")
         host_cert = system.host_path(cert) if cert else None

@@ -30,13 +30,14 @@ import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterator, Optional
+from typing import TYPE_CHECKING, BinaryIO, Callable, Iterator, Optional
 from urllib.parse import urldefrag, urljoin, urlsplit
-
-import requests
 
 from app.cancel import CancelToken
 from app.repair.download import DownloadError, RangeNotSupported, fetch_range, remote_size
+
+if TYPE_CHECKING:
+    import requests
 
 CENTRAL_SIGNATURE = b"PK\x01\x02"
 LOCAL_HEADER_BYTES = 30
