@@ -676,3 +676,26 @@ def test_every_cause_carries_advice_and_every_advice_has_plain_words():
             assert len(re.findall(r"[\u4e00-\u9fff]", texts["zh_CN"][key])) >= 4, (advice, key)
         if "action" in texts["en"]:
             assert "Torch DLL Doctor" in texts["en"]["action"] and "诊断" in texts["zh_CN"]["action"], advice
+
+
+def test_no_explanation_names_a_repair_by_its_id():
+    """What `explain` and the Welcome page say is for readers: a repair is described in words, never by its id."""
+    import json
+
+    from app.repair.actions import ACTIONS
+    from app.resources import resources_folder
+
+    def texts(value):
+        if isinstance(value, dict):
+            for inner in value.values():
+                yield from texts(inner)
+        elif isinstance(value, list):
+            for inner in value:
+                yield from texts(inner)
+        elif isinstance(value, str):
+            yield value
+
+    catalogue = json.loads((resources_folder() / "error_causes.json").read_text(encoding="utf-8"))
+    said = list(texts(catalogue))  # every kind's words and every advice's, in both languages
+    assert len(said) > 40
+    assert [(action, text) for text in said for action in ACTIONS if action in text] == []

@@ -210,6 +210,10 @@ def test_a_list_value_goes_through_the_elevated_helper_as_a_list(tmp_path):
 def test_explain_of_winerror_1455_points_to_the_paging_file_repair():
     text = (r'OSError: [WinError 1455] The paging file is too small for this operation to complete. Error loading '
             r'"C:\sd\venv\lib\site-packages\torch\lib\cudnn_cnn_infer64_8.dll" or one of its dependencies.')
-    words = classify_error(text).text("en")
-    assert "paging-file-system-managed" in words["action"] and "cudnn_cnn_infer64_8.dll" in words["title"]
-    assert "paging-file-system-managed" in classify_error(text).text("zh_CN")["action"]
+    cause = classify_error(text)
+    words = cause.text("en")
+    assert cause.advice == "paging-file" and "cudnn_cnn_infer64_8.dll" in words["title"]
+    assert "manage the paging file size" in words["action"] and "undone" in words["action"]
+    assert "自动管理页面文件大小" in cause.text("zh_CN")["action"]
+    for lang in ("en", "zh_CN"):  # the reader sees words, never a repair's id (the Welcome page shows this too)
+        assert "paging-file-system-managed" not in cause.text(lang)["action"]
