@@ -69,7 +69,9 @@ def test_import_first_pyqt5_makes_the_replay_load_qt5_bins_old_msvcp140_and_the_
     _, first = diagnose("--import-first", "PyQt5")
     found = by_code(first)
     (static,) = found["runtime-copy-too-old"]
-    assert static["severity"] == "warning" and static["evidence"]["version"] == OLD
+    assert static["evidence"]["version"] == OLD and static["variant"] == "named-first"
+    # said to come first, the copy is a blocker, and the live import that worked anyway (Wine) makes it a warning
+    assert static["severity"] == "warning" and static["evidence"]["contradicted_by_replay"] is True
     assert static["evidence"]["owner"]["package"] == "PyQt5-Qt5" and static["evidence"]["import_name"] == "PyQt5"
     assert ntpath.normcase(static["evidence"]["folder"]) == ntpath.normcase(qt_bin)
     assert static["evidence"]["walk"]["complete"] is True
@@ -81,6 +83,15 @@ def test_import_first_pyqt5_makes_the_replay_load_qt5_bins_old_msvcp140_and_the_
     assert ntpath.normcase(ntpath.dirname(loaded["path"])) == ntpath.normcase(qt_bin), loaded
     assert loaded["version"] == OLD and loaded["agrees"] is False  # the model, without PyQt5, predicts System32's
     assert ok["evidence"]["replay"]["imported_first"][0]["module"] == "PyQt5"
+
+    _, app = diagnose("--app", "StoManager1")  # a known app: its first imports come from ai_apps.json
+    found = by_code(app)
+    (static,) = found["runtime-copy-too-old"]
+    assert static["variant"] == "app-imports-first" and static["evidence"]["app"] == "StoManager1"
+    (ok,) = found["import-ok"]
+    assert [m["module"] for m in ok["evidence"]["imported_first"]] == ["PyQt5"]
+    assert ntpath.normcase(ntpath.dirname(msvcp(ok["evidence"]["runtime_copies"])["path"])) == \
+        ntpath.normcase(qt_bin)
 
     _, plain = diagnose()
     found = by_code(plain)
