@@ -16,6 +16,7 @@ from app.inventory.runtime_copies import SITE_PACKAGES, list_runtime_copies
 from app.main import main
 from app.probes.causes import group_by_cause
 from app.probes.finding import BLOCKER, Finding
+from app.report.document import render_report
 from app.system.offline import OfflineImage
 from tests import realfiles
 from tests.conftest import SITE, VENV, build_torch_image, real
@@ -249,6 +250,14 @@ def test_a_known_app_that_imports_pyqt5_first_makes_the_copy_its_blocker(tmp_pat
     assert found["severity"] == "blocker" and found["variant"] == "app-imports-first" and code == 1
     assert found["evidence"]["app"] == "StoManager1"
     assert found["title"] == "StoManager1 imports PyQt5 before PyTorch, and PyQt5 brings an old VC++ runtime"
+    assert document["program"] == {"app": "StoManager1", "imports_first": ["PyQt5"]}  # what the checks assumed
+    for lang, said in (("en", "Checked as StoManager1 starts, with PyQt5 imported before PyTorch."),
+                       ("zh_CN", "按 StoManager1 的启动方式检查，在 PyTorch 之前导入 PyQt5。")):
+        for fmt in ("text", "html"):
+            assert said in render_report(document, {}, lang, fmt), (lang, fmt)
+    _, plain = diagnose(image, "--env", VENV)
+    assert plain["program"] is None
+    assert "Checked as" not in render_report(plain, {}, "en", "text")
 
 
 def test_an_app_named_on_the_command_line_must_be_a_known_one(tmp_path, capsys):

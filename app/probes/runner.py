@@ -50,6 +50,7 @@ class Diagnosis:
     graphs: dict[str, DependencyGraph] = field(default_factory=dict)  # python.exe -> torch\lib graph
     elapsed_s: float = 0.0
     complete: bool = True
+    program: Program = field(default_factory=Program)  # the program the checks assumed, as the user named it
 
     @property
     def blockers(self) -> list[Finding]:
@@ -74,10 +75,10 @@ def run_diagnosis(system: System, environments: Iterable[PythonEnvironment], *,
     cancel = caller.child()  # the budget below cancels this one, never the caller's
     machine = machine or read_machine_facts(system)
     envs = list(environments)
-    diagnosis = Diagnosis(machine, envs)
+    program = program or Program()
+    diagnosis = Diagnosis(machine, envs, program=program)
     cache = SHARED_CACHE  # keyed on (path, size, mtime): a changed file is read again
     live = system.can_run_programs if live is None else live
-    program = program or Program()
     contexts = {id(env): ProbeContext(system, machine, env, cancel, cache, program) for env in envs if env.torch}
     machine_context = ProbeContext(system, machine, None, cancel, cache)
     jobs: list[tuple[Probe, ProbeContext]] = []

@@ -17,6 +17,7 @@ from app.inventory.environment import PythonEnvironment
 from app.inventory.machine import MachineFacts
 from app.probes.causes import count_by_severity, group_by_cause
 from app.probes.finding import Finding
+from app.probes.runtime_copies import app_imports_first
 from app.report.html import html_report
 from app.report.text import text_report
 from app.report.tree_text import render_tree
@@ -49,7 +50,8 @@ def redact(value: Any, names: Iterable[str] = ()) -> Any:
 def build_document(machine: MachineFacts, environments: list[PythonEnvironment], findings: list[Finding],
                    graphs: dict[str, DependencyGraph], display: Callable[[Path], str], *, lang: str = "en",
                    source: str = "live", source_root: Optional[str] = None, redact_names: Iterable[str] = (),
-                   redacted: bool = True, complete: bool = True, elapsed_s: float = 0.0) -> dict:
+                   redacted: bool = True, complete: bool = True, elapsed_s: float = 0.0,
+                   program: Optional[dict] = None) -> dict:
     def shown(path: Optional[Path]) -> Optional[str]:
         return display(path) if path is not None else None
 
@@ -66,6 +68,7 @@ def build_document(machine: MachineFacts, environments: list[PythonEnvironment],
         "redacted": redacted,
         "complete": complete,
         "elapsed_s": round(elapsed_s, 3),
+        "program": program,  # {"app", "imports_first"}: the program the checks assumed, when the user named one
         "summary": {"blockers": counts["blocker"], "warnings": counts["warning"], "infos": counts["info"],
                     "findings": len(findings)},
         "machine": {
@@ -124,9 +127,19 @@ def diagnosis_report(diagnosis: Any, system: Any, *, lang: str, source: str, sou
     document = build_document(
         diagnosis.machine, diagnosis.environments, diagnosis.findings, diagnosis.graphs, system.windows_path,
         lang=lang, source=source, source_root=source_root, redact_names=names, redacted=redacted,
-        complete=diagnosis.complete, elapsed_s=diagnosis.elapsed_s)
+        complete=diagnosis.complete, elapsed_s=diagnosis.elapsed_s, program=_program(diagnosis))
     trees = dependency_trees(diagnosis.graphs, system.windows_path, lang)
     return document, (redact(trees, names) if redacted else trees)
+
+
+def _program(diagnosis: Any) -> Optional[dict]:
+    """The program the checks assumed, with what it imports before torch (its app's known imports, then the
+    modules named), or None when the user named none."""
+    program = getattr(diagnosis, "program", None)
+    if program is None or not (program.app or program.imports_first):
+        return None
+    first = list(dict.fromkeys([*app_imports_first(program.app), *program.imports_first]))
+    return {"app": program.app, "imports_first": first}
 
 
 REPORT_FORMATS = ("text", "html", "json")

@@ -103,6 +103,14 @@ def build_report(document: dict, trees: dict[str, str], lang: str) -> Report:
             words(f"report.source.{document['source']['kind']}", lang, root=document["source"].get("root") or "")]
     if document["redacted"]:
         meta.append(words("report.redacted", lang))
+    program = document.get("program")
+    if program:  # the checks assumed a program that imports something before torch
+        first = ", ".join(program["imports_first"])
+        if program["app"]:
+            key = "report.program.app_first" if first else "report.program.app"
+            meta.append(words(key, lang, app=program["app"], modules=first))
+        else:
+            meta.append(words("report.program.first", lang, modules=first))
     sections = [_summary(document, lang), _problems(document, lang), _computer(document, lang),
                 _visual_studio(document, lang), _variables(document, lang), _path(document, lang),
                 _environments(document, lang), _loaded(document, lang), _dependencies(trees, lang),
