@@ -270,3 +270,22 @@ def test_the_wizard_and_the_cli_find_the_same_environment_for_a_quoted_path(demo
     assert env is not None and env.python == demo / DEMO_PYTHON[3:].replace("\\", "/")
     code, out, err = run("diagnose", "--root", str(demo), "--env", f'"{DEMO_PYTHON}"', "--quiet")
     assert code == ExitCode.PROBLEM and LIBOMP in out, err
+
+
+def test_a_reader_that_stops_reading_never_stops_a_repair(fresh_demo, data_dir):
+    """`repair ... | head -1`: the pipe closes after the first line; the repair still finishes, and no error is
+    printed about the pipe (a real pipe, a real process)."""
+    from app.repair.journal import Journal
+
+    lib = OfflineImage(fresh_demo).host_path(DEMO_TORCH_LIB)
+    argv = [sys.executable, "-m", "app", *place_argv(fresh_demo, "--yes", "--lang", "en")]
+    child = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             env={**os.environ, "TDD_DATA_DIR": str(data_dir)})
+    child.stdout.readline()
+    child.stdout.close()  # as `head -1` does
+    with child.stderr:
+        err = child.stderr.read().decode("utf-8", "replace")
+    assert child.wait(timeout=300) == 0, err
+    assert "Broken pipe" not in err and "BrokenPipeError" not in err, err
+    assert (lib / "libomp140.x86_64.dll").is_file()
+    assert next(Journal(data_dir).transactions()).state == "done"

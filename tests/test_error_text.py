@@ -699,3 +699,14 @@ def test_no_explanation_names_a_repair_by_its_id():
     said = list(texts(catalogue))  # every kind's words and every advice's, in both languages
     assert len(said) > 40
     assert [(action, text) for text in said for action in ACTIONS if action in text] == []
+
+
+def test_winerror_1114_on_c10_names_an_old_copy_loaded_first_as_well_as_an_old_runtime():
+    """pytorch/pytorch#166628, #169429: with a current runtime, a program that imports PyQt5 first fails the same."""
+    text = (r'OSError: [WinError 1114] A dynamic link library (DLL) initialization routine failed. Error loading '
+            r'"C:\app\venv\Lib\site-packages\torch\lib\c10.dll" or one of its dependencies.')
+    cause = classify_error(text)
+    assert cause.kind == "dll-init-failed" and cause.dll == "c10.dll"
+    en, zh = cause.text("en")["explanation"], cause.text("zh_CN")["explanation"]
+    assert "too old" in en and "PyQt5" in en and "before torch" in en and '"import torch" works' in en
+    assert "版本太旧" in zh and "PyQt5" in zh and "在 torch 之前导入" in zh

@@ -2,10 +2,12 @@
 
 Tests hand in io.StringIO; by default the process's own streams, taken when the Output is made (so pytest's
 capsys sees them). A stream may be None (a windowed .exe started without a console): print() then writes
-nowhere."""
+nowhere. A reader that stops reading (`diagnose | head`) never stops the command: what is written after that is
+dropped, so a repair always finishes (or rolls back) for its own reasons, never for a closed pipe."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Optional, TextIO
@@ -20,15 +22,23 @@ class Output:
 
     def line(self, text: str = "") -> None:
         """One line of the command's result."""
-        print(text, file=self.out)
+        self._write("out", text)
 
     def text(self, text: str) -> None:
         """A block of the result that brings its own line ends (a report)."""
-        print(text, end="", file=self.out)
+        self._write("out", text, end="")
 
     def note(self, text: str) -> None:
         """Progress, a warning or an error: standard error, at once, so it shows before a long step."""
-        print(text, file=self.err, flush=True)
+        self._write("err", text, flush=True)
+
+    def _write(self, which: str, text: str, end: str = "\n", flush: bool = False) -> None:
+        stream = getattr(self, which)
+        try:
+            print(text, end=end, file=stream, flush=flush)
+        except BrokenPipeError:  # the reader has gone: the rest goes nowhere, the command goes on
+            _silence(stream)
+            setattr(self, which, None)
 
     def document(self, destination: str, text: str) -> None:
         """A document (JSON...) to a file, or to the result stream with `-`."""
@@ -44,7 +54,7 @@ class Output:
 
     def ask(self, question: str) -> str:
         """The answer typed after `question`, stripped; empty at the end of input."""
-        print(question, end="", file=self.out, flush=True)
+        self._write("out", question, end="", flush=True)
         return (self.stdin.readline() if self.stdin is not None else "").strip()
 
     def read_bytes(self) -> bytes:
@@ -53,3 +63,16 @@ class Output:
             return b""
         buffer = getattr(self.stdin, "buffer", None)
         return buffer.read() if buffer is not None else self.stdin.read().encode("utf-8")
+
+
+def _silence(stream: Optional[TextIO]) -> None:
+    """Point a closed pipe's file descriptor at the null device, so that the interpreter's own flush at exit does
+    not fail on it either (Python's documented way for SIGPIPE)."""
+    try:
+        descriptor = stream.fileno() if stream is not None else None
+    except (OSError, ValueError, AttributeError):
+        return
+    if descriptor is not None:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, descriptor)
+        os.close(null)
