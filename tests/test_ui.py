@@ -451,3 +451,11 @@ def test_the_wizard_starts_without_loading_the_http_library():
             "print(sorted(m for m in ('requests', 'urllib3') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "[]", done.stderr
+
+
+def test_every_repair_has_a_name_of_its_own_on_the_plan_page(qapp):
+    from app.repair.actions import ACTIONS
+    from app.ui.pages.plan import repair_name
+
+    fallback = repair_name("no-such-repair")
+    assert [action for action in ACTIONS if repair_name(action) == fallback] == []

@@ -193,3 +193,34 @@ def test_the_wizard_asks_which_program_shows_the_error_and_checks_again_as_it_st
     qtbot.waitUntil(lambda: wizard.currentId() == DIAGNOSE, timeout=WAIT_MS)
     forward(qtbot, wizard, FINDINGS)
     assert wizard.session.program.imports_first == () and copy_problem().severity == "warning"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh_CN"])
+def test_an_old_runtime_copy_beside_python_is_set_aside_from_the_wizard_and_undone(tmp_path, open_wizard, qtbot,
+                                                                                   lang):
+    """ComfyUI's portable Python with an old msvcp140.dll (and its siblings) that no record lists: the plan names the
+    repair in words, the repair renames them in place, Verify finds no problem, Finish undoes it byte for byte."""
+    from tests.test_runtime_copy_first import PORTABLE, portable_image
+
+    image = portable_image(tmp_path / "image")
+    folder = image.host(PORTABLE)
+    before = files_of(folder)
+    wizard = open_wizard(root=str(image.root), lang=lang)
+    to_plan(qtbot, wizard)
+    assert [o.action for o in wizard.session.chosen] == ["set-aside-runtime-copy"]
+    words = shown(wizard.pages[PLAN])
+    assert "set-aside-runtime-copy" not in words
+    assert (("renamed in place" in words and "System32" in words) if lang == "en" else
+            ("原处改名" in words and "System32" in words)), words
+    forward(qtbot, wizard, REPAIR)
+    repair = wizard.pages[REPAIR]
+    qtbot.waitUntil(lambda: repair.state == RunState.DONE, timeout=WAIT_MS)
+    assert not (folder / "msvcp140.dll").exists() and (folder / "vcruntime140.dll").exists()
+    forward(qtbot, wizard, VERIFY)
+    ready(qtbot, wizard)
+    assert wizard.session.blockers(wizard.session.after) == []
+    forward(qtbot, wizard, FINISH)
+    finish = wizard.pages[FINISH]
+    qtbot.mouseClick(finish.undo, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: finish.undo.isHidden(), timeout=WAIT_MS)
+    assert files_of(folder) == before

@@ -78,9 +78,12 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
     by_app = {m.lower() for m in app_imports_first(program_app(ctx))}
     named = {m.lower() for m in ctx.program.imports_first}
     torch_folder = env.torch.folder
+    own_folders = {str(folder).casefold() for folder in (env.exec_prefix, env.python.parent)}
     for copies in listing.folders().values():
         deciding = next((c for c in copies if c.name.lower() == DECIDING_DLL), None)
         if deciding is None or _inside(deciding, torch_folder) or (deciding.owner or "").lower() == "torch":
+            continue
+        if str(deciding.path.parent).casefold() in own_folders:  # found before System32's: the vc-runtime probe's
             continue
         if not deciding.version or version_tuple(deciding.version) >= version_tuple(rule["version"]):
             continue

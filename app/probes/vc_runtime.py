@@ -1,4 +1,10 @@
-"""The Microsoft Visual C++ runtime: installed? found where torch looks? new enough for this torch?"""
+"""The Microsoft Visual C++ runtime: installed? found where torch looks? new enough for this torch?
+
+An old msvcp140.dll that Windows finds before System32's (beside python.exe: conda's vc14_runtime, the msvc-runtime
+wheel in a Python that is not a venv, or a file nobody's record lists) is named as that copy, with its owner: the
+redistributable cannot help while it is found first, so its repair is `update-runtime-copy` (conda or pip updates
+it) or `set-aside-runtime-copy` (nobody owns it), with `install-vc-runtime` too when System32's own copy is also too
+old."""
 
 from __future__ import annotations
 
@@ -8,7 +14,11 @@ from app.engine.versions import matches, version_tuple
 from app.inventory.machine import CORE_VC_DLLS, file_version
 from app.probes.base import ENVIRONMENT, Probe, ProbeContext
 from app.probes.finding import BLOCKER, WARNING, Finding
+from app.probes.openmp import owner_name, package_owning
 from app.resources import known_issues
+
+UPDATE_COPY = "update-runtime-copy"  # guided (app/repair/guides.py): the owner's package manager updates it
+SET_ASIDE_COPY = "set-aside-runtime-copy"  # app/repair/runtime_copy.py: nobody owns it, so it is renamed in place
 
 
 def run(ctx: ProbeContext) -> Iterator[Finding]:
@@ -36,9 +46,40 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
         if matches(torch.release, rule["torch"]):
             found = file_version(msvcp.path)
             if found and version_tuple(found) < version_tuple(rule["version"]):
-                yield ctx.finding("vc-runtime-too-old", BLOCKER, {
-                    "torch": torch.version, "needed": rule["version"], "found": found,
-                    "path": ctx.display(msvcp.path), "links": rule["links"]}, ["install-vc-runtime"])
+                evidence = {"torch": torch.version, "needed": rule["version"], "found": found,
+                            "path": ctx.display(msvcp.path), "links": rule["links"]}
+                system_copy = next((d for d in ctx.machine.runtime_dlls
+                                    if d.folder == "System32" and d.name.lower() == "msvcp140.dll"), None)
+                if system_copy is not None and _same(system_copy.path, msvcp.path):
+                    yield ctx.finding("vc-runtime-too-old", BLOCKER, evidence, ["install-vc-runtime"])
+                    return
+                yield _copy_first(ctx, msvcp.path, evidence, system_copy.version if system_copy else None)
+            return
+
+
+def _same(a, b) -> bool:
+    return str(a).casefold() == str(b).casefold()
+
+
+def _copy_first(ctx: ProbeContext, path, evidence: dict, system_version) -> Finding:
+    """The old copy Windows finds first is not System32's: who put it there, and whether System32's would do."""
+    owner = package_owning(ctx.env, path)
+    system_ok = system_version is not None and version_tuple(system_version) >= version_tuple(evidence["needed"])
+    others = sorted(p.name for p in path.parent.iterdir()
+                    if p.name.lower() in OTHER_COPIES and p.is_file()) if path.parent.is_dir() else []
+    evidence = {**evidence, "folder": ctx.display(path.parent), "owner": owner, "owner_name": owner_name(owner),
+                "package": owner["package"] if owner else "-", "owner_version": owner.get("version") if owner else "-",
+                "system_version": system_version or "-", "system_ok": system_ok, "others": others,
+                "prefix": ctx.display(ctx.env.exec_prefix), "python": ctx.python}
+    repairs = [UPDATE_COPY if owner else SET_ASIDE_COPY] + ([] if system_ok else ["install-vc-runtime"])
+    variant = f"copy-{owner['manager']}" if owner else "copy-no-owner"
+    return ctx.finding("vc-runtime-too-old", BLOCKER, evidence, repairs, variant=variant)
+
+
+# the runtime's files that travel with msvcp140.dll, set aside with it when nobody owns them; never vcruntime140:
+# python.exe loaded its own at start
+OTHER_COPIES = frozenset({"msvcp140_1.dll", "msvcp140_2.dll", "msvcp140_atomic_wait.dll",
+                          "msvcp140_codecvt_ids.dll", "concrt140.dll"})
 
 
 PROBE = Probe("vc-runtime", ENVIRONMENT, run)

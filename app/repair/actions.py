@@ -8,6 +8,7 @@ from app.repair.guides import GUIDED_REPAIRS
 from app.repair.paging_file import PagingFileSystemManaged
 from app.repair.plan import EnableLongPaths, PlaceOpenMP, PlanRefused, UserSettings, said
 from app.repair.restore_files import RestoreTorchFiles
+from app.repair.runtime_copy import SetAsideRuntimeCopy
 from app.repair.upgrade import UpgradeTorch
 from app.repair.vc_runtime import InstallVCRuntime
 
@@ -16,7 +17,7 @@ ACTIONS = {action.id: action for action in (PlaceOpenMP(), UpgradeTorch(), Insta
                                             UserSettings("unset-env-var"),
                                             UserSettings("remove-path-entry"), EnableLongPaths(),
                                             RestoreTorchFiles(), PagingFileSystemManaged(), RemoveDuplicateOpenMP(),
-                                            MatchCompanions(),
+                                            MatchCompanions(), SetAsideRuntimeCopy(),
                                             *GUIDED_REPAIRS)}
 
 

@@ -34,6 +34,7 @@ WSL_INSTALL = "https://learn.microsoft.com/windows/wsl/install"
 SMART_APP_CONTROL_FAQ = {lang: f"https://support.microsoft.com/{locale}/windows/smart-app-control-frequently-asked-"
                          "questions-285ea03d-fa88-4d56-882e-6698afdb7003" for lang, locale in
                          (("en", "en-us"), ("zh_CN", "zh-cn"))}
+CONDA_RUNTIME = "https://anaconda.org/conda-forge/vc14_runtime"
 START_FRESH = "start-fresh"  # offered where no repair fits a problem that stops PyTorch
 
 
@@ -179,6 +180,33 @@ class LoadTorchFirst(GuidedRepair):
         return Guide(self.id, same_url(links[0]), said("guide.link.copy"), steps)
 
 
+class UpdateRuntimeCopy(GuidedRepair):
+    """`update-runtime-copy`: an old msvcp140.dll that conda's or pip's package put beside python.exe, found before
+    System32's (vc-runtime-too-old@copy-conda / @copy-pip). Its own package manager updates it; its files are
+    never touched here."""
+
+    id = "update-runtime-copy"
+
+    def guide(self, system, env, machine, findings) -> Guide:
+        named = next((f for f in findings if self.id in f.repairs), None)
+        evidence = named.evidence if named is not None else {}
+        owner = evidence.get("owner") or {}
+        values = {"package": owner.get("package") or "-", "version": owner.get("version") or "-",
+                  "prefix": evidence.get("prefix") or "-", "python": evidence.get("python") or "python",
+                  "needed": evidence.get("needed") or "14.40", "path": evidence.get("path") or "-"}
+        if owner.get("manager") == "conda":
+            steps = [said("guide.rtcopy.conda.open"), said("guide.rtcopy.conda.update", **values)]
+            url = CONDA_RUNTIME
+        else:
+            steps = [said("guide.rtcopy.pip.update", **values)]
+            url = f"https://pypi.org/project/{values['package']}/"
+        if evidence.get("system_ok") is False:
+            steps.append(said("guide.rtcopy.system_too", version=evidence.get("system_version") or "-",
+                              needed=values["needed"]))
+        steps += [said("guide.rtcopy.check", **values)]
+        return Guide(self.id, same_url(url), said("guide.link.rtcopy"), steps)
+
+
 class AppControlSettings(GuidedRepair):
     """`app-control-settings`: Smart App Control's own switch (Windows Security), which cannot be turned back on
     without reinstalling Windows, or an App Control exception from the administrator of a managed computer."""
@@ -226,7 +254,7 @@ class InstallMatchingTorch(GuidedRepair):
 
 
 GUIDED_REPAIRS = (Install64BitPython(), UpdateGpuDriver(), StartFresh(), LoadTorchFirst(), AppControlSettings(),
-                  InstallMatchingTorch())
+                  InstallMatchingTorch(), UpdateRuntimeCopy())
 
 
 def python_minor(env: Optional[PythonEnvironment]) -> Optional[str]:

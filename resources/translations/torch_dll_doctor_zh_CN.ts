@@ -695,77 +695,77 @@
 <context>
     <name>PlanPage</name>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="131"/>
+        <location filename="../../app/ui/pages/plan.py" line="140"/>
         <source>Choose the repair</source>
         <translation>选择修复方式</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="132"/>
+        <location filename="../../app/ui/pages/plan.py" line="141"/>
         <source>Nothing has changed yet. Every change below is recorded and can be undone.</source>
         <translation>目前还没有任何修改。下面的每一项修改都会被记录，并且可以撤销。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="133"/>
+        <location filename="../../app/ui/pages/plan.py" line="142"/>
         <source>&amp;Repair now</source>
         <translation>立即修复(&amp;R)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="136"/>
+        <location filename="../../app/ui/pages/plan.py" line="145"/>
         <source>Working out the repairs that fit…</source>
         <translation>正在找出合适的修复方式…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="138"/>
+        <location filename="../../app/ui/pages/plan.py" line="147"/>
         <source>The repairs could not be worked out. {reason} Press Next to finish and save the report.</source>
         <translation>无法确定可用的修复。{reason} 请按“下一步”结束并保存报告。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="141"/>
+        <location filename="../../app/ui/pages/plan.py" line="150"/>
         <source>None of the repairs can be done here. The reasons are below. Press Next to finish and save the report.</source>
         <translation>这里无法进行任何修复，原因见下。请按“下一步”结束并保存报告。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="144"/>
+        <location filename="../../app/ui/pages/plan.py" line="153"/>
         <source>Nothing here can be repaired automatically, but there are steps you can take yourself. They are below, and they stay on the last page. Press Next.</source>
         <translation>这里没有能自动完成的修复，但有一些你可以自己完成的步骤。步骤见下，最后一页上也会保留。请按“下一步”。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="147"/>
+        <location filename="../../app/ui/pages/plan.py" line="156"/>
         <source>The recommended repair is chosen for each problem. Press “Repair now” when you are ready.</source>
         <translation>每个问题都已选好推荐的修复方式。准备好后点击“立即修复”。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="179"/>
+        <location filename="../../app/ui/pages/plan.py" line="188"/>
         <source>Not possible here: {reasons}</source>
         <translation>这里无法进行：{reasons}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="184"/>
+        <location filename="../../app/ui/pages/plan.py" line="193"/>
         <source>Leave this as it is</source>
         <translation>保持原样</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="185"/>
+        <location filename="../../app/ui/pages/plan.py" line="194"/>
         <source>Leave this problem as it is</source>
         <translation>这个问题保持原样</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="202"/>
+        <location filename="../../app/ui/pages/plan.py" line="211"/>
         <source>Download: about {size} MB.</source>
         <translation>需要下载：约 {size} MB。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="204"/>
+        <location filename="../../app/ui/pages/plan.py" line="213"/>
         <source>Download: a small file from your package index.</source>
         <translation>需要下载：从你的软件包索引下载一个小文件。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="206"/>
+        <location filename="../../app/ui/pages/plan.py" line="215"/>
         <source>Windows will ask for permission (administrator rights) for this step.</source>
         <translation>这一步 Windows 会请求权限（管理员权限）。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="208"/>
+        <location filename="../../app/ui/pages/plan.py" line="217"/>
         <source>No administrator rights are needed.</source>
         <translation>不需要管理员权限。</translation>
     </message>
@@ -838,7 +838,32 @@
         <translation>自己用新环境从头开始（步骤见下）</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="58"/>
+        <location filename="../../app/ui/pages/plan.py" line="57"/>
+        <source>Load PyTorch before the other package yourself (steps below)</source>
+        <translation>自己让 PyTorch 在另一个包之前加载（步骤见下）</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/plan.py" line="59"/>
+        <source>Change Smart App Control yourself (steps below)</source>
+        <translation>自己更改智能应用控制（步骤见下）</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/plan.py" line="61"/>
+        <source>Use the PyTorch made for this kind of Python yourself (steps below)</source>
+        <translation>自己换用为这种 Python 制作的 PyTorch（步骤见下）</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/plan.py" line="63"/>
+        <source>Update the package that brings the old runtime yourself (steps below)</source>
+        <translation>自己更新带着旧运行库的包（步骤见下）</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/plan.py" line="65"/>
+        <source>Set aside the old runtime copy</source>
+        <translation>把旧的运行库文件放到一边</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/plan.py" line="67"/>
         <source>Another repair</source>
         <translation>其他修复</translation>
     </message>

@@ -54,6 +54,15 @@ def repair_name(action: str) -> str:
                                                         "Update the NVIDIA graphics driver yourself (steps below)"),
         "start-fresh": QCoreApplication.translate("RepairNames",
                                                   "Start fresh with a new environment yourself (steps below)"),
+        "load-torch-first": QCoreApplication.translate("RepairNames",
+                                                       "Load PyTorch before the other package yourself (steps below)"),
+        "app-control-settings": QCoreApplication.translate("RepairNames",
+                                                           "Change Smart App Control yourself (steps below)"),
+        "install-matching-torch": QCoreApplication.translate(
+            "RepairNames", "Use the PyTorch made for this kind of Python yourself (steps below)"),
+        "update-runtime-copy": QCoreApplication.translate(
+            "RepairNames", "Update the package that brings the old runtime yourself (steps below)"),
+        "set-aside-runtime-copy": QCoreApplication.translate("RepairNames", "Set aside the old runtime copy"),
     }
     return names.get(action) or QCoreApplication.translate("RepairNames", "Another repair")
 

@@ -1,0 +1,65 @@
+"""An old VC++ runtime that Windows finds before System32's, beside python.exe (probes/vc_runtime.py, the
+`vc-runtime-too-old@copy-*` findings). Reinstalling the redistributable cannot help while that copy comes first.
+
+- `set-aside-runtime-copy`: no package's record lists the copy, so nothing would put it back and nothing owns it:
+  msvcp140.dll and the runtime files of the same age beside it are renamed in place
+  (`<name>.set-aside-by-torch-dll-doctor`, journalled, never deleted; undo names them back), and Windows then loads
+  System32's. Refused while System32's own copy is missing or too old (install the runtime first), and never
+  vcruntime140*.dll: python.exe loaded its own at start.
+- `update-runtime-copy` (guided, app/repair/guides.py): conda or pip owns the copy; that package manager updates it.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+from app.cancel import CancelToken
+from app.engine.versions import version_tuple
+from app.inventory.environment import PythonEnvironment
+from app.inventory.machine import MachineFacts, file_version
+from app.probes.finding import Finding
+from app.probes.vc_runtime import OTHER_COPIES, SET_ASIDE_COPY
+from app.repair.duplicate_openmp import set_aside_name
+from app.repair.journal import Transaction
+from app.repair.plan import Change, Plan, PlanRefused, said
+from app.system.base import System
+
+
+class SetAsideRuntimeCopy:
+    id = SET_ASIDE_COPY
+    sources = ()
+
+    def plan(self, system: System, env: PythonEnvironment, machine: MachineFacts, findings: list[Finding],
+             source: Optional[str]) -> Plan:
+        if source is not None:
+            raise PlanRefused([said("repair.refused.unknown_source", source=source, sources="-")])
+        named = next((f for f in findings if f.code == "vc-runtime-too-old" and self.id in f.repairs), None)
+        if named is None:
+            raise PlanRefused([said("repair.refused.nothing_to_do", action=self.id)])
+        evidence = named.evidence
+        host = system.host_path(str(evidence.get("path") or ""))
+        if host is None or not host.is_file() or file_version(host) != evidence.get("found"):
+            raise PlanRefused([said("repair.refused.openmp_changed", path=evidence.get("path") or "-")])
+        if not evidence.get("system_ok"):  # System32's copy would be loaded next: it must be new enough first
+            raise PlanRefused([said("repair.refused.runtime_copy_system_old", needed=evidence["needed"],
+                                    version=evidence.get("system_version") or "-")])
+        needed = version_tuple(evidence["needed"])
+        old = [host] + sorted(p for p in host.parent.iterdir() if p.name.lower() in OTHER_COPIES and p.is_file()
+                              and (file_version(p) is None or version_tuple(file_version(p)) < needed))
+        changes = []
+        for path in old:
+            target = set_aside_name(path)
+            changes.append(Change("rename-file", system.windows_path(path), value=target.name, host_target=path,
+                                  host_source=target))
+        notes = [said("repair.note.runtime_copy.set_aside", folder=evidence.get("folder") or "-",
+                      names=", ".join(p.name for p in old), found=evidence["found"],
+                      system=evidence.get("system_version") or "-")]
+        return Plan(self.id, None, system.windows_path(env.python), changes, notes=notes)
+
+    def apply(self, system: System, plan: Plan, transaction: Transaction,
+              on_output: Callable[[str], None] = lambda line: None, on_progress=None,
+              token: Optional[CancelToken] = None) -> None:
+        for change in plan.changes:
+            if token is not None:
+                token.check()
+            transaction.rename_file(system, change.host_target, change.host_source)
