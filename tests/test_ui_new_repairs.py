@@ -24,6 +24,23 @@ def files_of(root: Path) -> dict[str, str]:
             for p in sorted(root.rglob("*")) if p.is_file() and p.stat().st_size < (64 << 20)}
 
 
+def repaired(qtbot, wizard):
+    """Press "Repair now" and wait until the run is done; the Repair page."""
+    forward(qtbot, wizard, REPAIR)
+    repair = wizard.pages[REPAIR]
+    qtbot.waitUntil(lambda: repair.state == RunState.DONE, timeout=WAIT_MS)
+    return repair
+
+
+def undone_from_finish(qtbot, wizard) -> None:
+    """From Verify (once it has checked) to Finish, then "Undo these changes", and wait until it is done."""
+    ready(qtbot, wizard)
+    forward(qtbot, wizard, FINISH)
+    finish = wizard.pages[FINISH]
+    qtbot.mouseClick(finish.undo, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: finish.undo.isHidden(), timeout=WAIT_MS)
+
+
 def shown(page) -> str:
     return " ".join(label.text() for label in page.findChildren(QLabel) if not label.isHidden())
 
@@ -37,18 +54,13 @@ def test_the_extra_openmp_runtime_is_set_aside_from_the_wizard_and_undone(tmp_pa
     assert [o.action for o in wizard.session.chosen] == ["remove-duplicate-openmp"]
     plan_words = shown(wizard.pages[PLAN])
     assert "remove-duplicate-openmp" not in plan_words and "KMP_DUPLICATE_LIB_OK=TRUE" not in plan_words
-    forward(qtbot, wizard, REPAIR)
-    repair = wizard.pages[REPAIR]
-    qtbot.waitUntil(lambda: repair.state == RunState.DONE, timeout=WAIT_MS)
+    repaired(qtbot, wizard)
     assert image.host(CONDA + r"\Library\bin" + "\\" + SET_ASIDE).exists()
     assert not image.host(CONDA + r"\Library\bin\libiomp5md.dll").exists()
     forward(qtbot, wizard, VERIFY)
     ready(qtbot, wizard)
     assert not [p for p in wizard.session.blockers(wizard.session.after) if p.lead.code == "openmp-conflict"]
-    forward(qtbot, wizard, FINISH)
-    finish = wizard.pages[FINISH]
-    qtbot.mouseClick(finish.undo, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: finish.undo.isHidden(), timeout=WAIT_MS)
+    undone_from_finish(qtbot, wizard)
     assert files_of(image.root) == before
 
 
@@ -60,9 +72,7 @@ def test_the_paging_file_repair_ends_with_restart_needed_not_a_failure(tmp_path,
     to_plan(qtbot, wizard)
     assert [o.action for o in wizard.session.chosen] == ["paging-file-system-managed"]
     assert wizard.session.chosen[0].plan.needs_admin is False  # a copied drive: registry.json, no elevation
-    forward(qtbot, wizard, REPAIR)
-    repair = wizard.pages[REPAIR]
-    qtbot.waitUntil(lambda: repair.state == RunState.DONE, timeout=WAIT_MS)
+    repair = repaired(qtbot, wizard)
     assert repair.run.items[0].phase == Phase.RESTART_NEEDED and repair.run.restart_needed
     words = repair.status.text()
     assert (("restart" in words) if lang == "en" else ("重启" in words)), words
@@ -70,10 +80,7 @@ def test_the_paging_file_repair_ends_with_restart_needed_not_a_failure(tmp_path,
     assert b"?:\\\\pagefile.sys" in (image.root / "registry.json").read_bytes()
     forward(qtbot, wizard, VERIFY)
     ready(qtbot, wizard)
-    forward(qtbot, wizard, FINISH)
-    finish = wizard.pages[FINISH]
-    qtbot.mouseClick(finish.undo, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: finish.undo.isHidden(), timeout=WAIT_MS)
+    undone_from_finish(qtbot, wizard)
     assert (image.root / "registry.json").read_bytes() == registry
 
 
@@ -92,17 +99,12 @@ def test_quarantined_truncated_and_empty_torch_files_are_put_back_from_the_wizar
     assert [o.action for o in wizard.session.chosen] == ["restore-torch-files"]
     words = shown(wizard.pages[PLAN])
     assert "restore-torch-files" not in words and "Protection history" in words
-    forward(qtbot, wizard, REPAIR)
-    repair = wizard.pages[REPAIR]
-    qtbot.waitUntil(lambda: repair.state == RunState.DONE, timeout=WAIT_MS)
+    repaired(qtbot, wizard)
     assert {name: lib_state(image)[name] for name in original} == original  # every byte back
     forward(qtbot, wizard, VERIFY)
     ready(qtbot, wizard)
     assert wizard.session.blockers(wizard.session.after) == []
-    forward(qtbot, wizard, FINISH)
-    finish = wizard.pages[FINISH]
-    qtbot.mouseClick(finish.undo, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: finish.undo.isHidden(), timeout=WAIT_MS)
+    undone_from_finish(qtbot, wizard)
     assert lib_state(image) == broken  # undone: the damaged files are back as they were
 
 
@@ -212,15 +214,10 @@ def test_an_old_runtime_copy_beside_python_is_set_aside_from_the_wizard_and_undo
     assert "set-aside-runtime-copy" not in words
     assert (("renamed in place" in words and "System32" in words) if lang == "en" else
             ("原处改名" in words and "System32" in words)), words
-    forward(qtbot, wizard, REPAIR)
-    repair = wizard.pages[REPAIR]
-    qtbot.waitUntil(lambda: repair.state == RunState.DONE, timeout=WAIT_MS)
+    repaired(qtbot, wizard)
     assert not (folder / "msvcp140.dll").exists() and (folder / "vcruntime140.dll").exists()
     forward(qtbot, wizard, VERIFY)
     ready(qtbot, wizard)
     assert wizard.session.blockers(wizard.session.after) == []
-    forward(qtbot, wizard, FINISH)
-    finish = wizard.pages[FINISH]
-    qtbot.mouseClick(finish.undo, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: finish.undo.isHidden(), timeout=WAIT_MS)
+    undone_from_finish(qtbot, wizard)
     assert files_of(folder) == before
