@@ -177,3 +177,24 @@ def test_with_system32s_copy_too_old_the_runtime_comes_first_and_the_plan_says_s
     assert code == 1 and "Install the current Visual C++ runtime first" in err.out + err.err
     assert (image.host(PORTABLE) / "msvcp140.dll").is_file()  # refused: nothing changed
     assert OfflineImage(image.root).host_path(PORTABLE + r"\msvcp140.dll").is_file()
+
+
+def test_a_copy_a_pip_package_put_beside_python_names_that_package_and_its_own_upgrade(tmp_path, capsys):
+    """A pip package whose wheel puts msvcp140.dll into the prefix (its `.data/data/` scheme) of a Python that is not
+    a venv: its RECORD lists it as ../../msvcp140.dll. The guide upgrades that package with this Python's pip."""
+    image = portable_image(tmp_path / "image")
+    info = PORTABLE + r"\Lib\site-packages\old_runtime_pkg-1.0.dist-info"
+    rows = [f"../../{name},sha256=,1" for name in OLD_FILES] + ["old_runtime_pkg-1.0.dist-info/RECORD,,"]
+    image.write(info + r"\RECORD", "\n".join(rows) + "\n")
+    image.write(info + r"\METADATA", "Metadata-Version: 2.1\nName: old-runtime-pkg\nVersion: 1.0\n")
+    image.save()
+    _, document = diagnose(image, PORTABLE)
+    (problem,) = blockers(document)
+    lead = document["findings"][problem["findings"][0]]
+    assert lead["variant"] == "copy-pip" and problem["repairs"] == ["update-runtime-copy"]
+    assert lead["evidence"]["owner"]["package"].lower().replace("_", "-") == "old-runtime-pkg"
+    capsys.readouterr()
+    code = main(["repair", "--root", str(image.root), "--env", PORTABLE, "--action", "update-runtime-copy",
+                 "--lang", "zh_CN"])
+    out = capsys.readouterr().out
+    assert code == 1 and "-m pip install --upgrade" in out and "python.exe" in out and "pip 会把" in out, out
