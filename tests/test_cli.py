@@ -289,3 +289,19 @@ def test_a_reader_that_stops_reading_never_stops_a_repair(fresh_demo, data_dir):
     assert "Broken pipe" not in err and "BrokenPipeError" not in err, err
     assert (lib / "libomp140.x86_64.dll").is_file()
     assert next(Journal(data_dir).transactions()).state == "done"
+
+
+def test_when_standard_errors_reader_goes_first_progress_never_lands_in_the_result():
+    """`diagnose --json - 2>&1 | ...` style pipes close stderr's reader first: the notes after that go nowhere, and
+    standard output still holds only the result (the JSON a program reads)."""
+
+    class Gone(io.StringIO):
+        def write(self, text: str) -> int:
+            raise BrokenPipeError(32, "Broken pipe")
+
+    out = io.StringIO()
+    output = Output(out, Gone(), io.StringIO())
+    output.note("[1/17] checking…")
+    output.note("[2/17] checking…")
+    output.document("-", '{"schema": "x"}')
+    assert out.getvalue() == '{"schema": "x"}\n'

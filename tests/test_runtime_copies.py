@@ -265,7 +265,11 @@ def test_an_app_named_on_the_command_line_must_be_a_known_one(tmp_path, capsys):
     image.save()
     code = main(["diagnose", "--root", str(image.root), "--env", VENV, "--app", "Not An App", "--lang", "en"])
     err = capsys.readouterr().err
-    assert code == 2 and '"Not An App"' in err and "ComfyUI" in err, err
+    assert code == 2 and '"Not An App"' in err and "StoManager1" in err and "X-AnyLabeling" in err, err
+    # an app that imports nothing first would change nothing: refused the same way
+    code = main(["diagnose", "--root", str(image.root), "--env", VENV, "--app", "ComfyUI", "--lang", "en"])
+    err = capsys.readouterr().err
+    assert code == 2 and '"ComfyUI"' in err and "Known: X-AnyLabeling, StoManager1." in err, err
 
 
 @pytest.mark.slow

@@ -143,13 +143,14 @@ def test_an_old_copy_nobody_owns_beside_portable_python_is_set_aside_and_undone_
     assert not [f for f in document["findings"] if f["code"] == "runtime-copy-too-old"]
     lead = document["findings"][problem["findings"][0]]
     assert lead["variant"] == "copy-no-owner" and lead["evidence"]["owner"] is None
-    assert lead["evidence"]["others"] == ["concrt140.dll", "msvcp140_1.dll", "msvcp140_2.dll"]
+    assert lead["evidence"]["set_aside"] == ["msvcp140.dll", "concrt140.dll", "msvcp140_1.dll", "msvcp140_2.dll"]
+    assert lead["evidence"]["system_state"]["en"].endswith("new enough.")
     folder = image.host(PORTABLE)
     before = files_of(folder)
     argv = ["repair", "--root", str(image.root), "--env", PORTABLE, "--action", "set-aside-runtime-copy",
             "--lang", "en"]
     capsys.readouterr()
-    assert main([*argv, "--plan"]) in (0, 1)
+    assert main([*argv, "--plan"]) == 0
     plan = capsys.readouterr().out
     assert "renamed in place" in plan and "14.51" in plan and "vcruntime140" not in plan, plan
     assert main([*argv, "--yes"]) == 0, capsys.readouterr()
@@ -167,9 +168,12 @@ def test_with_system32s_copy_too_old_the_runtime_comes_first_and_the_plan_says_s
     image = portable_image(tmp_path / "image", realfiles.MSVC_RUNTIME_1429, "14.29.30133")
     _, document = diagnose(image, PORTABLE)
     (problem,) = blockers(document)
-    assert problem["repairs"] == ["set-aside-runtime-copy", "install-vc-runtime"]
+    assert problem["repairs"] == ["install-vc-runtime", "set-aside-runtime-copy"]  # Windows' own copy first
     lead = document["findings"][problem["findings"][0]]
     assert lead["evidence"]["system_ok"] is False and lead["evidence"]["system_version"].startswith("14.29")
+    for lang, said in (("en", "too old as well."), ("zh_CN", "也太旧了。")):
+        text = Finding("vc-runtime-too-old", "blocker", lead["evidence"], variant="copy-no-owner").text(lang)
+        assert said in text.explanation and "{" not in text.explanation + text.action, text
     capsys.readouterr()
     code = main(["repair", "--root", str(image.root), "--env", PORTABLE, "--action", "set-aside-runtime-copy",
                  "--yes", "--lang", "en"])
@@ -198,3 +202,59 @@ def test_a_copy_a_pip_package_put_beside_python_names_that_package_and_its_own_u
                  "--lang", "zh_CN"])
     out = capsys.readouterr().out
     assert code == 1 and "-m pip install --upgrade" in out and "python.exe" in out and "pip 会把" in out, out
+
+
+def test_the_set_aside_leaves_files_a_package_owns_or_whose_version_cannot_be_read(tmp_path):
+    """Beside the unowned msvcp140.dll: concrt140.dll listed in a package's RECORD, and a msvcp140_2.dll that is
+    not a readable DLL. Neither is renamed; the plan lists exactly what the check recorded."""
+    from app.inventory.environment import inspect_environment
+    from app.probes.runner import run_diagnosis
+    from app.repair.runtime_copy import SetAsideRuntimeCopy
+
+    image = portable_image(tmp_path / "image")
+    info = PORTABLE + r"\Lib\site-packages\some_pkg-1.0.dist-info"
+    image.write(info + r"\RECORD", "../../concrt140.dll,sha256=,1\nsome_pkg-1.0.dist-info/RECORD,,\n")
+    image.write(PORTABLE + r"\msvcp140_2.dll", b"MZ not really a DLL")
+    image.save()
+    system = OfflineImage(image.root)
+    env = inspect_environment(system, system.host_path(PORTABLE))
+    diagnosis = run_diagnosis(system, [env])
+    (finding,) = [f for f in diagnosis.findings if f.code == "vc-runtime-too-old"]
+    assert finding.evidence["set_aside"] == ["msvcp140.dll", "msvcp140_1.dll"]
+    plan = SetAsideRuntimeCopy().plan(system, env, diagnosis.machine, diagnosis.findings, None)
+    assert [c.host_target.name for c in plan.changes] == ["msvcp140.dll", "msvcp140_1.dll"]
+
+
+def test_the_set_aside_refuses_a_copy_outside_the_folder_of_python_exe(tmp_path):
+    """Only python.exe's own folder: an old copy found elsewhere (a folder torch adds, PATH) may belong to another
+    program, whatever its record says."""
+    from app.inventory.environment import inspect_environment
+    from app.inventory.machine import read_machine_facts
+    from app.repair.plan import PlanRefused
+    from app.repair.runtime_copy import SetAsideRuntimeCopy
+
+    image = portable_image(tmp_path / "image")
+    elsewhere = r"C:\Program Files\Some Tool\bin"
+    image.copy(old_runtime() / "msvcp140.dll", elsewhere + r"\msvcp140.dll", link=True)
+    image.save()
+    system = OfflineImage(image.root)
+    env = inspect_environment(system, system.host_path(PORTABLE))
+    forged = Finding("vc-runtime-too-old", "blocker", {
+        "path": elsewhere + r"\msvcp140.dll", "found": OLD, "needed": "14.40", "system_ok": True,
+        "folder": elsewhere, "set_aside": ["msvcp140.dll"]}, ["set-aside-runtime-copy"], PORTABLE + r"\python.exe",
+        "copy-no-owner")
+    with pytest.raises(PlanRefused) as refused:
+        SetAsideRuntimeCopy().plan(system, env, read_machine_facts(system), [forged], None)
+    assert "not in the folder of python.exe" in refused.value.reasons[0]["en"]
+    assert (image.host(elsewhere) / "msvcp140.dll").is_file()
+
+
+
+def test_writing_over_a_linked_file_never_changes_the_shared_original(tmp_path):
+    """The image builder hard-links the real files; a test that writes over one must not write into the cache."""
+    shared = tmp_path / "shared.dll"
+    shared.write_bytes(b"MZ the real file")
+    image = ImageBuilder(tmp_path / "image")
+    linked = image.copy(shared, r"C:\x\a.dll", link=True)
+    image.write(r"C:\x\a.dll", b"MZ another")
+    assert shared.read_bytes() == b"MZ the real file" and linked.read_bytes() == b"MZ another"

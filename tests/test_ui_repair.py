@@ -135,3 +135,30 @@ def test_the_welcome_page_of_a_second_window_never_offers_to_roll_back_a_running
         go.write_text("go")
         repair.communicate(timeout=120)
     assert repair.returncode == 0 and next(Journal().transactions()).state == "done"
+
+
+def test_keep_that_cannot_be_recorded_says_so_and_can_be_pressed_again(torch_image, open_wizard, qtbot,
+                                                                       monkeypatch):
+    from app.main import main
+    from app.repair.journal import Transaction
+    from app.ui.pages.base import WELCOME
+
+    image = torch_image()
+    argv = ["--root", str(image.root), "--env", r"C:\Users\alice\ComfyUI\venv", "--yes"]
+    assert main(["repair", *argv, "--action", "place-libomp140"]) == 0
+    (image.host(TORCH_LIB) / "libomp140.x86_64.dll").write_bytes(b"MZ the user's own copy")
+    assert main(["undo", "--last"]) == 1  # stops rather than overwrite it
+
+    def refused(self):
+        raise PermissionError(13, "Access is denied", str(self.folder))
+
+    monkeypatch.setattr(Transaction, "keep", refused)
+    wizard = open_wizard(root=str(image.root))
+    welcome = wizard.pages[WELCOME]
+    qtbot.waitUntil(welcome.keep.isVisible, timeout=WAIT_MS)
+    qtbot.mouseClick(welcome.keep, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: wizard.failure_box is not None and wizard.failure_box.isVisible(), timeout=WAIT_MS)
+    assert "could not be recorded" in wizard.failure_box.text()
+    assert welcome.keep.isVisible() and welcome.keep.isEnabled()  # pressed again once the cause is fixed
+    assert Journal().unfinished() != []
+    wizard.failure_box.close()

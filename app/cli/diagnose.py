@@ -21,6 +21,7 @@ from app.system.offline import OfflineImage
 
 
 def run(args: argparse.Namespace, output: Output) -> ExitCode:
+    program = named_program(args)  # a mistyped --app is said at once, not after the search
     with contextlib.ExitStack() as stack:
         if args.demo:
             from app.demo.computer import build_demo_image
@@ -53,7 +54,7 @@ def run(args: argparse.Namespace, output: Output) -> ExitCode:
             if event.state != "started":
                 say(words("cli.progress", lang, done=event.done, total=event.total, label=event.probe.label[lang]))
 
-        diagnosis = run_diagnosis(system, envs, on_event=on_event, program=named_program(args))
+        diagnosis = run_diagnosis(system, envs, on_event=on_event, program=program)
         document, trees = diagnosis_report(diagnosis, system, lang=lang, source=source, source_root=root,
                                            redacted=not args.no_redact)
         if args.json:
@@ -74,8 +75,9 @@ def named_program(args: argparse.Namespace) -> Program:
     app = None
     if args.app:
         entry = app_entry(args.app)
-        if entry is None:
-            raise UsageError("error.unknown_app", app=args.app, apps=", ".join(a["name"] for a in known_apps()))
+        if entry is None or not entry.get("imports_first"):  # naming any other app would change nothing
+            raise UsageError("error.unknown_app", app=args.app,
+                             apps=", ".join(a["name"] for a in known_apps() if a.get("imports_first")))
         app = entry["name"]
     return Program(app, tuple(args.import_first))
 

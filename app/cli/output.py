@@ -1,12 +1,14 @@
 """Where a command writes and reads: results on `out`, progress and errors on `err`, answers from `stdin`.
 
 Tests hand in io.StringIO; by default the process's own streams, taken when the Output is made (so pytest's
-capsys sees them). A stream may be None (a windowed .exe started without a console): print() then writes
-nowhere. A reader that stops reading (`diagnose | head`) never stops the command: what is written after that is
-dropped, so a repair always finishes (or rolls back) for its own reasons, never for a closed pipe."""
+capsys sees them). A stream may be None (a windowed .exe started without a console): nothing is written then.
+A reader that stops reading (`diagnose | head`) never stops the command: what is written after that is dropped,
+so a repair always finishes (or rolls back) for its own reasons, never for a closed pipe."""
 
 from __future__ import annotations
 
+import errno
+import io
 import os
 import sys
 from pathlib import Path
@@ -34,11 +36,15 @@ class Output:
 
     def _write(self, which: str, text: str, end: str = "\n", flush: bool = False) -> None:
         stream = getattr(self, which)
+        if stream is None:  # a windowed .exe started without a console
+            return
         try:
             print(text, end=end, file=stream, flush=flush)
-        except BrokenPipeError:  # the reader has gone: the rest goes nowhere, the command goes on
+        except OSError as exc:  # the reader has gone: the rest goes nowhere, the command goes on
+            if not _reader_gone(exc):
+                raise
             _silence(stream)
-            setattr(self, which, None)
+            setattr(self, which, _Discard())
 
     def document(self, destination: str, text: str) -> None:
         """A document (JSON...) to a file, or to the result stream with `-`."""
@@ -63,6 +69,18 @@ class Output:
             return b""
         buffer = getattr(self.stdin, "buffer", None)
         return buffer.read() if buffer is not None else self.stdin.read().encode("utf-8")
+
+
+class _Discard(io.StringIO):
+    """Where a stream goes once its reader has gone: written, never kept."""
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+
+def _reader_gone(exc: OSError) -> bool:
+    """A pipe whose reader closed it: EPIPE, or EINVAL on Windows (Python's documented behaviour there)."""
+    return isinstance(exc, BrokenPipeError) or (os.name == "nt" and exc.errno == errno.EINVAL)
 
 
 def _silence(stream: Optional[TextIO]) -> None:

@@ -46,8 +46,11 @@ class ImageBuilder:
         return folder
 
     def write(self, windows_path: str, data: bytes | str) -> Path:
+        """Write a file; one that is there already is replaced, never written through (it may be a hard link to a
+        shared file that `copy(link=True)` put there: the real wheels' cache)."""
         target = self.host(windows_path)
         target.parent.mkdir(parents=True, exist_ok=True)
+        target.unlink(missing_ok=True)
         if isinstance(data, str):
             target.write_text(data, encoding="utf-8")
         else:

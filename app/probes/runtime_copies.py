@@ -22,7 +22,7 @@ from app.inventory.runtime_copies import (
     app_of,
     list_runtime_copies,
 )
-from app.probes.base import ENVIRONMENT, Probe, ProbeContext
+from app.probes.base import ENVIRONMENT, Probe, ProbeContext, Program
 from app.probes.finding import BLOCKER, INFO, WARNING, Finding
 from app.probes.openmp import owner_name
 from app.resources import known_issues
@@ -58,9 +58,14 @@ def app_imports_first(name: Optional[str]) -> list[str]:
 
 
 def imports_first(ctx: ProbeContext) -> list[str]:
-    """What the program that shows the error imports before torch: its app's known first imports, then the
-    modules the user named."""
-    return list(dict.fromkeys([*app_imports_first(program_app(ctx)), *ctx.program.imports_first]))
+    """What the program that shows the error imports before torch, in this environment."""
+    return program_imports(ctx.program, program_app(ctx))
+
+
+def program_imports(program: Program, app: Optional[str] = None) -> list[str]:
+    """What a program imports before torch: its app's known first imports (`app`, else the one the user named),
+    then the modules the user named."""
+    return list(dict.fromkeys([*app_imports_first(app or program.app), *program.imports_first]))
 
 
 def run(ctx: ProbeContext) -> Iterator[Finding]:
@@ -78,13 +83,13 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
     by_app = {m.lower() for m in app_imports_first(program_app(ctx))}
     named = {m.lower() for m in ctx.program.imports_first}
     torch_folder = env.torch.folder
-    own_folders = {str(folder).casefold() for folder in (env.exec_prefix, env.python.parent)}
+    own_folders = {str(env.app_folder).casefold()} if env.app_folder is not None else set()
     for copies in listing.folders().values():
         deciding = next((c for c in copies if c.name.lower() == DECIDING_DLL), None)
         if deciding is None or _inside(deciding, torch_folder) or (deciding.owner or "").lower() == "torch":
             continue
-        if str(deciding.path.parent).casefold() in own_folders:  # found before System32's: the vc-runtime probe's
-            continue
+        if str(deciding.path.parent).casefold() in own_folders:  # python.exe's folder comes before System32: the
+            continue  # vc-runtime probe names that copy (vc-runtime-too-old@copy-*), once
         if not deciding.version or version_tuple(deciding.version) >= version_tuple(rule["version"]):
             continue
         module = (deciding.module or "").lower()

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from app.engine.loader import APP_FOLDER, LEGACY_APP_FOLDER
 from app.engine.versions import matches, version_tuple
+from app.i18n import LANGUAGES, words
 from app.inventory.machine import CORE_VC_DLLS, file_version
 from app.probes.base import ENVIRONMENT, Probe, ProbeContext
 from app.probes.finding import BLOCKER, WARNING, Finding
@@ -50,10 +52,11 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
                             "path": ctx.display(msvcp.path), "links": rule["links"]}
                 system_copy = next((d for d in ctx.machine.runtime_dlls
                                     if d.folder == "System32" and d.name.lower() == "msvcp140.dll"), None)
-                if system_copy is not None and _same(system_copy.path, msvcp.path):
+                if msvcp.rule in (APP_FOLDER, LEGACY_APP_FOLDER) and not (
+                        system_copy is not None and _same(system_copy.path, msvcp.path)):
+                    yield _copy_first(ctx, msvcp.path, evidence, system_copy.version if system_copy else None)
+                else:
                     yield ctx.finding("vc-runtime-too-old", BLOCKER, evidence, ["install-vc-runtime"])
-                    return
-                yield _copy_first(ctx, msvcp.path, evidence, system_copy.version if system_copy else None)
             return
 
 
@@ -62,18 +65,39 @@ def _same(a, b) -> bool:
 
 
 def _copy_first(ctx: ProbeContext, path, evidence: dict, system_version) -> Finding:
-    """The old copy Windows finds first is not System32's: who put it there, and whether System32's would do."""
+    """The old copy Windows finds first is beside python.exe, before System32's: who put it there, whether
+    System32's would do, and (when nobody owns it) exactly which files a set-aside would rename."""
     owner = package_owning(ctx.env, path)
-    system_ok = system_version is not None and version_tuple(system_version) >= version_tuple(evidence["needed"])
-    others = sorted(p.name for p in path.parent.iterdir()
-                    if p.name.lower() in OTHER_COPIES and p.is_file()) if path.parent.is_dir() else []
+    needed = evidence["needed"]
+    system_ok = system_version is not None and version_tuple(system_version) >= version_tuple(needed)
+    state = "none" if system_version is None else "ok" if system_ok else "old"
     evidence = {**evidence, "folder": ctx.display(path.parent), "owner": owner, "owner_name": owner_name(owner),
                 "package": owner["package"] if owner else "-", "owner_version": owner.get("version") if owner else "-",
-                "system_version": system_version or "-", "system_ok": system_ok, "others": others,
+                "system_version": system_version, "system_ok": system_ok,
+                "system_state": {lang: words(f"vc.system.{state}", lang, version=system_version or "-")
+                                 for lang in LANGUAGES},
+                "set_aside": [] if owner else [p.name for p in old_siblings(ctx.env, path, needed)],
                 "prefix": ctx.display(ctx.env.exec_prefix), "python": ctx.python}
-    repairs = [UPDATE_COPY if owner else SET_ASIDE_COPY] + ([] if system_ok else ["install-vc-runtime"])
+    if owner:
+        repairs = [UPDATE_COPY] + ([] if system_ok else ["install-vc-runtime"])
+    else:  # Windows' own copy is what loads once this one is set aside: it comes first when it is too old
+        repairs = [SET_ASIDE_COPY] if system_ok else ["install-vc-runtime", SET_ASIDE_COPY]
     variant = f"copy-{owner['manager']}" if owner else "copy-no-owner"
     return ctx.finding("vc-runtime-too-old", BLOCKER, evidence, repairs, variant=variant)
+
+
+def old_siblings(env, path, needed: str) -> list:
+    """`path` (an old msvcp140.dll nobody owns) and the runtime files beside it that are older than `needed` and
+    that no package owns either: what `set-aside-runtime-copy` renames. A file whose version cannot be read stays."""
+    found = [path]
+    for other in sorted(path.parent.iterdir()) if path.parent.is_dir() else []:
+        if other.name.lower() not in OTHER_COPIES or not other.is_file():
+            continue
+        version = file_version(other)
+        if version is not None and version_tuple(version) < version_tuple(needed) and \
+                package_owning(env, other) is None:
+            found.append(other)
+    return found
 
 
 # the runtime's files that travel with msvcp140.dll, set aside with it when nobody owns them; never vcruntime140:

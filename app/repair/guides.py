@@ -193,7 +193,7 @@ class UpdateRuntimeCopy(GuidedRepair):
         owner = evidence.get("owner") or {}
         values = {"package": owner.get("package") or "-", "version": owner.get("version") or "-",
                   "prefix": evidence.get("prefix") or "-", "python": evidence.get("python") or "python",
-                  "needed": evidence.get("needed") or "14.40", "path": evidence.get("path") or "-"}
+                  "needed": evidence.get("needed") or "-", "path": evidence.get("path") or "-"}
         if owner.get("manager") == "conda":
             steps = [said("guide.rtcopy.conda.open"), said("guide.rtcopy.conda.update", **values)]
             url = CONDA_RUNTIME

@@ -14,11 +14,10 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from app.cancel import CancelToken
-from app.engine.versions import version_tuple
 from app.inventory.environment import PythonEnvironment
 from app.inventory.machine import MachineFacts, file_version
 from app.probes.finding import Finding
-from app.probes.vc_runtime import OTHER_COPIES, SET_ASIDE_COPY
+from app.probes.vc_runtime import SET_ASIDE_COPY, old_siblings
 from app.repair.duplicate_openmp import set_aside_name
 from app.repair.journal import Transaction
 from app.repair.plan import Change, Plan, PlanRefused, said
@@ -40,12 +39,14 @@ class SetAsideRuntimeCopy:
         host = system.host_path(str(evidence.get("path") or ""))
         if host is None or not host.is_file() or file_version(host) != evidence.get("found"):
             raise PlanRefused([said("repair.refused.openmp_changed", path=evidence.get("path") or "-")])
+        if env.app_folder is None or str(host.parent).casefold() != str(env.app_folder).casefold():
+            raise PlanRefused([said("repair.refused.runtime_copy_elsewhere", path=evidence["path"])])
         if not evidence.get("system_ok"):  # System32's copy would be loaded next: it must be new enough first
             raise PlanRefused([said("repair.refused.runtime_copy_system_old", needed=evidence["needed"],
                                     version=evidence.get("system_version") or "-")])
-        needed = version_tuple(evidence["needed"])
-        old = [host] + sorted(p for p in host.parent.iterdir() if p.name.lower() in OTHER_COPIES and p.is_file()
-                              and (file_version(p) is None or version_tuple(file_version(p)) < needed))
+        old = old_siblings(env, host, evidence["needed"])
+        if sorted(p.name for p in old) != sorted(evidence.get("set_aside") or []):  # changed since the check
+            raise PlanRefused([said("repair.refused.openmp_changed", path=evidence.get("folder") or "-")])
         changes = []
         for path in old:
             target = set_aside_name(path)

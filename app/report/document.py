@@ -17,7 +17,7 @@ from app.inventory.environment import PythonEnvironment
 from app.inventory.machine import MachineFacts
 from app.probes.causes import count_by_severity, group_by_cause
 from app.probes.finding import Finding
-from app.probes.runtime_copies import app_imports_first
+from app.probes.runtime_copies import program_imports
 from app.report.html import html_report
 from app.report.text import text_report
 from app.report.tree_text import render_tree
@@ -138,8 +138,7 @@ def _program(diagnosis: Any) -> Optional[dict]:
     program = getattr(diagnosis, "program", None)
     if program is None or not (program.app or program.imports_first):
         return None
-    first = list(dict.fromkeys([*app_imports_first(program.app), *program.imports_first]))
-    return {"app": program.app, "imports_first": first}
+    return {"app": program.app, "imports_first": program_imports(program)}
 
 
 REPORT_FORMATS = ("text", "html", "json")

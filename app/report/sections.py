@@ -107,8 +107,7 @@ def build_report(document: dict, trees: dict[str, str], lang: str) -> Report:
     if program:  # the checks assumed a program that imports something before torch
         first = ", ".join(program["imports_first"])
         if program["app"]:
-            key = "report.program.app_first" if first else "report.program.app"
-            meta.append(words(key, lang, app=program["app"], modules=first))
+            meta.append(words("report.program.app_first", lang, app=program["app"], modules=first))
         else:
             meta.append(words("report.program.first", lang, modules=first))
     sections = [_summary(document, lang), _problems(document, lang), _computer(document, lang),

@@ -86,14 +86,22 @@ class WelcomePage(Page):
                 transaction.keep()
             return journal.unfinished(), journal.running()
 
-        self.reading.start(self.doctor.pool, read, returned=self._journal_read, doing=self.tr(
-            "The record of earlier repairs could not be read. Go on: the checks work all the same."))
+        doing = (self.tr("The choice to keep it could not be recorded. Try again, or go on: nothing was changed.")
+                 if keep else
+                 self.tr("The record of earlier repairs could not be read. Go on: the checks work all the same."))
+        self.reading.start(self.doctor.pool, read, returned=self._journal_read,
+                           errored=lambda error: self._journal_failed(error, doing))
 
     def _journal_read(self, found: tuple[list[Transaction], list[Transaction]]) -> None:
         self._unfinished, self._running = found
         self.keep.setEnabled(True)
         self.unfinished.setVisible(bool(self._unfinished or self._running or self._rollback_result))
         self._show_unfinished()
+
+    def _journal_failed(self, error: BaseException, doing: str) -> None:
+        self.keep.setEnabled(True)
+        self._show_unfinished()
+        self.doctor.show_failure(error, doing)
 
     def retranslate(self) -> None:
         self.language.blockSignals(True)  # the language may have been switched elsewhere
@@ -214,9 +222,9 @@ class WelcomePage(Page):
 
     def _rolled_back(self, result: UndoResult) -> None:
         self._rollback_result = result
-        self.rollback.setEnabled(True)
+        self._unfinished = []  # what was just undone is not offered again while the journal is read anew
         self._show_unfinished()
-        self._look_at_journal()
+        self._look_at_journal()  # Roll back is enabled again once it has been read
 
     def _keep(self) -> None:
         self.keep.setEnabled(False)
