@@ -679,7 +679,8 @@ def test_every_cause_carries_advice_and_every_advice_has_plain_words():
 
 
 def test_no_explanation_names_a_repair_by_its_id():
-    """What `explain` and the Welcome page say is for readers: a repair is described in words, never by its id."""
+    """What `explain`, the cards, the guides and the messages say is for readers: a repair is described in words,
+    never by its id."""
     import json
 
     from app.repair.actions import ACTIONS
@@ -695,9 +696,10 @@ def test_no_explanation_names_a_repair_by_its_id():
         elif isinstance(value, str):
             yield value
 
-    catalogue = json.loads((resources_folder() / "error_causes.json").read_text(encoding="utf-8"))
-    said = list(texts(catalogue))  # every kind's words and every advice's, in both languages
-    assert len(said) > 40
+    said = []  # every explanation, finding, guide step and message, in both languages
+    for name in ("error_causes.json", "findings.json", "ui_text.json"):
+        said += texts(json.loads((resources_folder() / name).read_text(encoding="utf-8")))
+    assert len(said) > 1000
     assert [(action, text) for text in said for action in ACTIONS if action in text] == []
 
 
