@@ -31,14 +31,12 @@ CODE = "runtime-copy-too-old"
 FIRST_IMPORT_VARIANTS = ("app-imports-first", "named-first")  # the program is known, or said, to import it first
 REPAIR = "load-torch-first"  # guided (app/repair/guides.py): never touches the other package's files
 DECIDING_DLL = "msvcp140.dll"  # the DLL of the minimum rule, and the one whose first copy stays in the process
-# Packages whose newest Windows build still carries an old runtime, and what to use instead (whose copies are
-# 14.44). Measured 2026-12 by range reads of PyPI's wheels (docs/facts.md): PyQt5-Qt5's only win_amd64 wheel is
-# 5.15.2 (14.26.28720.3); PySide2 and shiboken2 end at 5.15.2.1 (14.24.28127.4, Python 3.10 at most). PyQt6-Qt6
-# carries 14.26 up to 6.10.0 and again in 6.10.2, PySide6/shiboken6 14.39 up to 6.9.1: those two are upgrades.
-_QT6 = {"en": "PyQt6 6.11 or newer, or PySide6 6.9.2 or newer",
-        "zh_CN": "PyQt6 6.11 或更新版本，或 PySide6 6.9.2 或更新版本"}
-_PYSIDE6 = {"en": "PySide6 6.9.2 or newer", "zh_CN": "PySide6 6.9.2 或更新版本"}
-NO_NEWER_WINDOWS_BUILD = {"pyqt5-qt5": _QT6, "pyside2": _PYSIDE6, "shiboken2": _PYSIDE6}
+
+
+def no_newer_build(package: str) -> Optional[dict]:
+    """What to use instead of a package whose newest Windows build still carries an old runtime (en, zh_CN), from
+    resources/known_issues.json (measured on PyPI's wheels); None for a package that has a newer build."""
+    return known_issues()["runtime_copy_no_newer_build"].get(package)
 
 
 def minimum_for(torch_release: Optional[str]) -> Optional[dict]:
@@ -107,7 +105,7 @@ def _variant(copy: RuntimeCopy, first: Optional[str]) -> Optional[str]:
         return "named-first"
     if copy.place == APP_FOLDER or copy.owner is None:
         return "no-owner"
-    if copy.owner.lower() in NO_NEWER_WINDOWS_BUILD:
+    if no_newer_build(copy.owner.lower()):
         return "no-newer-build"
     return None
 
@@ -124,7 +122,7 @@ def _evidence(ctx: ProbeContext, copy: RuntimeCopy, copies: list[RuntimeCopy], r
               listing: CopyListing) -> dict:
     owner = ({"package": copy.owner, "version": copy.owner_version, "manager": copy.manager}
              if copy.owner else None)
-    instead = NO_NEWER_WINDOWS_BUILD.get((copy.owner or "").lower())
+    instead = no_newer_build((copy.owner or "").lower())
     import_name = copy.module or ctx.display(copy.path.parent)
     return {
         "dll": copy.name, "path": ctx.display(copy.path), "folder": ctx.display(copy.path.parent),
