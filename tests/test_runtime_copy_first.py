@@ -258,3 +258,57 @@ def test_writing_over_a_linked_file_never_changes_the_shared_original(tmp_path):
     linked = image.copy(shared, r"C:\x\a.dll", link=True)
     image.write(r"C:\x\a.dll", b"MZ another")
     assert shared.read_bytes() == b"MZ the real file" and linked.read_bytes() == b"MZ another"
+
+
+@pytest.mark.slow
+def test_set_aside_killed_at_every_journal_point_is_put_back_by_one_undo_and_never_undone_while_held(
+        tmp_path, data_dir, capsys):
+    """SIGKILL at each of the four renames' journal points: the journal says interrupted (finished at `finish`),
+    and one undo leaves python.exe's folder byte for byte as before. Held at the second rename, a second
+    process's `undo --last` is refused and changes nothing."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from app.repair.journal import Journal
+    from tests.test_fault_matrix import BOOT
+
+    image = portable_image(tmp_path / "image")
+    folder = image.host(PORTABLE)
+    before = files_of(folder)
+    argv = ["repair", "--root", str(image.root), "--env", PORTABLE, "--action", "set-aside-runtime-copy", "--yes"]
+    points = ["begin", *[f"{kind}:{n}" for n in range(1, 5) for kind in ("intent", "change", "applied")], "finish"]
+    for point in points:
+        env = {**os.environ, "TDD_DATA_DIR": str(data_dir), "TDD_CRASH_AT": point}
+        killed = subprocess.run([sys.executable, "-c", BOOT, *argv], env=env, capture_output=True, text=True,
+                                timeout=120)
+        assert killed.returncode == -9, (point, killed.stderr[-2000:])
+        journal = Journal()
+        newest = next(journal.transactions())
+        if point == "finish":
+            assert newest.state == "done" and journal.unfinished() == []
+            assert main(["undo", "--last"]) == 0
+        else:
+            assert newest.state == "interrupted", point
+            (unfinished,) = journal.unfinished()
+            assert main(["undo", "--transaction", unfinished.id]) == 0, capsys.readouterr().err
+        capsys.readouterr()
+        assert files_of(folder) == before, point
+
+    go = tmp_path / "go"
+    env = {**os.environ, "TDD_DATA_DIR": str(data_dir), "TDD_PAUSE_AT": "change:2", "TDD_PAUSE_FILE": str(go)}
+    repair = subprocess.Popen([sys.executable, "-c", BOOT, *argv], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    reached, deadline = Path(str(go) + ".reached"), time.monotonic() + 60
+    while not reached.exists():
+        assert repair.poll() is None and time.monotonic() < deadline, repair.communicate()
+        time.sleep(0.02)
+    held = files_of(folder)
+    assert main(["undo", "--last"]) == 1 and "Another repair or undo is running right now" in capsys.readouterr().err
+    assert files_of(folder) == held
+    go.write_text("go")
+    repair.communicate(timeout=120)
+    assert repair.returncode == 0 and next(Journal().transactions()).state == "done"
+    assert main(["undo", "--last"]) == 0
+    assert files_of(folder) == before
