@@ -589,32 +589,37 @@
         <translation>已按{program}的启动方式检查。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="157"/>
+        <location filename="../../app/ui/pages/findings.py" line="156"/>
+        <source>Checked with {modules} imported before PyTorch, as your program does.</source>
+        <translation>已按你的程序的方式检查：在 PyTorch 之前导入 {modules}。</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/findings.py" line="159"/>
         <source>Check PyTorch &amp;alone</source>
         <translation>只检查 PyTorch(&amp;A)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="157"/>
+        <location filename="../../app/ui/pages/findings.py" line="159"/>
         <source>Check again with PyTorch alone</source>
         <translation>只用 PyTorch 再检查一次</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="165"/>
+        <location filename="../../app/ui/pages/findings.py" line="167"/>
         <source>a program that imports {modules} before PyTorch</source>
         <translation>在 PyTorch 之前导入 {modules} 的程序</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="170"/>
+        <location filename="../../app/ui/pages/findings.py" line="172"/>
         <source>The demo computer is a built-in example, not a real Windows computer, so PyTorch cannot be started on it. On your own computer this check starts PyTorch for real.</source>
         <translation>演示电脑只是一个内置的示例，不是真正的 Windows 电脑，所以无法在上面启动 PyTorch。在你自己的电脑上，这项检查会真正启动 PyTorch。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="188"/>
+        <location filename="../../app/ui/pages/findings.py" line="190"/>
         <source>The report could not be made. Try Save report… instead.</source>
         <translation>无法生成报告。请改用“保存报告…”。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="192"/>
+        <location filename="../../app/ui/pages/findings.py" line="194"/>
         <source>The report is copied: paste it into a forum post or a message.</source>
         <translation>报告已复制：可以粘贴到论坛帖子或消息里。</translation>
     </message>

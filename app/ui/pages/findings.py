@@ -152,8 +152,10 @@ class FindingsPage(Page):
             named(again, self.tr("Check &again as it starts"), self.tr("Check again as that program starts"))
             again.clicked.connect(lambda: self.doctor.check_again(which.currentData()))
         else:
-            row.addWidget(wrapped(self.tr("Checked as {program} starts.").format(
-                program=self._program_words(said))), 1)
+            checked = (self.tr("Checked as {program} starts.").format(program=said.app) if said.app else
+                       self.tr("Checked with {modules} imported before PyTorch, as your program does.").format(
+                           modules=", ".join(said.imports_first)))
+            row.addWidget(wrapped(checked), 1)
             named(again, self.tr("Check PyTorch &alone"), self.tr("Check again with PyTorch alone"))
             again.clicked.connect(lambda: self.doctor.check_again(Program()))
         row.addWidget(again)
