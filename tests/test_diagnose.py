@@ -159,6 +159,10 @@ def test_32bit_python_is_a_blocker(machine):
     ("3.13.1", "2.4.0+cpu", True), ("3.12.4", "2.4.0+cpu", False), ("3.8.10", "2.5.1+cpu", True),
     ("3.13.1", "2.6.0+cpu", False), ("3.16.0", "2.4.0", False)])
 def test_python_version_outside_what_torch_supports(machine, python, torch_version, unsupported):
+    major, minor, micro = (int(x) for x in python.split("."))
+    machine.host(PY + r"\python312.dll").unlink()  # the base Python is that version (a venv runs its base's)
+    machine.write(PY + rf"\python{major}{minor}.dll", build_pe(dll_name=f"python{major}{minor}.dll",
+                                                              file_version=(major, minor, micro * 1000 + 150, 1013)))
     machine.venv(VENV, PY, python)
     torch(machine, torch_version)
     assert ("python-version-unsupported" in codes(diagnose(machine))) is unsupported

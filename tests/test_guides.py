@@ -26,6 +26,7 @@ from app.probes.finding import catalogue
 from app.probes.runner import run_diagnosis
 from app.repair.actions import ALIASES, action_for
 from app.repair.guides import GuidedPlan, guide_of, guided_steps
+from app.repair.names import repair_name
 from app.repair.plan import Plan, PlanRefused
 from app.repair.run import plan_repair
 from app.report.document import diagnosis_report, render_report
@@ -227,7 +228,7 @@ def test_diagnose_prints_the_guided_steps_after_the_problems_user_names_hidden(m
     python_32bit(machine)
     code, out, _ = cli(["diagnose", "--root", str(machine.root), "--lang", "zh_CN", "--quiet"])
     assert code == ExitCode.PROBLEM
-    heading = out.index(words("cli.guide.heading", "zh_CN", name=words("guide.name.install-64bit-python", "zh_CN")))
+    heading = out.index(words("cli.guide.heading", "zh_CN", name=repair_name("install-64bit-python", "zh_CN")))
     assert "python.org" in out[heading:] and r"C:\Users\<user>\ComfyUI" in out[heading:]  # the app's own steps
     assert "alice" not in out[heading:]
 

@@ -455,7 +455,9 @@ def test_the_wizard_starts_without_loading_the_http_library():
 
 def test_every_repair_has_a_name_of_its_own_on_the_plan_page(qapp):
     from app.repair.actions import ACTIONS
-    from app.ui.pages.plan import repair_name
+    from app.repair.names import repair_name
 
-    fallback = repair_name("no-such-repair")
-    assert [action for action in ACTIONS if repair_name(action) == fallback] == []
+    for lang in ("en", "zh_CN"):
+        fallback = repair_name("no-such-repair", lang)
+        names = [repair_name(action, lang) for action in ACTIONS]
+        assert fallback not in names and len(set(names)) == len(names)

@@ -10,6 +10,7 @@ from typing import Callable
 from app.cli.base import ExitCode, language_for, open_system, typed_environment, warn_unfinished
 from app.cli.output import Output
 from app.i18n import words
+from app.repair.names import repair_name
 from app.report.units import download_line, size_text
 
 SCHEMA = "torch-dll-doctor.repair/1"
@@ -33,7 +34,7 @@ def say_guide(guide, lang: str, output: Output, shown: Callable[[str], str] = la
     """A guided repair's steps, numbered, and the official page to open (`shown`: redaction, for a report)."""
     from app.repair.guides import guide_lines
 
-    output.line(words("cli.guide.heading", lang, name=words(f"guide.name.{guide.action}", lang)))
+    output.line(words("cli.guide.heading", lang, name=repair_name(guide.action, lang)))
     for line in guide_lines(guide, lang):
         output.line(shown(line))
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Optional
 
 from app.engine.pe import PEError, read_cpu_type, read_pe
+from app.inventory.python_path import MODULE, Interpreter, PythonLoading, model_loading, read_interpreter
 from app.system.base import System
 from app.system.folders import child, children, descend
 
@@ -53,6 +54,7 @@ class PythonEnvironment:
     found_by: str = ""  # how discovery found it: "registry (PEP 514)", "conda", "search", ...
     app: Optional[str] = None  # the AI app it belongs to: "ComfyUI (portable)", ...
     free_threaded: bool = False  # the free-threaded build (python3.13t.exe; sysconfig's Py_GIL_DISABLED)
+    loading: Optional[PythonLoading] = None  # sys.path and the torch copies on it (app/inventory/python_path.py)
 
     @property
     def abi_tag(self) -> Optional[str]:
@@ -83,17 +85,18 @@ def inspect_environment(system: System, location: Path) -> Optional[PythonEnviro
         settings = _read_cfg(cfg)
         scripts = child(folder, "Scripts")
         python = child(scripts, chosen) or child(scripts, "python.exe") or child(folder, "python.exe")
-        home = settings.get("home")
-        base = (system.host_path(home) if re.match(r"^[A-Za-z]:", home or "") else Path(home)) if home else None
         if python is None:
             return None
-        base = base or python.parent
-        version = settings.get("version") or settings.get("version_info")
+        interpreter = read_interpreter(system, settings, python_version_in)
+        base = interpreter.home_folder or python.parent
+        # the interpreter the launcher starts is home's: its version now, not the one the venv was made with
+        version = interpreter.runs or interpreter.made_with
         # a venv is bound to one interpreter: pyvenv.cfg's `executable` (3.11+) names it, python3.13t.exe or not
         executable = re.split(r"[\\/]", settings.get("executable", ""))[-1]
         free = bool(FREE_THREADED_EXE.match(executable)) or any(
             FREE_THREADED_EXE.match(p.name) for p in children(scripts))
-        return describe(system, python, "venv", folder, base, base, version, free_threaded=free)
+        return describe(system, python, "venv", folder, base, base, version, free_threaded=free, venv=settings,
+                        interpreter=interpreter)
     python = child(folder, chosen) or child(folder, "python.exe")
     if python is None:
         python = next(iter(free_threaded_pythons(folder)), None)
@@ -112,16 +115,27 @@ def inspect_environment(system: System, location: Path) -> Optional[PythonEnviro
 
 def describe(system: System, python: Path, kind: str, prefix: Path, base_prefix: Path, app_folder: Path,
              version: Optional[str], *, site: Optional[Path] = None, userbase: Optional[Path] = None,
-             free_threaded: bool = False) -> PythonEnvironment:
-    """The facts of one environment whose layout is known."""
+             free_threaded: bool = False, venv: Optional[dict[str, str]] = None,
+             interpreter: Optional[Interpreter] = None) -> PythonEnvironment:
+    """The facts of one environment whose layout is known. Its torch is the copy `import torch` gets (which may sit
+    in the user site, or a folder of PYTHONPATH), and `site_packages` the folder that holds it."""
     site = site or descend(prefix, "Lib", "site-packages")
-    torch_folder = child(site, "torch") if site else None
+    version = version or python_version_in(app_folder, free_threaded)
+    loading = model_loading(system, python=python, prefix=prefix, base_prefix=base_prefix, app_folder=app_folder,
+                            version=version, site=site, userbase=userbase, free_threaded=free_threaded, venv=venv,
+                            interpreter=interpreter)
+    copy = loading.imported
+    if copy is not None and copy.kind == MODULE:  # a torch.py hides every package: the checks read the next one
+        copy = next(iter(loading.shadowed), None)
+    if copy is not None:
+        torch_folder, site = copy.folder, copy.entry.folder
+    else:
+        torch_folder = child(site, "torch") if site else None
     return PythonEnvironment(
         python=python, kind=kind, exec_prefix=prefix, base_exec_prefix=base_prefix, app_folder=app_folder,
-        python_version=version or _python_version(app_folder, free_threaded),
-        python_cpu_type=_machine(python), site_packages=site,
+        python_version=version, python_cpu_type=_machine(python), site_packages=site,
         torch=read_torch(torch_folder) if torch_folder is not None else None, userbase=userbase,
-        free_threaded=free_threaded,
+        free_threaded=free_threaded, loading=loading,
     )
 
 
@@ -155,7 +169,7 @@ def read_torch(folder: Path) -> TorchInstall:
     return TorchInstall(folder, value("__version__"), value("cuda"), value("hip"))
 
 
-def _python_version(app_folder: Path, free_threaded: bool = False) -> Optional[str]:
+def python_version_in(app_folder: Path, free_threaded: bool = False) -> Optional[str]:
     """From pythonXY.dll's version resource (python313t.dll's for the free-threaded build): FileVersion 3.12.4150.x
     means 3.12.4 (micro*1000 + level)."""
     pattern = r"python3\d+t\.dll" if free_threaded else r"python3\d+\.dll"

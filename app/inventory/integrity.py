@@ -1,10 +1,16 @@
-"""Compare torch\\lib with the wheel's RECORD: files missing, or changed, usually mean an antivirus
-quarantined them or an install was interrupted. Sizes first (one stat each); hashes only when asked,
-with progress by bytes, since torch\\lib holds up to several GB."""
+"""Compare torch's install with the wheel's RECORD: files missing, or changed, usually mean an antivirus
+quarantined them or an install was interrupted (pip stopped at Windows' path limit, for one). Every file RECORD
+lists inside site-packages is checked, sizes first (one stat each); hashes only when asked, with progress by bytes,
+since torch\\lib holds up to several GB.
+
+One rule says which torch distribution is installed when several `torch-*.dist-info` folders sit side by side
+(`pip install --ignore-installed` leaves the old one): the one whose RECORD matches the `torch\\version.py` on
+disk. The diagnosis and every repair use it (`installed_record`)."""
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import csv
 import hashlib
 import io
@@ -31,6 +37,7 @@ class IntegrityReport:
     record: Optional[Path]
     checked: int = 0
     missing: list[str] = field(default_factory=list)
+    longest_missing: int = 0  # the longest Windows path of a missing file (site-packages' own path included)
     size_changed: list[str] = field(default_factory=list)
     hash_changed: list[str] = field(default_factory=list)
     hashed: bool = False
@@ -41,18 +48,70 @@ class IntegrityReport:
         return self.record is not None and not (self.missing or self.size_changed or self.hash_changed)
 
 
+class RecordFolders:
+    """Case-insensitive lookups of RECORD's paths under site-packages, each folder listed once (RECORD has ~11 000
+    entries). A path that would leave site-packages (`..`, a drive, a rooted path) is never looked up or
+    written: `inside` says which are confined."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._listed: dict[Path, dict[str, Path]] = {}
+
+    @staticmethod
+    def inside(relative: str) -> bool:
+        parts = relative.replace("\\", "/").split("/")
+        return bool(relative) and not relative.startswith("/") and ":" not in relative and all(
+            part not in ("", ".", "..") for part in parts)
+
+    def find(self, relative: str) -> tuple[Optional[Path], Optional[Path]]:
+        """(the file as it is now, or None; where it belongs, or None when it would leave site-packages)."""
+        if not self.inside(relative):
+            return None, None
+        current = self.root
+        parts = relative.replace("\\", "/").split("/")
+        for index, part in enumerate(parts):
+            if current not in self._listed:
+                self._listed[current] = {p.name.lower(): p for p in children(current)}
+            found = self._listed[current].get(part.lower())
+            if found is None:
+                return None, current.joinpath(*parts[index:])
+            current = found
+        return current, current
+
+
+def torch_records(site: Optional[Path]) -> list[Path]:
+    """Every RECORD of a `torch-*.dist-info` in site-packages."""
+    infos = [f for f in children(site) if f.name.lower().startswith("torch-") and f.name.lower().endswith(".dist-info")]
+    return [r for r in (descend(f, "RECORD") for f in infos) if r is not None]
+
+
+def installed_record(site: Optional[Path], release: Optional[str] = None) -> Optional[Path]:
+    """The RECORD of the torch that is installed: the one whose `torch/version.py` entry matches the file on disk
+    (size and SHA-256; a few hundred bytes), else the one named for `release`, else the only one."""
+    records = torch_records(site)
+    if len(records) <= 1:
+        return records[0] if records else None
+    version = descend(site, "torch", "version.py")
+    if version is not None:
+        try:
+            data = version.read_bytes()
+        except OSError:
+            data = None
+        if data is not None:
+            digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+            for record in records:
+                with contextlib.suppress(OSError, csv.Error, ValueError):
+                    entry = next((e for e in read_record(record, prefix="torch/version.py")
+                                  if e.path.lower() == "torch/version.py"), None)
+                    if entry is not None and entry.sha256 == digest and entry.size in (None, len(data)):
+                        return record
+    named = [r for r in records if r.parent.name[len("torch-"):-len(".dist-info")].split("+")[0] == release]
+    return named[0] if named else records[0]
+
+
 def find_record(env: PythonEnvironment) -> Optional[Path]:
-    """The RECORD of the installed torch (site-packages\\torch-<version>.dist-info\\RECORD); when an older
-    dist-info was left behind, the one named for torch's own version."""
-    infos = [f for f in children(env.site_packages)
-             if f.name.lower().startswith("torch-") and f.name.lower().endswith(".dist-info")]
-    release = env.torch.release if env.torch else None
-    infos.sort(key=lambda f: f.name[len("torch-"):-len(".dist-info")].split("+")[0] != release)
-    for folder in infos:
-        record = descend(folder, "RECORD")
-        if record is not None:
-            return record
-    return None
+    """The RECORD of the installed torch of this environment (installed_record)."""
+    return installed_record(env.site_packages, env.torch.release if env.torch else None)
 
 
 def read_record(path: Path, prefix: str = "torch/lib/") -> list[RecordEntry]:
@@ -67,26 +126,37 @@ def read_record(path: Path, prefix: str = "torch/lib/") -> list[RecordEntry]:
     return entries
 
 
+def installed_files(record: Path) -> list[RecordEntry]:
+    """What pip installed into site-packages: RECORD's entries but those outside it (`../../Scripts/...`), the
+    bytecode cache and RECORD itself (pip writes it without a hash)."""
+    return [e for e in read_record(record, prefix="") if RecordFolders.inside(e.path) and e.sha256 is not None
+            and not e.path.lower().endswith(".pyc")]
+
+
 def check_torch_files(env: PythonEnvironment, *, hashes: bool = False, cancel: Optional[CancelToken] = None,
-                      progress: Progress = no_progress) -> IntegrityReport:
-    """Check torch\\lib against RECORD: presence and size always; SHA-256 when `hashes` is set."""
+                      progress: Progress = no_progress, shown_site: Optional[str] = None) -> IntegrityReport:
+    """Check torch's installed files against RECORD: presence and size always; SHA-256 when `hashes` is set.
+    `shown_site`: site-packages as Windows spells it, to measure the missing files' full paths."""
     record = find_record(env) if env.site_packages else None
     report = IntegrityReport(record)
     if record is None:
         report.problem = "torch's install record (RECORD) was not found"
         return report
     try:
-        entries = read_record(record)
+        entries = installed_files(record)
     except (OSError, csv.Error, ValueError) as exc:
         report.problem = f"torch's install record could not be read ({getattr(exc, 'strerror', None) or exc})"
         return report
     present = []
+    folders = RecordFolders(env.site_packages)
     for entry in entries:
         check(cancel)
-        path = descend(env.site_packages, *entry.path.split("/"))
+        path, _ = folders.find(entry.path)
         report.checked += 1
         if path is None or not path.is_file():
             report.missing.append(entry.path)
+            if shown_site is not None:
+                report.longest_missing = max(report.longest_missing, len(shown_site) + 1 + len(entry.path))
         elif entry.size is not None and path.stat().st_size != entry.size:
             report.size_changed.append(entry.path)
         else:

@@ -12,6 +12,7 @@ from app.probes import (
     paging_file,
     path_setting,
     python_abi,
+    python_loading,
     replay,
     runtime_copies,
     variables,
@@ -20,6 +21,7 @@ from app.probes import (
 
 ALL_PROBES = (
     replay.PROBE,
+    python_loading.PROBE,
     dependencies.PROBE,
     vc_runtime.PROBE,
     runtime_copies.PROBE,

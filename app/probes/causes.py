@@ -36,6 +36,7 @@ TORCH_FILES = "torch-files-missing"  # the code, and the subject of the DLL find
 STATIC_LOAD_CODES = DLL_CODES | VC_RUNTIME_CODES | {"torch-known-bad-build", "runtime-copy-too-old"}
 RUNTIME_COPY = "runtime-copy-too-old"  # an old runtime inside another package: WinError 1114 when it loads first
 CONTRADICTED = "contradicted_by_replay"
+UNEXPLAINED = "unexplained"  # the replay failed and no check found why
 
 
 @dataclass
@@ -130,12 +131,18 @@ def _broken_below(graph: DependencyGraph, dll: str) -> list[str]:
 
 
 def reconcile(findings: list[Finding]) -> None:
-    """Where the live import worked, static blockers about loading become warnings marked as contradicted."""
+    """Where the live import worked, static blockers about loading become warnings marked as contradicted. Where it
+    failed and no check found anything that stops PyTorch, the failure says so in its own words ("our checks
+    found nothing, but PyTorch fails to start"), never as if a cause had been found."""
     loaded = {f.environment for f in findings if f.code == "import-ok"}
     for finding in findings:
         if finding.environment in loaded and finding.severity == BLOCKER and finding.code in STATIC_LOAD_CODES:
             finding.severity = WARNING
             finding.evidence[CONTRADICTED] = True
+    explained = {f.environment for f in findings if f.severity == BLOCKER and f.code != "import-failed"}
+    for finding in findings:
+        if finding.code == "import-failed" and finding.variant is None and finding.environment not in explained:
+            finding.variant = UNEXPLAINED
 
 
 def group_by_cause(findings: list[Finding], graphs: Optional[dict[str, DependencyGraph]] = None) -> list[Problem]:
@@ -146,7 +153,7 @@ def group_by_cause(findings: list[Finding], graphs: Optional[dict[str, Dependenc
     torch_files = _torch_files(findings)
     for finding in findings:
         subject = _subject(finding, torch_files.get(finding.environment, frozenset()))
-        if finding.code == "import-failed" and finding.variant in (None, "crashed"):
+        if finding.code == "import-failed" and finding.variant in (None, "crashed", UNEXPLAINED):
             replay_errors.append(finding)
         elif subject is None:
             groups[(finding.environment, "finding", id(finding))] = [finding]

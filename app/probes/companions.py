@@ -13,6 +13,7 @@ The `Requires-Dist: torch` pin only says which torch it was made for, and alone 
 from __future__ import annotations
 
 import csv
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -166,11 +167,60 @@ def missing_functions(ctx: ProbeContext, companion: Companion) -> list[MissingFu
             for (raw, dll), files in sorted(by_function.items(), key=lambda item: (item[0][1].lower(), item[0][0]))]
 
 
+CUDA_ONLY = re.compile(r"^(torch_cuda|c10_cuda|cudart64_\d+)\.dll$", re.I)  # in torch\lib of a CUDA build only
+INSTALL_CUDA_TORCH = "install-cuda-torch"
+
+
+def built_for(companion: Companion) -> Optional[str]:
+    """The torch build a companion says it was compiled against, with its local label ("2.6.0+cu124"): xformers
+    records it in `xformers\\cpp_lib.json`; else its exact Requires-Dist pin (no label)."""
+    for extension in companion.extensions[:1]:
+        info = child(extension.parent, "cpp_lib.json")
+        try:
+            data = json.loads(info.read_text(encoding="utf-8")) if info is not None else None
+        except (OSError, ValueError):
+            data = None
+        torch = (data.get("version") or {}).get("torch") if isinstance(data, dict) else None
+        if isinstance(torch, str) and torch:
+            return torch
+    return companion.made_for()
+
+
+def needs_cuda(ctx: ProbeContext, companion: Companion) -> list[str]:
+    """The CUDA build's DLLs a companion's extension modules import, when this torch is not a CUDA build and its
+    torch\\lib does not have them (xformers' Windows wheels are all CUDA builds)."""
+    torch = ctx.env.torch
+    if torch.cuda or torch.hip:
+        return []
+    lib = child(torch.folder, "lib")
+    present = {p.name.lower() for p in children(lib)}
+    needed = []
+    for pyd in companion.extensions:
+        info = ctx.cache.get(pyd)
+        if isinstance(info, PEInfo):
+            needed += [i.name for i in info.imports if CUDA_ONLY.match(i.name) and i.name.lower() not in present]
+    return list(dict.fromkeys(needed))
+
+
+def _needs_cuda_finding(ctx: ProbeContext, companion: Companion, needed: list[str]) -> Finding:
+    made = built_for(companion)
+    variant = made.split("+", 1)[1] if made and "+" in made else None
+    return ctx.finding(CODE, BLOCKER, {
+        "package": companion.name, "version": companion.version, "torch": ctx.env.torch.version,
+        "build": ctx.env.torch.build, "needs": needed, "built_for": made or "-", "variant": variant,
+        "release": made.split("+", 1)[0] if made else None,
+        "extensions": [ctx.display(p) for p in companion.extensions]}, [INSTALL_CUDA_TORCH], variant="needs-cuda")
+
+
 def run(ctx: ProbeContext) -> Iterator[Finding]:
     torch = ctx.env.torch if ctx.env else None
     if torch is None or ctx.env.site_packages is None:
         return
     for companion in installed_companions(ctx):
+        needed = needs_cuda(ctx, companion)
+        if needed:  # another build altogether: no version of it fits this torch, the build of torch must change
+            yield _needs_cuda_finding(ctx, companion, needed)
+            continue
         missing = missing_functions(ctx, companion)
         fits = companion.pin_fits(torch.release)
         if not missing and fits is not False:

@@ -63,9 +63,12 @@ def abi_match(ctx: ProbeContext) -> Iterator[Finding]:
     if env is None or env.torch is None or env.abi_tag is None:
         return
     found, platform, source = torch_abi(env.torch.folder, env.site_packages)
-    if found is None or found == env.abi_tag or found.rstrip("t") != env.abi_tag.rstrip("t"):
-        return  # the same ABI, or another Python version altogether (python-version-unsupported tells that)
+    if found is None or found == env.abi_tag:
+        return
     minor = ".".join((env.python_version or "").split(".")[:2])
+    if found.rstrip("t") != env.abi_tag.rstrip("t"):
+        yield from _other_python(ctx, found, platform, source, minor)
+        return
     window = known_issues()["free_threaded_wheels"].get(minor)
     others = [p for p in children(env.python.parent) if p.suffix.lower() == ".exe" and p != env.python
               and p.name.lower() in ({"python.exe"} if env.free_threaded else {f"python{minor}t.exe"})]
@@ -75,6 +78,24 @@ def abi_match(ctx: ProbeContext) -> Iterator[Finding]:
         "free_threaded_builds": window, "checked": known_issues()["free_threaded_wheels"]["read"],
         "other_python": ctx.display(others[0]) if others else None},
         [MATCHING_TORCH], variant=None if env.free_threaded else "free-threaded-build")
+
+
+def _other_python(ctx: ProbeContext, found: str, platform: Optional[str], source: Optional[str],
+                  minor: str) -> Iterator[Finding]:
+    """torch built for another Python version (a cp311 wheel under 3.12). Where a venv's base Python changed
+    minor version since the venv was made for the one torch fits, that is the cause (venv-base-changed) and
+    this is its evidence, said once."""
+    env = ctx.env
+    digits = found.rstrip("t")[2:]
+    torch_minor = f"{digits[0]}.{digits[1:]}" if len(digits) >= 2 else found
+    interpreter = env.loading.interpreter if env.loading is not None else None
+    if interpreter is not None and interpreter.changed_minor and (interpreter.made_with or "").startswith(
+            torch_minor + "."):
+        return
+    yield ctx.finding("torch-wrong-python", BLOCKER, {
+        "python": ctx.python, "python_version": env.python_version, "minor": minor, "abi": env.abi_tag,
+        "torch_abi": found, "torch_minor": torch_minor, "platform": platform, "file": source,
+        "torch": env.torch.version}, [MATCHING_TORCH])
 
 
 EMULATION_PROBE = Probe("python-emulated", ENVIRONMENT, emulation)

@@ -17,16 +17,18 @@ from functools import cache
 from types import ModuleType
 from typing import Iterator, Optional
 
+from app.inventory.python_path import VARIABLES, python_variables
 from app.probes.app_control import replayed_block
 from app.probes.base import ENVIRONMENT, Probe, ProbeContext
 from app.probes.error_text import classify_error
-from app.probes.finding import BLOCKER, INFO, Finding
+from app.probes.finding import BLOCKER, INFO, WARNING, Finding
 from app.probes.openmp import rival_copies
 from app.probes.runtime_copies import imports_first
 from app.resources import known_issues, resources_folder
 
 SCRIPT = resources_folder() / "replay_loader.py"
 TIMEOUT_S = 120
+LOADED_ELSEWHERE = "torch-loaded-elsewhere"  # the live Python imported another torch than the checks read
 # NTSTATUS exit codes of a process that could not start (shown as unsigned 32-bit numbers)
 START_FAILURES = {
     0xC0000135: {"en": "a DLL that Python itself needs was not found", "zh_CN": "找不到 Python 自身需要的 DLL"},
@@ -75,8 +77,10 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
     script = ctx.system.windows_path(SCRIPT)
     child_env = dict(ctx.system.environment("process"))
     child_env.update(PYTHONIOENCODING="utf-8", PYTHONDONTWRITEBYTECODE="1")
-    for name in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP"):  # the user's Python must run as it normally does
-        child_env.pop(name, None)
+    for name in [k for k in child_env if k.upper() in ("PYTHONSTARTUP", *VARIABLES)]:
+        child_env.pop(name)  # ours (a launcher may set them for this app) are not the user's programs'
+    for variable in python_variables(ctx.system):  # what a program started from Explorer gets: the user's settings
+        child_env[variable.name] = variable.value
     python = ctx.python or str(env.python)
     try:
         users = [ctx.display(rival.other.path) for rival in rival_copies(ctx)]
@@ -107,6 +111,9 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
         yield ctx.finding("import-failed", BLOCKER, {"python": python, "torch": ctx.display(env.torch.folder),
                                                      "status": data.get("status")}, variant="not-found")
         return
+    elsewhere = _loaded_elsewhere(ctx, data)
+    if elsewhere is not None:
+        yield elsewhere
     imported = data.get("import") or {}
     parallel = data.get("parallel") or {}
     if imported.get("ok") and parallel.get("attempted") and not parallel.get("finished"):
@@ -132,6 +139,16 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
         "message": message or imported.get("error_type"), "cause": cause.kind if cause else None,
         "failed_dlls": [{"dll": d.get("name"), "winerror": d.get("retry_error") or d.get("error")} for d in failures],
         **loaded, "replay": _summary(data)})
+
+
+def _loaded_elsewhere(ctx: ProbeContext, data: dict) -> Optional[Finding]:
+    """The real Python found another torch than the one the checks read (the model of sys.path was wrong, or
+    something it cannot see, such as a registry PythonPath, decided): the checks are then about the wrong copy."""
+    found = data.get("torch_dir")
+    predicted = ctx.display(ctx.env.torch.folder)
+    if not found or not predicted or ntpath.normcase(ntpath.normpath(str(found))) == ntpath.normcase(predicted):
+        return None
+    return ctx.finding(LOADED_ELSEWHERE, WARNING, {"found": str(found), "predicted": predicted})
 
 
 def runtime_copies(ctx: ProbeContext, data: dict) -> list[dict]:

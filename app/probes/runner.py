@@ -26,6 +26,8 @@ from app.probes.finding import INFO, Finding
 from app.system.base import System
 
 CHECK_FAILED = "check-failed"
+# findings that mean a check could not see what it checks: the diagnosis is then incomplete and never "all clear"
+BLIND = frozenset({CHECK_FAILED, "torch-loaded-elsewhere"})
 STARTED, DONE, FAILED = "started", "done", "failed"
 WORKER_STOP_S = 5.0  # how long a stopped diagnosis waits for its workers (each ends its child process first)
 SKIPPED_REASON = {"en": "Programs cannot be started inside a copied Windows drive, so PyTorch was not started.",
@@ -114,7 +116,7 @@ def run_diagnosis(system: System, environments: Iterable[PythonEnvironment], *,
             _stop(cancel, threads)
         if state == DONE:
             diagnosis.findings.extend(payload)
-            diagnosis.complete &= not any(f.code == CHECK_FAILED for f in payload)
+            diagnosis.complete &= not any(f.code in BLIND for f in payload)
         else:
             diagnosis.complete = False
             diagnosis.findings.append(_failed(probe, ctx, f"{payload.__class__.__name__}: {payload}"))

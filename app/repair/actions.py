@@ -5,19 +5,20 @@ from __future__ import annotations
 from app.repair.companions import MatchCompanions
 from app.repair.duplicate_openmp import RemoveDuplicateOpenMP
 from app.repair.guides import GUIDED_REPAIRS
+from app.repair.names import ALIASES
 from app.repair.paging_file import PagingFileSystemManaged
 from app.repair.plan import EnableLongPaths, PlaceOpenMP, PlanRefused, UserSettings, said
 from app.repair.restore_files import RestoreTorchFiles
 from app.repair.runtime_copy import SetAsideRuntimeCopy
+from app.repair.shadowing_torch import SetAsideShadowingTorch
 from app.repair.upgrade import UpgradeTorch
 from app.repair.vc_runtime import InstallVCRuntime
 
-ALIASES = {"openmp-runtime": "place-libomp140", "reinstall-torch": "restore-torch-files"}
 ACTIONS = {action.id: action for action in (PlaceOpenMP(), UpgradeTorch(), InstallVCRuntime(),
                                             UserSettings("unset-env-var"),
                                             UserSettings("remove-path-entry"), EnableLongPaths(),
                                             RestoreTorchFiles(), PagingFileSystemManaged(), RemoveDuplicateOpenMP(),
-                                            MatchCompanions(), SetAsideRuntimeCopy(),
+                                            MatchCompanions(), SetAsideRuntimeCopy(), SetAsideShadowingTorch(),
                                             *GUIDED_REPAIRS)}
 
 

@@ -38,7 +38,7 @@ from urllib.parse import urljoin, urlsplit
 
 from app.cancel import Cancelled, CancelToken
 from app.i18n import words
-from app.system.files import rename_file
+from app.system.files import replace_file
 
 if TYPE_CHECKING:
     import requests
@@ -455,7 +455,7 @@ def download(url: str, target: Path, *, max_bytes: int, sha256: Optional[str] = 
         if token is not None and token.cancelled:
             raise DownloadCancelled(host=_host(url))
         try:
-            rename_file(temporary, target)
+            replace_file(temporary, target)
         except OSError as exc:
             raise _disk_error(exc, folder) from exc
         return DownloadResult(target, size, digest, final_url, attempts)

@@ -9,6 +9,7 @@ Finish, with a button that opens the page. Applying one is refused: there is not
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Callable, Optional
@@ -35,6 +36,8 @@ SMART_APP_CONTROL_FAQ = {lang: f"https://support.microsoft.com/{locale}/windows/
                          "questions-285ea03d-fa88-4d56-882e-6698afdb7003" for lang, locale in
                          (("en", "en-us"), ("zh_CN", "zh-cn"))}
 CONDA_RUNTIME = "https://anaconda.org/conda-forge/vc14_runtime"
+PYTHON_ENVIRONMENT_VARIABLES = "https://docs.python.org/3/using/windows.html#excursus-setting-environment-variables"
+GLOB_CHARACTERS = re.compile(r"[\[\]]")
 START_FRESH = "start-fresh"  # offered where no repair fits a problem that stops PyTorch
 
 
@@ -232,6 +235,13 @@ class InstallMatchingTorch(GuidedRepair):
         named = next((f for f in findings if self.id in f.repairs), None)
         evidence = named.evidence if named is not None else {}
         minor = evidence.get("minor") or python_minor(env) or "3"
+        if named is not None and named.code == "torch-wrong-python":  # another Python version: reinstall for this one
+            python = system.windows_path(env.python) if env is not None else "python"
+            steps = [said("guide.wrongpy.reinstall", python=python, version=evidence.get("torch") or "-",
+                          minor=minor),
+                     said("guide.wrongpy.cuda", python=python, version=evidence.get("torch") or "-"),
+                     said("guide.check_again")]
+            return Guide(self.id, same_url(PYTORCH_GET_STARTED), said("guide.link.pytorch"), steps)
         other = evidence.get("other_python")
         python = system.windows_path(env.python) if env is not None else "python"
         free = env is not None and env.free_threaded
@@ -253,8 +263,66 @@ class InstallMatchingTorch(GuidedRepair):
         return Guide(self.id, same_url(PYTORCH_GET_STARTED), said("guide.link.pytorch"), steps)
 
 
+class UnsetMachineVariable(GuidedRepair):
+    """`unset-machine-variable`: PYTHONHOME or PYTHONPATH set for the whole computer (python-home-set@system,
+    python-path-set@system), usually left by another program's installer. Removed by the user in Windows' own
+    settings, where they see what else is there; the program that set it is named."""
+
+    id = "unset-machine-variable"
+
+    def guide(self, system, env, machine, findings) -> Guide:
+        named = next((f for f in findings if self.id in f.repairs), None)
+        evidence = named.evidence if named is not None else {}
+        variable = evidence.get("variable") or "PYTHONHOME"
+        program = evidence.get("program") or ", ".join(evidence.get("programs") or []) or "-"
+        steps = [said("guide.machinevar.open"), said("guide.machinevar.delete", variable=variable),
+                 said("guide.machinevar.program", program=program, variable=variable),
+                 said("guide.machinevar.again")]
+        return Guide(self.id, same_url(PYTHON_ENVIRONMENT_VARIABLES), said("guide.link.python_windows"), steps)
+
+
+class RenameAppFolder(GuidedRepair):
+    """`rename-app-folder`: `[` or `]` in torch's folder (torch-folder-brackets): the folder is renamed by the user
+    (a program of theirs may be running from it); a venv, which records its own path, is made again after."""
+
+    id = "rename-app-folder"
+
+    def guide(self, system, env, machine, findings) -> Guide:
+        named = next((f for f in findings if self.id in f.repairs), None)
+        names = (named.evidence.get("names") if named is not None else None) or ["[...]"]
+        plain = [GLOB_CHARACTERS.sub("", name).strip() or "new" for name in names]
+        steps = [said("guide.brackets.close"),
+                 said("guide.brackets.rename", old=names[0], new=plain[0])]
+        if env is not None and env.kind == "venv":
+            steps += [said("guide.brackets.venv", venv=system.windows_path(env.exec_prefix))]
+        steps.append(said("guide.brackets.again"))
+        return Guide(self.id, same_url(PYTORCH_GET_STARTED), said("guide.link.pytorch"), steps)
+
+
+class InstallCudaTorch(GuidedRepair):
+    """`install-cuda-torch`: a companion built for PyTorch's CUDA build (xformers' Windows wheels) beside the CPU
+    build (companion-mismatch@needs-cuda). No other version of the companion helps: PyTorch's CUDA build from
+    PyTorch's own index, the one the companion names, or the companion removed."""
+
+    id = "install-cuda-torch"
+
+    def guide(self, system, env, machine, findings) -> Guide:
+        named = next((f for f in findings if self.id in f.repairs), None)
+        evidence = named.evidence if named is not None else {}
+        python = system.windows_path(env.python) if env is not None else "python"
+        values = {"python": python, "package": evidence.get("package") or "-",
+                  "version": evidence.get("version") or "-", "built_for": evidence.get("built_for") or "-",
+                  "release": evidence.get("release") or "-", "variant": evidence.get("variant") or "-"}
+        steps = [said("guide.cudatorch.install", **values) if evidence.get("variant") and evidence.get("release")
+                 else said("guide.cudatorch.install_any", **values),
+                 said("guide.cudatorch.companions", **values),
+                 said("guide.cudatorch.remove", **values), said("guide.cudatorch.again", **values)]
+        return Guide(self.id, same_url(PYTORCH_GET_STARTED), said("guide.link.pytorch"), steps)
+
+
 GUIDED_REPAIRS = (Install64BitPython(), UpdateGpuDriver(), StartFresh(), LoadTorchFirst(), AppControlSettings(),
-                  InstallMatchingTorch(), UpdateRuntimeCopy())
+                  InstallMatchingTorch(), UpdateRuntimeCopy(), UnsetMachineVariable(), RenameAppFolder(),
+                  InstallCudaTorch())
 
 
 def python_minor(env: Optional[PythonEnvironment]) -> Optional[str]:

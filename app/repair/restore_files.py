@@ -34,7 +34,7 @@ from urllib.parse import unquote, urlparse
 
 from app.cancel import CancelToken
 from app.inventory.environment import PythonEnvironment
-from app.inventory.integrity import RecordEntry, read_record
+from app.inventory.integrity import RecordEntry, RecordFolders, installed_record, read_record
 from app.inventory.machine import MachineFacts
 from app.inventory.packages import canonical
 from app.probes.finding import Finding
@@ -110,27 +110,6 @@ class DamagedPackage:
     left: list[str] = field(default_factory=list)  # missing too, but made by pip, not in the wheel
 
 
-class _Folders:
-    """Case-insensitive lookups under site-packages, each folder listed once (RECORD has ~11 000 entries)."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self._listed: dict[Path, dict[str, Path]] = {}
-
-    def find(self, relative: str) -> tuple[Optional[Path], Path]:
-        """(the file as it is now, or None; where it belongs)."""
-        current = self.root
-        parts = relative.split("/")
-        for index, part in enumerate(parts):
-            if current not in self._listed:
-                self._listed[current] = {p.name.lower(): p for p in children(current)}
-            found = self._listed[current].get(part.lower())
-            if found is None:
-                return None, current.joinpath(*parts[index:])
-            current = found
-        return current, current
-
-
 def installed_packages(site: Optional[Path]) -> Iterator[InstalledPackage]:
     for folder in children(site):
         if not folder.name.lower().endswith(".dist-info") or "-" not in folder.name:
@@ -148,7 +127,7 @@ def installed_packages(site: Optional[Path]) -> Iterator[InstalledPackage]:
 def _in_wheel(entry: RecordEntry) -> bool:
     """Could the wheel hold this entry? Not a file pip makes: its .pyc cache, its own dist-info files, launchers."""
     path = entry.path
-    if path.startswith(("../", "/")) or ":" in path or entry.sha256 is None or entry.size is None:
+    if not RecordFolders.inside(path) or entry.sha256 is None or entry.size is None:
         return False
     if "/__pycache__/" in f"/{path}" and path.endswith(".pyc"):
         return False
@@ -158,19 +137,20 @@ def _in_wheel(entry: RecordEntry) -> bool:
 
 def damaged_packages(site: Path, named: set[str]) -> list[DamagedPackage]:
     """Packages with files missing or of another size (or named by the diagnosis as damaged), torch first."""
-    folders = _Folders(site)
+    folders = RecordFolders(site)
     damaged = []
+    torch_record = installed_record(site)
     for package in installed_packages(site):
         record = child(package.dist_info, "RECORD")
-        if record is None:
-            continue
+        if record is None or (canonical(package.name) == "torch" and record != torch_record):
+            continue  # an older torch dist-info left behind is not what is installed: its files are not put back
         try:
             entries = read_record(record, prefix="")
         except (OSError, csv.Error, ValueError):
             continue
         found = DamagedPackage(package)
         for entry in entries:
-            now, _ = folders.find(entry.path)
+            now, _ = folders.find(entry.path)  # a line that leads out of site-packages is never looked up
             changed = now is None or not now.is_file() or (entry.size is not None and now.stat().st_size != entry.size)
             if not changed and entry.path.lower() not in named:
                 continue
@@ -297,7 +277,7 @@ class RestoreTorchFiles:
             if local is None and not indexes:
                 raise PlanRefused([said("download.error.index-not-https", url=", ".join(settings.skipped_indexes))])
             shown_source = system.windows_path(local) if local else package.wheel
-            folders = _Folders(site)
+            folders = RecordFolders(site)
             files = []
             for entry in item.files:
                 now, target = folders.find(entry.path)

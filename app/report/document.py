@@ -47,6 +47,24 @@ def redact(value: Any, names: Iterable[str] = ()) -> Any:
     return value
 
 
+def _loading(env, shown) -> Optional[dict]:
+    """What Python loads (app/inventory/python_path.py): sys.path in order, every torch on it, the one imported."""
+    loading = env.loading
+    if loading is None:
+        return None
+    imported = loading.imported
+    return {"sys_path": [{"folder": shown(e.folder), "origin": e.origin,
+                          "added_by": shown(e.source) if e.source else None} for e in loading.path],
+            "torch_copies": [{"folder": shown(c.folder), "kind": c.kind, "origin": c.entry.origin,
+                              "imported": c is imported} for c in loading.copies],
+            "pth_file": shown(loading.pth_file) if loading.pth_file else None,
+            "user_site": shown(loading.user_site) if loading.user_site else None, "user_site_on": loading.user_site_on,
+            "variables": [{"name": v.name, "value": v.value, "scope": v.scope} for v in loading.variables],
+            "interpreter": {"home": loading.interpreter.home, "exists": loading.interpreter.exists,
+                            "made_with": loading.interpreter.made_with, "runs": loading.interpreter.runs}
+            if loading.interpreter else None}
+
+
 def build_document(machine: MachineFacts, environments: list[PythonEnvironment], findings: list[Finding],
                    graphs: dict[str, DependencyGraph], display: Callable[[Path], str], *, lang: str = "en",
                    source: str = "live", source_root: Optional[str] = None, redact_names: Iterable[str] = (),
@@ -91,6 +109,7 @@ def build_document(machine: MachineFacts, environments: list[PythonEnvironment],
             "kind": env.kind, "prefix": shown(env.exec_prefix), "app": env.app, "found_by": env.found_by,
             "torch": {"version": env.torch.version, "build": env.torch.build, "path": shown(env.torch.folder)}
             if env.torch else None,
+            "python_loading": _loading(env, shown),
         } for env in environments],
         "problems": [],
         "findings": [],

@@ -81,6 +81,45 @@ def delete_file(target: Path) -> None:
     _sync_folder(target.parent)
 
 
-def rename_file(source: Path, target: Path) -> None:
+def replace_file(source: Path, target: Path) -> None:
+    """Move a finished temporary file over its target (a download): atomic, the target replaced."""
     os.replace(source, target)
     _sync_folder(target.parent)
+
+
+def rename_file(source: Path, target: Path) -> None:
+    """Rename a file or folder, never over an existing name: the check and the rename are one call of the OS, so a
+    file written there meanwhile is never lost (FileExistsError instead). On Windows `os.rename` is MoveFileExW
+    without MOVEFILE_REPLACE_EXISTING; on Linux renameat2(RENAME_NOREPLACE); elsewhere a hard link, then unlink."""
+    if os.name == "nt":
+        os.rename(source, target)
+    else:
+        _rename_no_replace(source, target)
+    _sync_folder(target.parent)
+
+
+AT_FDCWD, RENAME_NOREPLACE = -100, 1
+
+
+def _rename_no_replace(source: Path, target: Path) -> None:
+    import ctypes
+    import errno
+
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (AttributeError, OSError):
+        renameat2 = None
+    if renameat2 is not None:
+        if renameat2(AT_FDCWD, os.fsencode(source), AT_FDCWD, os.fsencode(target), RENAME_NOREPLACE) == 0:
+            return
+        code = ctypes.get_errno()
+        if code not in (errno.ENOSYS, errno.EINVAL):  # EINVAL: a file system without the flag
+            raise FileExistsError(code, os.strerror(code), str(target)) if code == errno.EEXIST else OSError(
+                code, os.strerror(code), str(source))
+    if os.path.isdir(source):  # no link for folders: the OS refuses a non-empty target itself
+        if os.path.lexists(target):
+            raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), str(target))
+        os.rename(source, target)
+        return
+    os.link(source, target)  # EEXIST when the name is taken
+    os.unlink(source)

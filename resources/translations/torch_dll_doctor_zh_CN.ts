@@ -627,72 +627,72 @@
 <context>
     <name>FinishPage</name>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="56"/>
+        <location filename="../../app/ui/pages/finish.py" line="57"/>
         <source>Done</source>
         <translation>完成</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="57"/>
+        <location filename="../../app/ui/pages/finish.py" line="58"/>
         <source>Thank you for using Torch DLL Doctor.</source>
         <translation>感谢使用 Torch DLL 医生。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="58"/>
+        <location filename="../../app/ui/pages/finish.py" line="59"/>
         <source>&amp;Save report…</source>
         <translation>保存报告(&amp;S)…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="58"/>
+        <location filename="../../app/ui/pages/finish.py" line="59"/>
         <source>Save the report to a file</source>
         <translation>把报告保存到文件</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="59"/>
+        <location filename="../../app/ui/pages/finish.py" line="60"/>
         <source>&amp;Undo these changes</source>
         <translation>撤销这些修改(&amp;U)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="59"/>
+        <location filename="../../app/ui/pages/finish.py" line="60"/>
         <source>Undo every change the repairs made</source>
         <translation>撤销修复所做的全部修改</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="60"/>
+        <location filename="../../app/ui/pages/finish.py" line="61"/>
         <source>Open the &amp;log folder</source>
         <translation>打开记录文件夹(&amp;L)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="61"/>
+        <location filename="../../app/ui/pages/finish.py" line="62"/>
         <source>Open the folder with the log of what the assistant did</source>
         <translation>打开记录本助手所做操作的日志文件夹</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="68"/>
+        <location filename="../../app/ui/pages/finish.py" line="69"/>
         <source>&lt;p&gt;Changes made on this computer:&lt;/p&gt;&lt;ul&gt;{items}&lt;/ul&gt;&lt;p&gt;Each one is recorded; “Undo these changes” puts everything back as it was, now or later.&lt;/p&gt;</source>
         <translation>&lt;p&gt;在这台电脑上做了以下修改：&lt;/p&gt;&lt;ul&gt;{items}&lt;/ul&gt;&lt;p&gt;每一项都有记录；“撤销这些修改”可以随时把一切恢复原样。&lt;/p&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="72"/>
+        <location filename="../../app/ui/pages/finish.py" line="73"/>
         <source>Nothing needed repairing: PyTorch should load. Nothing was changed.</source>
         <translation>没有需要修复的内容：PyTorch 应该可以加载。没有做任何修改。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="74"/>
+        <location filename="../../app/ui/pages/finish.py" line="75"/>
         <source>Nothing was changed on this computer.</source>
         <translation>这台电脑上没有做任何修改。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="89"/>
+        <location filename="../../app/ui/pages/finish.py" line="90"/>
         <source>&lt;p&gt;&lt;b&gt;Still to do, by you.&lt;/b&gt; These steps fix what this program cannot change. Follow them, then run Torch DLL Doctor again.&lt;/p&gt;</source>
         <translation>&lt;p&gt;&lt;b&gt;还需要你自己完成。&lt;/b&gt;这些步骤能解决本程序无法修改的问题。请按步骤操作，然后再运行一次 Torch DLL Doctor。&lt;/p&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="118"/>
+        <location filename="../../app/ui/pages/finish.py" line="119"/>
         <source>Undone: every file and setting is back as it was.</source>
         <translation>已撤销：所有文件和设置都已恢复原样。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="119"/>
+        <location filename="../../app/ui/pages/finish.py" line="120"/>
         <source>Undone: every file and setting is back as it was, and PyTorch does not load again, as before the repair.</source>
         <translation>已撤销：所有文件和设置都已恢复原样，PyTorch 也和修复前一样无法加载。</translation>
     </message>
@@ -700,177 +700,79 @@
 <context>
     <name>PlanPage</name>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="140"/>
+        <location filename="../../app/ui/pages/plan.py" line="109"/>
         <source>Choose the repair</source>
         <translation>选择修复方式</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="141"/>
+        <location filename="../../app/ui/pages/plan.py" line="110"/>
         <source>Nothing has changed yet. Every change below is recorded and can be undone.</source>
         <translation>目前还没有任何修改。下面的每一项修改都会被记录，并且可以撤销。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="142"/>
+        <location filename="../../app/ui/pages/plan.py" line="111"/>
         <source>&amp;Repair now</source>
         <translation>立即修复(&amp;R)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="145"/>
+        <location filename="../../app/ui/pages/plan.py" line="114"/>
         <source>Working out the repairs that fit…</source>
         <translation>正在找出合适的修复方式…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="147"/>
+        <location filename="../../app/ui/pages/plan.py" line="116"/>
         <source>The repairs could not be worked out. {reason} Press Next to finish and save the report.</source>
         <translation>无法确定可用的修复。{reason} 请按“下一步”结束并保存报告。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="150"/>
+        <location filename="../../app/ui/pages/plan.py" line="119"/>
         <source>None of the repairs can be done here. The reasons are below. Press Next to finish and save the report.</source>
         <translation>这里无法进行任何修复，原因见下。请按“下一步”结束并保存报告。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="153"/>
+        <location filename="../../app/ui/pages/plan.py" line="122"/>
         <source>Nothing here can be repaired automatically, but there are steps you can take yourself. They are below, and they stay on the last page. Press Next.</source>
         <translation>这里没有能自动完成的修复，但有一些你可以自己完成的步骤。步骤见下，最后一页上也会保留。请按“下一步”。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="156"/>
+        <location filename="../../app/ui/pages/plan.py" line="125"/>
         <source>The recommended repair is chosen for each problem. Press “Repair now” when you are ready.</source>
         <translation>每个问题都已选好推荐的修复方式。准备好后点击“立即修复”。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="188"/>
+        <location filename="../../app/ui/pages/plan.py" line="157"/>
         <source>Not possible here: {reasons}</source>
         <translation>这里无法进行：{reasons}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="193"/>
+        <location filename="../../app/ui/pages/plan.py" line="162"/>
         <source>Leave this as it is</source>
         <translation>保持原样</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="194"/>
+        <location filename="../../app/ui/pages/plan.py" line="163"/>
         <source>Leave this problem as it is</source>
         <translation>这个问题保持原样</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="211"/>
+        <location filename="../../app/ui/pages/plan.py" line="180"/>
         <source>Download: about {size} MB.</source>
         <translation>需要下载：约 {size} MB。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="213"/>
+        <location filename="../../app/ui/pages/plan.py" line="182"/>
         <source>Download: a small file from your package index.</source>
         <translation>需要下载：从你的软件包索引下载一个小文件。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="215"/>
+        <location filename="../../app/ui/pages/plan.py" line="184"/>
         <source>Windows will ask for permission (administrator rights) for this step.</source>
         <translation>这一步 Windows 会请求权限（管理员权限）。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="217"/>
+        <location filename="../../app/ui/pages/plan.py" line="186"/>
         <source>No administrator rights are needed.</source>
         <translation>不需要管理员权限。</translation>
-    </message>
-</context>
-<context>
-    <name>RepairNames</name>
-    <message>
-        <location filename="../../app/ui/pages/plan.py" line="40"/>
-        <source>Add the missing OpenMP runtime to PyTorch</source>
-        <translation>为 PyTorch 补上缺失的 OpenMP 运行库</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/plan.py" line="41"/>
-        <source>Upgrade PyTorch to a fixed version</source>
-        <translation>把 PyTorch 升级到已修复的版本</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/plan.py" line="42"/>
-        <source>Install Microsoft&apos;s Visual C++ runtime</source>
-        <translation>安装微软 Visual C++ 运行库</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/plan.py" line="43"/>
-        <source>Remove a setting that breaks PyTorch</source>
-        <translation>删除导致 PyTorch 出错的设置</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/plan.py" line="44"/>
-        <source>Remove a broken folder from PATH</source>
-        <translation>从 PATH 中删除失效的文件夹</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/plan.py" line="45"/>
-        <source>Allow long file paths in Windows</source>
-        <translation>允许 Windows 使用长文件路径</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/plan.py" line="46"/>
-        <source>Put back PyTorch&apos;s own files</source>
-        <translation>放回 PyTorch 自带的文件</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/plan.py" line="47"/>
-        <source>Set aside the extra OpenMP runtime</source>
-        <translation>移开多余的 OpenMP 运行库</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/plan.py" line="48"/>
-        <source>Let Windows manage the paging file</source>
-        <translation>让 Windows 管理分页文件</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/plan.py" line="49"/>
-        <source>Install the torchvision / torchaudio made for your PyTorch</source>
-        <translation>安装为你的 PyTorch 制作的 torchvision / torchaudio</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/plan.py" line="51"/>
-        <source>Install 64-bit Python yourself (steps below)</source>
-        <translation>自己安装 64 位 Python（步骤见下）</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/plan.py" line="53"/>
-        <source>Update the NVIDIA graphics driver yourself (steps below)</source>
-        <translation>自己更新 NVIDIA 显卡驱动（步骤见下）</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/plan.py" line="55"/>
-        <source>Start fresh with a new environment yourself (steps below)</source>
-        <translation>自己用新环境从头开始（步骤见下）</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/plan.py" line="57"/>
-        <source>Load PyTorch before the other package yourself (steps below)</source>
-        <translation>自己让 PyTorch 在另一个包之前加载（步骤见下）</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/plan.py" line="59"/>
-        <source>Change Smart App Control yourself (steps below)</source>
-        <translation>自己更改智能应用控制（步骤见下）</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/plan.py" line="61"/>
-        <source>Use the PyTorch made for this kind of Python yourself (steps below)</source>
-        <translation>自己换用为这种 Python 制作的 PyTorch（步骤见下）</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/plan.py" line="63"/>
-        <source>Update the package that brings the old runtime yourself (steps below)</source>
-        <translation>自己更新带着旧运行库的包（步骤见下）</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/plan.py" line="65"/>
-        <source>Set aside the old runtime copy</source>
-        <translation>把旧的运行库文件放到一边</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/plan.py" line="67"/>
-        <source>Another repair</source>
-        <translation>其他修复</translation>
     </message>
 </context>
 <context>

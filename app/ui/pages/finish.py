@@ -8,10 +8,11 @@ from PySide6.QtCore import QUrl
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QGroupBox, QHBoxLayout, QScrollArea, QVBoxLayout, QWidget
 
+from app.repair.names import repair_name
 from app.repair.run import failure_text
 from app.ui.log import log_folder
 from app.ui.pages.base import Page, button, named, wrapped
-from app.ui.pages.plan import guide_widget, repair_name
+from app.ui.pages.plan import guide_widget
 from app.ui.repair_run import UndoResult, undo_transactions
 from app.ui.session import guides_left
 
@@ -63,7 +64,7 @@ class FinishPage(Page):
         self.undo.setVisible(bool(transactions) and not self._undone_all)
         self.save.setEnabled(self.session.diagnosis is not None)
         if transactions:
-            items = "".join(f"<li>{html.escape(repair_name(t.begin.get('action', '')))} "
+            items = "".join(f"<li>{html.escape(repair_name(t.begin.get('action', ''), self.session.lang))} "
                             f"<small>({html.escape(t.id)})</small></li>" for t in transactions)
             self.summary.setText(self.tr("<p>Changes made on this computer:</p><ul>{items}</ul><p>Each one is "
                                          "recorded; “Undo these changes” puts everything back as it was, now or "
@@ -90,7 +91,7 @@ class FinishPage(Page):
                                                      "program cannot change. Follow them, then run Torch DLL Doctor "
                                                      "again.</p>"), name="guides-heading"))
         for option in left:
-            box = QGroupBox(repair_name(option.action))
+            box = QGroupBox(repair_name(option.action, self.session.lang))
             column = QVBoxLayout(box)
             column.addWidget(wrapped(option.problem.lead.text(self.session.lang).title, bold=True, selectable=True))
             column.addWidget(guide_widget(option.guide, self.session.lang))

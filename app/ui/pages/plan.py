@@ -7,7 +7,7 @@ from __future__ import annotations
 import html
 from enum import Enum
 
-from PySide6.QtCore import QCoreApplication, Qt, QUrl
+from PySide6.QtCore import Qt, QUrl
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (
     QButtonGroup,
@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.i18n import words
+from app.repair.names import repair_name
 from app.ui.failure import failure_words
 from app.ui.pages.base import Page, wrapped
 from app.ui.session import recommended, repair_options, split_chosen
@@ -33,38 +34,6 @@ class PlanState(str, Enum):
     PLANNING = "planning"
     READY = "ready"
     FAILED = "failed"
-
-
-def repair_name(action: str) -> str:
-    names = {
-        "place-libomp140": QCoreApplication.translate("RepairNames", "Add the missing OpenMP runtime to PyTorch"),
-        "upgrade-torch": QCoreApplication.translate("RepairNames", "Upgrade PyTorch to a fixed version"),
-        "install-vc-runtime": QCoreApplication.translate("RepairNames", "Install Microsoft's Visual C++ runtime"),
-        "unset-env-var": QCoreApplication.translate("RepairNames", "Remove a setting that breaks PyTorch"),
-        "remove-path-entry": QCoreApplication.translate("RepairNames", "Remove a broken folder from PATH"),
-        "enable-long-paths": QCoreApplication.translate("RepairNames", "Allow long file paths in Windows"),
-        "restore-torch-files": QCoreApplication.translate("RepairNames", "Put back PyTorch's own files"),
-        "remove-duplicate-openmp": QCoreApplication.translate("RepairNames", "Set aside the extra OpenMP runtime"),
-        "paging-file-system-managed": QCoreApplication.translate("RepairNames", "Let Windows manage the paging file"),
-        "match-companions": QCoreApplication.translate("RepairNames",
-                                                       "Install the torchvision / torchaudio made for your PyTorch"),
-        "install-64bit-python": QCoreApplication.translate("RepairNames",
-                                                           "Install 64-bit Python yourself (steps below)"),
-        "update-gpu-driver": QCoreApplication.translate("RepairNames",
-                                                        "Update the NVIDIA graphics driver yourself (steps below)"),
-        "start-fresh": QCoreApplication.translate("RepairNames",
-                                                  "Start fresh with a new environment yourself (steps below)"),
-        "load-torch-first": QCoreApplication.translate("RepairNames",
-                                                       "Load PyTorch before the other package yourself (steps below)"),
-        "app-control-settings": QCoreApplication.translate("RepairNames",
-                                                           "Change Smart App Control yourself (steps below)"),
-        "install-matching-torch": QCoreApplication.translate(
-            "RepairNames", "Use the PyTorch made for this kind of Python yourself (steps below)"),
-        "update-runtime-copy": QCoreApplication.translate(
-            "RepairNames", "Update the package that brings the old runtime yourself (steps below)"),
-        "set-aside-runtime-copy": QCoreApplication.translate("RepairNames", "Set aside the old runtime copy"),
-    }
-    return names.get(action) or QCoreApplication.translate("RepairNames", "Another repair")
 
 
 def guide_html(guide, lang: str) -> str:
@@ -174,10 +143,10 @@ class PlanPage(Page):
             inner = QVBoxLayout(box)
             group = QButtonGroup(box)
             for number, option in enumerate(options):
-                radio = QRadioButton(repair_name(option.action))
+                radio = QRadioButton(repair_name(option.action, self.session.lang))
                 radio.setEnabled(option.possible)
                 radio.setChecked(id(option) in chosen)
-                radio.setAccessibleName(repair_name(option.action))
+                radio.setAccessibleName(repair_name(option.action, self.session.lang))
                 group.addButton(radio, number)
                 inner.addWidget(radio)
                 if option.guide is not None:

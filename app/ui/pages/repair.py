@@ -8,9 +8,9 @@ from typing import Optional
 
 from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QPlainTextEdit, QProgressBar, QVBoxLayout, QWidget
 
+from app.repair.names import repair_name
 from app.report.units import download_line
 from app.ui.pages.base import Page, button, card, icon_label, named, wrapped
-from app.ui.pages.plan import repair_name
 from app.ui.repair_run import Phase, Recorded, RepairRun, RunState
 
 
@@ -151,7 +151,7 @@ class RepairPage(Page):
         from app.ui.icons import icon as load
 
         for row, item in zip(self.rows, run.items):
-            row["name"].setText(repair_name(item.action))
+            row["name"].setText(repair_name(item.action, self.session.lang))
             row["state"].setText(self._phase_words(item))
             icon = {Phase.DONE: "ok", Phase.STILL_BLOCKED: "warning", Phase.RESTART_NEEDED: "warning",
                     Phase.FAILED: "problem", Phase.NOT_ROLLED_BACK: "problem", Phase.SKIPPED: "waiting",

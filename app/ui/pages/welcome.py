@@ -10,9 +10,9 @@ from PySide6.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QPlainTextEdi
 
 from app.probes.error_text import classify_error, printable
 from app.repair.journal import Transaction
+from app.repair.names import repair_name
 from app.repair.run import failure_text
 from app.ui.pages.base import Page, button, card, icon_label, named, wrapped
-from app.ui.pages.plan import repair_name
 from app.ui.repair_run import UndoResult, undo_transactions
 from app.ui.workers import LatestRun
 
@@ -178,7 +178,8 @@ class WelcomePage(Page):
             texts.append(self.tr("A repair is running in another window right now. Wait until it has finished "
                                  "before you repair anything here."))
         if first is not None and result is None:
-            name, when = repair_name(first.begin.get("action", "")), self._when(first.begin.get("created"))
+            name = repair_name(first.begin.get("action", ""), self.session.lang)
+            when = self._when(first.begin.get("created"))
             if stop is None:
                 texts.append(self.tr("A repair did not finish: “{name}”, started {when}. The assistant or the "
                                      "computer stopped before it was done. Roll it back to put every file and "

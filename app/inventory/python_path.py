@@ -1,0 +1,299 @@
+"""What Python loads, read from files as the interpreter reads them: which interpreter a venv runs, `sys.path` in
+order, and which copy of torch `import torch` gets.
+
+The rules are CPython's own (`Modules/getpath.py`, `Lib/site.py`, the "Finding modules" page of the Windows docs):
+
+- a `._pth` file beside the interpreter (`python312._pth`, `python._pth`) replaces `sys.path` with its lines, turns
+  on isolated mode (no `PYTHONPATH`, no `PYTHONHOME`, no user site) and runs `site` only with an `import site` line;
+- otherwise `PYTHONPATH` comes first (after the script's folder, which we cannot know), then the standard library
+  (from `PYTHONHOME` when it is set), then `site`: the **user site** (`%APPDATA%\\Python\\Python3XY\\site-packages`,
+  or `PYTHONUSERBASE`), before the install's own `Lib\\site-packages`; a venv turns the user site off unless
+  `include-system-site-packages = true` (which also adds the base's site-packages after its own), and
+  `PYTHONNOUSERSITE` turns it off;
+- each site folder's `.pth` files, in name order, add the folders their lines name (right after that site folder)
+  and run their `import` lines;
+- `import torch` takes the first folder of `sys.path` holding `torch\\__init__.py` (a regular package) or a
+  `torch.py`/`torch.*.pyd`; a `torch` folder without `__init__.py` is only a namespace portion, passed over while a
+  regular package follows, and imported (empty) when none does.
+
+The variables are those a program started from Explorer gets: the user's, else the machine's (Windows gives the
+user's value of a name precedence). Nothing here runs or imports anything.
+"""
+
+from __future__ import annotations
+
+import ntpath
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from app.system.base import System
+from app.system.folders import child, children, descend
+
+PACKAGE, MODULE, NAMESPACE = "package", "module", "namespace"
+VARIABLES = ("PYTHONPATH", "PYTHONHOME", "PYTHONNOUSERSITE", "PYTHONUSERBASE")
+# the folders of sys.path, by where they come from (the report says each one in words)
+PTH_FILE, PYTHONPATH, STDLIB, USER_SITE, SITE, BASE_SITE, PTH_LINE = (
+    "pth-file", "PYTHONPATH", "stdlib", "user-site", "site-packages", "base-site-packages", "pth-line")
+MAX_PTH_BYTES = 1 << 20  # a .pth file is a few lines; a bigger one is read no further
+_MODULE_FILE = re.compile(r"^torch(\.[a-z0-9_-]+)?\.(py|pyd|pyc)$", re.I)
+
+
+@dataclass(frozen=True)
+class Variable:
+    name: str
+    value: str
+    scope: str  # "user" or "system" (the machine's)
+
+
+@dataclass(frozen=True)
+class PathEntry:
+    folder: Path  # the host path
+    origin: str  # one of the origins above
+    source: Optional[Path] = None  # the .pth / ._pth file, or the site folder, that added it
+
+
+@dataclass(frozen=True)
+class TorchCopy:
+    folder: Path  # ...\site-packages\torch (or the torch.py / .pyd file of a module)
+    kind: str  # PACKAGE, MODULE or NAMESPACE
+    entry: PathEntry  # the sys.path folder it is found in
+
+
+@dataclass(frozen=True)
+class Interpreter:
+    """The interpreter a venv's launcher starts: pyvenv.cfg's `home`, and whether that Python is still there and
+    still the minor version the venv was made with."""
+
+    home: Optional[str]  # as written in pyvenv.cfg
+    home_folder: Optional[Path]
+    exists: bool  # home holds a python.exe
+    made_with: Optional[str]  # pyvenv.cfg's version
+    runs: Optional[str]  # the version of the Python in home now (its pythonXY.dll), None when unknown
+
+    @property
+    def changed_minor(self) -> bool:
+        return bool(self.made_with and self.runs and _minor(self.made_with) != _minor(self.runs))
+
+
+@dataclass(frozen=True)
+class PythonLoading:
+    """The answer for one environment."""
+
+    path: tuple[PathEntry, ...]  # sys.path as the interpreter builds it, without the script's folder
+    copies: tuple[TorchCopy, ...]  # every torch on sys.path, in sys.path order
+    variables: tuple[Variable, ...]  # the PYTHON* variables the interpreter reads (or would, without a ._pth)
+    pth_file: Optional[Path] = None  # the ._pth file that fixes sys.path
+    isolated: bool = False  # a ._pth file: the variables and the user site are ignored
+    site_runs: bool = True  # `site` runs (a ._pth file without `import site`: no site-packages)
+    user_site: Optional[Path] = None  # the user site folder this Python would use
+    user_site_on: bool = False
+    user_site_off_because: Optional[str] = None  # "venv", "PYTHONNOUSERSITE", "._pth"
+    interpreter: Optional[Interpreter] = None  # venvs only
+
+    @property
+    def imported(self) -> Optional[TorchCopy]:
+        """The copy `import torch` gets: the first regular package or module, else the first namespace portion."""
+        regular = next((c for c in self.copies if c.kind != NAMESPACE), None)
+        return regular or next(iter(self.copies), None)
+
+    @property
+    def shadowed(self) -> tuple[TorchCopy, ...]:
+        """Copies `import torch` never gets while the imported one is there."""
+        imported = self.imported
+        return tuple(c for c in self.copies if c is not imported and c.kind != NAMESPACE)
+
+    def variable(self, name: str) -> Optional[Variable]:
+        return next((v for v in self.variables if v.name == name), None)
+
+
+def python_variables(system: System) -> tuple[Variable, ...]:
+    """PYTHONPATH, PYTHONHOME, PYTHONNOUSERSITE and PYTHONUSERBASE as a newly started program gets them."""
+    found = []
+    for name in VARIABLES:
+        for scope in ("user", "system"):
+            value = next((v for k, v in system.environment(scope).items() if k.upper() == name), None)
+            if value is not None and value.strip():
+                found.append(Variable(name, value.strip(), scope))
+                break
+    return tuple(found)
+
+
+def model_loading(system: System, *, python: Path, prefix: Path, base_prefix: Path, app_folder: Path,
+                  version: Optional[str], site: Optional[Path], userbase: Optional[Path] = None,
+                  free_threaded: bool = False, venv: Optional[dict[str, str]] = None,
+                  interpreter: Optional[Interpreter] = None) -> PythonLoading:
+    """sys.path and the torch copies on it, for the interpreter at `python` (`venv`: pyvenv.cfg's settings)."""
+    variables = python_variables(system)
+    pth = _pth_file(python.parent, app_folder)
+    if pth is not None:
+        return _isolated(system, pth, variables, interpreter)
+    values = {v.name: v for v in variables}
+    entries: list[PathEntry] = []
+    for folder in _split(system, values.get("PYTHONPATH")):
+        entries.append(PathEntry(folder, PYTHONPATH))
+    home = values.get("PYTHONHOME")
+    stdlib_root = system.host_path(home.value) if home is not None and re.match(r"^[A-Za-z]:", home.value) else None
+    stdlib_root = stdlib_root or app_folder
+    for folder in (descend(stdlib_root, "DLLs"), descend(stdlib_root, "Lib"), app_folder):
+        if folder is not None:
+            entries.append(PathEntry(folder, STDLIB))
+    user_site = _user_site(system, version, userbase, free_threaded, values.get("PYTHONUSERBASE"))
+    off = None
+    if venv is not None and venv.get("include-system-site-packages", "false").lower() != "true":
+        off = "venv"
+    elif "PYTHONNOUSERSITE" in values:
+        off = "PYTHONNOUSERSITE"
+    sites: list[tuple[Path, str]] = []
+    if off is None and user_site is not None and user_site.is_dir():
+        sites.append((user_site, USER_SITE))
+    if site is not None:
+        sites.append((site, SITE))
+    if venv is not None and off is None:  # include-system-site-packages: the base's (PYTHONHOME's) after its own
+        home_site = descend(stdlib_root if home is not None else base_prefix, "Lib", "site-packages")
+        if home_site is not None and (site is None or home_site != site):
+            sites.append((home_site, BASE_SITE))
+    elif venv is None and home is not None:  # PYTHONHOME moves a plain Python's prefix, and its site-packages
+        moved = descend(stdlib_root, "Lib", "site-packages")
+        sites = [(s, o) for s, o in sites if o != SITE] + ([(moved, SITE)] if moved is not None else [])
+    for folder, origin in sites:
+        _add_site(system, entries, folder, origin)
+    return PythonLoading(tuple(entries), _copies(entries), variables, user_site=user_site,
+                         user_site_on=off is None, user_site_off_because=off, interpreter=interpreter)
+
+
+def read_interpreter(system: System, settings: dict[str, str], version_of) -> Interpreter:
+    """pyvenv.cfg's `home` and `version`, against the Python in that folder now (`version_of(folder)` reads it)."""
+    home = settings.get("home")
+    folder = (system.host_path(home) if re.match(r"^[A-Za-z]:", home) else Path(home)) if home else None
+    exists = folder is not None and child(folder, "python.exe") is not None
+    made = settings.get("version") or settings.get("version_info")
+    return Interpreter(home, folder, exists, made, version_of(folder) if exists else None)
+
+
+def _isolated(system: System, pth: Path, variables: tuple[Variable, ...],
+              interpreter: Optional[Interpreter]) -> PythonLoading:
+    """A ._pth file: its lines are sys.path (relative to its folder); `import site` adds the site folders."""
+    entries: list[PathEntry] = []
+    site_runs = False
+    for line in _lines(pth):
+        if line.startswith("import ") or line.startswith("import\t"):
+            site_runs = site_runs or line.split(None, 1)[1].strip() == "site"
+            continue
+        folder = _resolve(system, pth.parent, line)
+        if folder is not None and folder.is_dir():
+            entries.append(PathEntry(folder, PTH_FILE, pth))
+    if site_runs:  # site.getsitepackages(): the prefix and its Lib\site-packages, with their .pth files
+        for folder in (pth.parent, descend(pth.parent, "Lib", "site-packages")):
+            if folder is not None:
+                _add_site(system, entries, folder, SITE)
+    return PythonLoading(tuple(entries), _copies(entries), variables, pth_file=pth, isolated=True,
+                         site_runs=site_runs, user_site_off_because="._pth", interpreter=interpreter)
+
+
+def _pth_file(*folders: Path) -> Optional[Path]:
+    for folder in folders:
+        found = sorted((p for p in children(folder) if p.name.lower().endswith("._pth")), key=lambda p: p.name)
+        if found:
+            return found[0]
+    return None
+
+
+def _add_site(system: System, entries: list[PathEntry], folder: Path, origin: str) -> None:
+    """site.addsitedir: the folder, then what its .pth files name (in name order), once each."""
+    known = {_key(e.folder) for e in entries}
+    if _key(folder) not in known:
+        entries.append(PathEntry(folder, origin))
+        known.add(_key(folder))
+    for pth in sorted((p for p in children(folder) if p.suffix.lower() == ".pth" and p.is_file()),
+                      key=lambda p: p.name.lower()):
+        for line in _lines(pth):
+            if line.startswith(("import ", "import\t")):
+                continue
+            target = _resolve(system, folder, line)
+            if target is not None and target.is_dir() and _key(target) not in known:
+                entries.append(PathEntry(target, PTH_LINE, pth))
+                known.add(_key(target))
+
+
+def _copies(entries: list[PathEntry]) -> tuple[TorchCopy, ...]:
+    found = []
+    for entry in entries:
+        folder = child(entry.folder, "torch")
+        if folder is not None and folder.is_dir():
+            regular = child(folder, "__init__.py") is not None or child(folder, "__init__.pyc") is not None
+            found.append(TorchCopy(folder, PACKAGE if regular else NAMESPACE, entry))
+            continue
+        module = next((p for p in children(entry.folder) if _MODULE_FILE.match(p.name) and p.is_file()), None)
+        if module is not None:
+            found.append(TorchCopy(module, MODULE, entry))
+    return tuple(found)
+
+
+def _user_site(system: System, version: Optional[str], userbase: Optional[Path], free_threaded: bool,
+               variable: Optional[Variable]) -> Optional[Path]:
+    """%APPDATA%\\Python\\Python3XY[t]\\site-packages (site._get_path on Windows), or under PYTHONUSERBASE."""
+    minor = _minor(version)
+    if minor is None:
+        return None
+    base = system.host_path(variable.value) if variable is not None else None
+    if base is None and userbase is None:
+        roaming = system.variable("APPDATA") or next(
+            (p.roaming_appdata for p in system.user_profiles() if p.roaming_appdata), None)
+        base = system.host_path(ntpath.join(roaming, "Python")) if roaming else None
+    base = base or userbase
+    if base is None:
+        return None
+    name = "Python" + minor.replace(".", "") + ("t" if free_threaded else "")
+    found = descend(base, name, "site-packages")
+    return found if found is not None else base / name / "site-packages"
+
+
+def _split(system: System, variable: Optional[Variable]) -> list[Path]:
+    folders = []
+    for part in (variable.value.split(";") if variable is not None else []):
+        part = system.expand(part.strip().strip('"'))
+        host = system.host_path(part) if re.match(r"^[A-Za-z]:", part) else None
+        if host is not None and host.is_dir():
+            folders.append(host)
+    return folders
+
+
+def _resolve(system: System, base: Path, line: str) -> Optional[Path]:
+    """A .pth or ._pth line: a folder relative to the file's own folder (Windows separators), or absolute."""
+    line = line.strip()
+    if not line or line.startswith("#"):
+        return None
+    if re.match(r"^[A-Za-z]:[\\/]", line):
+        return system.host_path(line)
+    current: Optional[Path] = base
+    for part in re.split(r"[\\/]+", line):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            current = current.parent if current is not None else None
+            continue
+        current = child(current, part)
+        if current is None:
+            return None
+    return current
+
+
+def _lines(path: Path) -> list[str]:
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_PTH_BYTES)
+    except OSError:
+        return []
+    return [line.strip() for line in data.decode("utf-8", errors="replace").lstrip("\ufeff").splitlines()
+            if line.strip() and not line.strip().startswith("#")]
+
+
+def _key(folder: Path) -> str:
+    return str(folder).casefold()
+
+
+def _minor(version: Optional[str]) -> Optional[str]:
+    parts = (version or "").split(".")
+    return ".".join(parts[:2]) if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit() else None

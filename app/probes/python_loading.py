@@ -1,0 +1,146 @@
+"""Python's own side of loading torch (app/inventory/python_path.py): which interpreter a venv runs, which copy of
+torch `import torch` gets and which copies it hides, PYTHONHOME / PYTHONPATH set for every program, torch outside
+sys.path, and square brackets in torch's folder (torch's own preload lists its DLLs with `glob`)."""
+
+from __future__ import annotations
+
+import ntpath
+import re
+from typing import Iterator, Optional
+
+from app.inventory.environment import python_version_in, read_torch
+from app.inventory.python_path import NAMESPACE, PTH_FILE, PTH_LINE, PYTHONPATH, USER_SITE, TorchCopy
+from app.probes.base import ENVIRONMENT, Probe, ProbeContext
+from app.probes.finding import BLOCKER, WARNING, Finding
+
+SET_ASIDE_TORCH = "set-aside-shadowing-torch"
+UNSET_VARIABLE, UNSET_MACHINE_VARIABLE = "unset-env-var", "unset-machine-variable"
+MOVE_FOLDER = "rename-app-folder"
+GLOB_MAGIC = re.compile(r"[\[\]]")
+# Windows folders whose first level names the program that owns what is below them
+PROGRAM_ROOTS = ("program files", "program files (x86)", "programdata")
+
+
+def run(ctx: ProbeContext) -> Iterator[Finding]:
+    env = ctx.env
+    if env is None or env.loading is None:
+        return
+    loading = env.loading
+    yield from _interpreter(ctx)
+    yield from _variables(ctx)
+    imported = loading.imported
+    if imported is None and env.torch is not None:
+        yield ctx.finding("torch-not-on-path", BLOCKER, {
+            "torch": ctx.display(env.torch.folder), "pth_file": ctx.display(loading.pth_file),
+            "site_runs": loading.site_runs}, ["start-fresh"], variant="pth" if loading.pth_file else None)
+    if imported is not None:
+        yield from _shadowing(ctx, imported)
+    if env.torch is not None:
+        yield from _brackets(ctx)
+
+
+def _interpreter(ctx: ProbeContext) -> Iterator[Finding]:
+    """A venv whose base Python is gone, or now another minor version: its launcher starts nothing, or a Python
+    that its packages (torch_python.dll imports python3XY.dll by name) were not built for."""
+    interpreter = ctx.env.loading.interpreter
+    if interpreter is None or interpreter.home is None:
+        return
+    evidence = {"home": interpreter.home, "venv": ctx.display(ctx.env.exec_prefix), "made_with": interpreter.made_with,
+                "runs": interpreter.runs, "minor": _minor(interpreter.made_with)}
+    if not interpreter.exists:
+        yield ctx.finding("venv-base-missing", BLOCKER, evidence, ["start-fresh"])
+    elif interpreter.changed_minor:
+        yield ctx.finding("venv-base-changed", BLOCKER, evidence, ["start-fresh"])
+
+
+def _variables(ctx: ProbeContext) -> Iterator[Finding]:
+    """PYTHONHOME moves every Python's standard library (and a plain Python's site-packages); PYTHONPATH puts its
+    folders before site-packages. A ._pth file makes the interpreter ignore both."""
+    loading = ctx.env.loading
+    if loading.isolated:
+        return
+    home = loading.variable("PYTHONHOME")
+    if home is not None:
+        folder = ctx.system.host_path(home.value) if re.match(r"^[A-Za-z]:", home.value) else None
+        found = python_version_in(folder) if folder is not None and folder.is_dir() else None
+        ours = ctx.env.python_version
+        evidence = {"variable": home.name, "value": home.value, "scope": home.scope, "program": program_of(home.value),
+                    "python_there": found, "python_version": ours, "exists": bool(folder and folder.is_dir())}
+        yield ctx.finding("python-home-set", BLOCKER, evidence, [_unset(home.scope)],
+                          variant="system" if home.scope == "system" else None)
+    path = loading.variable("PYTHONPATH")
+    if path is not None:
+        folders = [p.strip() for p in path.value.split(";") if p.strip()]
+        torch_there = [c for c in loading.copies if c.entry.origin == PYTHONPATH]
+        yield ctx.finding("python-path-set", WARNING, {
+            "variable": path.name, "value": path.value, "scope": path.scope, "folders": folders,
+            "programs": sorted({program_of(f) for f in folders}), "torch_there": bool(torch_there)},
+            [_unset(path.scope)], variant="system" if path.scope == "system" else None)
+
+
+def _shadowing(ctx: ProbeContext, imported: TorchCopy) -> Iterator[Finding]:
+    """Another copy of torch that `import torch` gets first (a `pip install --user` one, PYTHONPATH, a .pth line),
+    or copies it hides: the checks read the imported one, and say which one it is."""
+    shadowed = ctx.env.loading.shadowed
+    if not shadowed:
+        return
+    first = _described(ctx, imported)
+    others = [_described(ctx, c) for c in shadowed]
+    same = all(o["version"] == first["version"] for o in others)
+    repairs = []
+    if imported.entry.origin == USER_SITE and imported.kind != NAMESPACE:
+        repairs.append(SET_ASIDE_TORCH)
+    elif imported.entry.origin == PYTHONPATH:
+        variable = ctx.env.loading.variable("PYTHONPATH")
+        repairs.append(_unset(variable.scope if variable else "user"))
+    repairs.append("start-fresh")
+    yield ctx.finding("torch-shadowed", WARNING if same else BLOCKER, {
+        "imported": first, "others": others, "folder": first["folder"], "version": first["version"],
+        "origin": first["origin"], "other_folder": others[0]["folder"], "other_version": others[0]["version"],
+        "other_origin": others[0]["origin"]}, repairs, variant=imported.entry.origin)
+
+
+def _brackets(ctx: ProbeContext) -> Iterator[Finding]:
+    """torch's `_load_dll_libraries` preloads `glob.glob(os.path.join(torch\\lib, '*.dll'))`: with `[` or `]` in
+    the folder's path that pattern matches nothing, so no DLL is preloaded. The extension modules still load
+    (torch\\lib is an added DLL folder), but what CUDA's libraries load later by plain LoadLibrary is not found."""
+    lib = ctx.display(ctx.env.torch.folder) or ""
+    if not GLOB_MAGIC.search(lib):
+        return
+    parts = [p for p in lib.split("\\") if GLOB_MAGIC.search(p)]
+    cuda = ctx.env.torch.cuda
+    yield ctx.finding("torch-folder-brackets", BLOCKER if cuda else WARNING, {
+        "folder": lib + "\\lib", "names": parts, "build": ctx.env.torch.build, "cuda": cuda},
+        [MOVE_FOLDER], variant=None if cuda else "cpu")
+
+
+def _described(ctx: ProbeContext, copy: TorchCopy) -> dict:
+    version = read_torch(copy.folder).version if copy.kind != "module" else None
+    origin = copy.entry.origin
+    return {"folder": ctx.display(copy.folder), "version": version or "-", "origin": origin,
+            "added_by": ctx.display(copy.entry.source) if origin in (PTH_FILE, PTH_LINE) else None}
+
+
+def _unset(scope: str) -> str:
+    return UNSET_MACHINE_VARIABLE if scope == "system" else UNSET_VARIABLE
+
+
+def program_of(value: str) -> str:
+    """The program a folder belongs to, by the Windows folder it is in: `C:\\Program Files\\QGIS 3.34\\apps\\Python39`
+    → "QGIS 3.34"; a user's `AppData\\Local\\Programs\\X` → "X"; else the folder itself."""
+    parts = [p for p in ntpath.normpath(value.strip().strip('"')).split("\\") if p]
+    lower = [p.lower() for p in parts]
+    for i, part in enumerate(lower[1:], start=1):
+        if part in PROGRAM_ROOTS and i + 1 < len(parts):
+            return parts[i + 1]
+        if part == "programs" and i >= 2 and lower[i - 1] == "local" and i + 1 < len(parts):
+            return parts[i + 1]
+    return parts[1] if len(parts) > 1 else value
+
+
+def _minor(version: Optional[str]) -> Optional[str]:
+    parts = (version or "").split(".")
+    return ".".join(parts[:2]) if len(parts) >= 2 else None
+
+
+PROBE = Probe("python-loading", ENVIRONMENT, run)
