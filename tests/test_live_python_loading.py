@@ -1,0 +1,141 @@
+"""Python's side of loading, for real: Windows CPython 3.12 under Wine imports torch from exactly the folder the
+model predicts. The user site before site-packages (a `pip install --user` torch 2.4.0 shadowing a healthy 2.4.1,
+then set aside and undone), PYTHONPATH from the user's own settings (the replay gets them as the user's programs
+do), and a ._pth file, which makes the same user site and PYTHONPATH count for nothing."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shutil
+
+import pytest
+
+from tests.conftest import lab_env
+from tests.winelab import _link_tree, from_windows_path, to_windows_path
+
+pytestmark = [pytest.mark.wine, pytest.mark.slow]
+
+RUN_APP = "import sys; sys.path.insert(0, {repo!r}); from app.main import main; sys.exit(main({argv!r}))"
+USER_ENVIRONMENT = r"HKCU\Environment"
+
+
+def run_app(lab, argv, data=None):
+    """The app, run by the lab's own app Python (psutil and the rest; its ._pth keeps the user site out of it)."""
+    from tests.winelab import REPO_ROOT
+
+    return lab.run_python(["-c", RUN_APP.format(repo=to_windows_path(REPO_ROOT), argv=argv)], timeout=600,
+                          torch_env=lab.app_python(), env={"TDD_DATA_DIR": to_windows_path(data)} if data else None)
+
+
+def diagnose(lab, env) -> tuple[int, dict]:
+    result = run_app(lab, ["diagnose", "--env", to_windows_path(env), "--json", "-", "--quiet"])
+    assert result.returncode in (0, 1), result.stderr[-3000:]
+    return result.returncode, json.loads(result.stdout)
+
+
+def replayed_torch(document) -> str:
+    """The torch folder the replay's real process found (import-ok / import-failed evidence)."""
+    replay = next(f for f in document["findings"] if f["code"] in ("import-ok", "import-failed"))
+    return replay["evidence"]["replay"]["torch_dir"]
+
+
+def same(a: str, b: str) -> bool:
+    return a.rstrip("\\").lower() == b.rstrip("\\").lower()
+
+
+def plain_python(lab, name: str, torch_version: str):
+    """A lab Python without its ._pth file: it builds sys.path as a python.org install does (user site included)."""
+    env = lab_env(lab, name, torch_version=torch_version)
+    (env / "python312._pth").unlink()
+    return env
+
+
+@pytest.fixture(scope="module")
+def user_site(lab):
+    """The lab user's own site-packages (%APPDATA%\\Python\\Python312\\site-packages) holding torch 2.4.0 as
+    `pip install --user` leaves it; removed afterwards (every other lab Python has a ._pth, which ignores it)."""
+    appdata = lab.run_python(["-c", "import os; print(os.environ['APPDATA'])"]).stdout.strip()
+    folder = from_windows_path(appdata + r"\Python\Python312\site-packages", lab.prefix)
+    source = lab.base_site("2.4.0")
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in ("torch", "torch-2.4.0.dist-info"):
+        _link_tree(source / name, folder / name)
+    yield folder
+    shutil.rmtree(folder.parent.parent, ignore_errors=True)
+
+
+def test_the_user_site_comes_first_for_real_and_setting_it_aside_gives_the_healthy_torch(lab, user_site, tmp_path):
+    env = plain_python(lab, "lab-shadow-241", "2.4.1")
+    code, document = diagnose(lab, env)
+    findings = {f["code"]: f for f in document["findings"]}
+    shadow = findings["torch-shadowed"]
+    assert shadow["severity"] == "blocker" and shadow["evidence"]["origin"] == "user-site"
+    predicted = document["environments"][0]["torch"]["path"]
+    assert same(replayed_torch(document), predicted)  # the model and the real interpreter agree
+    assert "user" in predicted.lower() or "roaming" in predicted.lower() or "<user>" in predicted
+    assert findings["import-failed"]["evidence"]["winerror"] == 126  # torch 2.4.0's fbgemm.dll, as predicted
+    assert "torch-loaded-elsewhere" not in findings and code == 1
+
+    result = run_app(lab, ["repair", "--env", to_windows_path(env), "--action", "set-aside-shadowing-torch",
+                           "--yes"], data=tmp_path)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    code, document = diagnose(lab, env)
+    findings = {f["code"]: f for f in document["findings"]}
+    assert findings["import-ok"]["evidence"]["version"] == "2.4.1+cpu" and "torch-shadowed" not in findings
+    assert run_app(lab, ["undo", "--last"], data=tmp_path).returncode == 0
+    assert (user_site / "torch" / "__init__.py").is_file()
+    assert not (user_site / "torch.set-aside-by-torch-dll-doctor").exists()
+
+
+def test_pythonpath_from_the_users_settings_decides_for_real(lab, user_site):
+    env = plain_python(lab, "lab-pythonpath-241", "2.4.1")
+    other = lab.root / "pythonpath-240"
+    shutil.rmtree(other, ignore_errors=True)
+    _link_tree(lab.base_site("2.4.0") / "torch", other / "torch")
+    _link_tree(lab.base_site("2.4.0") / "torch-2.4.0.dist-info", other / "torch-2.4.0.dist-info")
+    assert lab.wine_reg(["add", USER_ENVIRONMENT, "/v", "PYTHONPATH", "/t", "REG_SZ", "/d",
+                         to_windows_path(other), "/f"]) == 0
+    try:
+        code, document = diagnose(lab, env)
+    finally:
+        lab.wine_reg(["delete", USER_ENVIRONMENT, "/v", "PYTHONPATH", "/f"])
+        with contextlib.suppress(OSError):
+            shutil.rmtree(other)
+    findings = {f["code"]: f for f in document["findings"]}
+    assert findings["torch-shadowed"]["evidence"]["origin"] == "PYTHONPATH"
+    assert same(replayed_torch(document), to_windows_path(other / "torch"))
+    assert same(document["environments"][0]["torch"]["path"], to_windows_path(other / "torch"))
+    assert "torch-loaded-elsewhere" not in findings and code == 1
+
+
+def test_a_pth_file_ignores_the_user_site_for_real(lab, user_site):
+    env = lab_env(lab, "lab-pth-241", torch_version="2.4.1")
+    code, document = diagnose(lab, env)
+    findings = {f["code"]: f for f in document["findings"]}
+    assert "torch-shadowed" not in findings and "torch-loaded-elsewhere" not in findings
+    assert same(replayed_torch(document), to_windows_path(env / "Lib" / "site-packages" / "torch"))
+    assert findings["import-ok"]["evidence"]["version"] == "2.4.1+cpu"
+
+
+def test_square_brackets_in_the_folder_preload_nothing_and_the_cpu_build_still_imports(lab, tmp_path):
+    """torch's own glob of torch\\lib\\*.dll matches nothing under `[new]`: the replay (which repeats that glob)
+    loads no DLL ahead of time, and the CPU build still imports (the .pyd finds torch\\lib through the added DLL
+    folder): a warning for this build, as the diagnosis says."""
+    from app.probes.replay import SCRIPT, parse_replay
+
+    env = lab_env(lab, "lab-brackets-source", torch_version="2.4.1")
+    bracketed = lab.root / "envs" / "[new]" / "python"
+    shutil.rmtree(bracketed.parent, ignore_errors=True)
+    bracketed.parent.mkdir(parents=True)
+    _link_tree(env, bracketed)
+    try:
+        result = lab.run_exe(bracketed / "python.exe", ["-B", to_windows_path(SCRIPT)], timeout=300)
+        data = parse_replay(result.stdout)
+        assert data is not None, result.stderr[-2000:]
+        assert data["dlls"] == [] and data["import"]["ok"] and data["import"]["version"] == "2.4.1+cpu"
+        code, document = diagnose(lab, bracketed)
+        brackets = next(f for f in document["findings"] if f["code"] == "torch-folder-brackets")
+        assert brackets["severity"] == "warning" and brackets["evidence"]["names"] == ["[new]"] and code == 0
+    finally:
+        shutil.rmtree(bracketed.parent, ignore_errors=True)
