@@ -13,6 +13,11 @@ Progress = Callable[[int, int, str], None]  # (done, total, what is being looked
 class Cancelled(Exception):
     """The user (or a time budget) stopped the work; nothing was changed."""
 
+    def text(self, lang: str) -> str:
+        from app.i18n import words
+
+        return words("repair.cancelled", lang)
+
 
 class CancelToken:
     """Set once, never reset. A child token is cancelled with its parent, but cancelling it leaves the parent

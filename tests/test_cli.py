@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import io
+import json
 import os
 import subprocess
 import sys
@@ -305,3 +306,35 @@ def test_when_standard_errors_reader_goes_first_progress_never_lands_in_the_resu
     output.note("[2/17] checking…")
     output.document("-", '{"schema": "x"}')
     assert out.getvalue() == '{"schema": "x"}\n'
+
+
+def test_a_folder_that_is_not_a_windows_drive_is_nothing_to_check_never_all_clear(tmp_path, capsys):
+    (tmp_path / "Users" / "alice").mkdir(parents=True)
+    code = main(["diagnose", "--root", str(tmp_path), "--quiet"])
+    captured = capsys.readouterr()
+    assert code == 3  # it was 0, "Nothing stops PyTorch from loading"
+    assert "Nothing stops PyTorch" not in captured.out and "Windows\\System32" in captured.err
+    code = main(["diagnose", "--root", str(tmp_path), "--json", "-", "--quiet"])
+    document = json.loads(capsys.readouterr().out)
+    assert code == 3 and document["nothing_checked"] == "no-windows"
+
+
+def test_a_windows_drive_without_any_torch_is_nothing_to_check_in_both_languages(tmp_path, capsys):
+    from app.demo.image_builder import ImageBuilder
+
+    image = ImageBuilder(tmp_path / "image")
+    image.write(r"C:\Users\alice\AppData\Local\Programs\Python\Python312\python.exe", b"MZ")
+    for lang, words_seen in (("en", "no Python with PyTorch"), ("zh_CN", "没有找到装有 PyTorch 的 Python")):
+        code = main(["diagnose", "--root", str(image.root), "--lang", lang])
+        captured = capsys.readouterr()
+        assert code == 3 and words_seen in captured.err + captured.out
+        assert "Nothing stops PyTorch" not in captured.out and "没有发现阻止" not in captured.out
+
+
+def test_an_output_folder_that_does_not_exist_is_said_before_any_check(tmp_path, capsys):
+    code = main(["diagnose", "--demo", "--json", str(tmp_path / "missing" / "out.json")])
+    captured = capsys.readouterr()
+    assert code == 2 and "does not exist" in captured.err
+    assert "Checking" not in captured.err  # no check ran
+    code = main(["diagnose", "--demo", "--report", str(tmp_path)])
+    assert code == 2 and "is a folder" in capsys.readouterr().err

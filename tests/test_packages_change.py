@@ -145,3 +145,29 @@ def test_a_finished_upgrade_is_undone_and_a_later_one_by_somebody_else_is_kept(i
         transaction.rollback(system)
     assert stopped.value.code == "packages-changed-since" and version_in(site) == "3.0"
     assert transaction.state == "rollback-stopped"
+
+
+def test_a_cuda_torch_and_a_cpu_torchvision_are_recorded_and_asked_for_in_their_own_builds(tmp_path):
+    """torch 2.4.0+cu121 with a CPU torchvision 0.19.0: the versions recorded are the exact ones pip installs
+    (local labels included), so an undo finds the packages as the step left them and restores exactly these."""
+    from app.demo.image_builder import ImageBuilder
+    from app.inventory.environment import inspect_environment
+    from app.repair.upgrade import package_set
+    from app.system.offline import OfflineImage
+
+    image = ImageBuilder(tmp_path / "image")
+    base = r"C:\Python312"
+    image.write(base + r"\python.exe", b"MZ")
+    venv = r"C:\app\venv"
+    image.venv(venv, base, "3.12.4", python_exe=b"MZ")
+    site = venv + r"\Lib\site-packages"
+    image.torch_version_file(site, "2.4.0+cu121", cuda="12.1")
+    for name, version in (("torch", "2.4.0+cu121"), ("torchvision", "0.19.0")):
+        image.write(rf"{site}\{name}-{version}.dist-info\METADATA", f"Name: {name}\nVersion: {version}\n\n")
+    env = inspect_environment(OfflineImage(image.root), image.host(venv))
+    change = package_set(env, {"torch": "2.4.1", "torchvision": "0.19.1"}).to_dict()
+    assert change["before"] == {"torch": "2.4.0+cu121", "torchvision": "0.19.0"}
+    assert change["after"] == {"torch": "2.4.1+cu121", "torchvision": "0.19.1"}  # CPU torchvision stays CPU
+    assert change["install"] == ["torch==2.4.1+cu121", "torchvision==0.19.1"]
+    assert change["restore"] == ["torch==2.4.0+cu121", "torchvision==0.19.0"]
+    assert change["index"] == ["--extra-index-url", "https://download.pytorch.org/whl/cu121"]

@@ -13,9 +13,20 @@ from pathlib import Path
 
 import pytest
 
+from app.failures import failure_text
 from app.main import main
-from app.repair.journal import DONE, INTERRUPTED, ROLLBACK_STOPPED, ROLLED_BACK, RUNNING, Journal, RepairBusy
-from app.repair.run import failure_text, undo
+from app.repair.journal import (
+    DONE,
+    INTERRUPTED,
+    ROLLBACK_STOPPED,
+    ROLLED_BACK,
+    RUNNING,
+    Journal,
+    RepairBusy,
+    TransactionChanged,
+)
+from app.repair.run import undo
+from app.system.offline import OfflineImage
 from tests.conftest import TORCH_LIB, VENV, tree_hashes
 
 REPO = Path(__file__).resolve().parents[1]
@@ -186,3 +197,46 @@ def test_downloads_are_not_kept_once_a_repair_is_finished_or_rolled_back(data_di
         transaction.release()
         assert [p.name for p in downloads.iterdir()] == ["vc_redist.x64.log"]  # the installer is gone, its log stays
         assert (transaction.folder / "journal.jsonl").exists()
+
+
+def test_a_listed_interrupted_repair_undone_and_repaired_elsewhere_is_not_replayed_from_the_old_list(
+        torch_image, data_dir, tmp_path, capsys):
+    """The Welcome page lists an interrupted repair; the command line (a real second process) undoes it and
+    repairs again; then "Roll back now" with the listed records must not remove the new repair's file."""
+    image = torch_image()
+    lib = image.host(TORCH_LIB)
+    repair, _go = start_paused(image, data_dir, "change:1", tmp_path)
+    repair.kill()
+    repair.communicate(timeout=30)
+    (listed,) = Journal().unfinished()  # what the Welcome page read
+    env = {**os.environ, "TDD_DATA_DIR": str(data_dir)}
+    for argv in (["undo", "--transaction", listed.id], repair_argv(image)):
+        done = subprocess.run([sys.executable, "-c", BOOT, *argv], env=env, capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode in (0, 1), done.stderr
+    assert (lib / "libomp140.x86_64.dll").is_file()
+    with pytest.raises(TransactionChanged) as changed:
+        listed.rollback(OfflineImage(image.root))
+    assert (lib / "libomp140.x86_64.dll").is_file()  # the new repair's file is untouched
+    assert Journal().last().state == DONE
+    words_en, words_zh = failure_text(changed.value, "en"), failure_text(changed.value, "zh_CN")
+    assert "Nothing was touched" in words_en and "(it is now: undone)" in words_en and "没有动任何东西" in words_zh
+
+
+def test_an_undo_never_renames_over_a_file_written_at_the_original_name_meanwhile(tmp_path):
+    """The set-aside's undo: the original name taken after the check is refused by the rename itself."""
+    from app.system.files import rename_file
+
+    source, target = tmp_path / "libiomp5md.dll", tmp_path / "libiomp5md.dll.set-aside-by-torch-dll-doctor"
+    target.write_bytes(b"set aside")
+    source.write_bytes(b"written meanwhile")
+    with pytest.raises(FileExistsError):
+        rename_file(target, source)
+    assert source.read_bytes() == b"written meanwhile" and target.read_bytes() == b"set aside"
+    folder, taken = tmp_path / "torch.set-aside", tmp_path / "torch"
+    (folder / "lib").mkdir(parents=True)
+    taken.mkdir()
+    (taken / "__init__.py").write_text("new")
+    with pytest.raises(FileExistsError):
+        rename_file(folder, taken)
+    assert (taken / "__init__.py").read_text() == "new"

@@ -298,3 +298,101 @@ def test_record_digests_are_converted_from_urlsafe_base64_to_hex():
     data = b"torch"
     record = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
     assert hex_digest(record) == hashlib.sha256(data).hexdigest()
+
+
+DOWNLOADS = r"C:\Users\alice\Downloads" + "\\" + WHEEL_NAME
+PIP_BODY = r"C:\Users\alice\AppData\Local\pip\cache\http-v2\a\b\c\0f1e2d.body"
+
+
+def test_a_same_named_wheel_with_other_contents_is_not_used_and_the_index_gives_the_right_files(
+        torch_image, installed, server, wheel, wheel_sha256, data_dir, capsys):
+    """torch 2.4.1's wheel renamed to 2.4.0's name in Downloads: its own RECORD pins other files, so it is passed
+    over (and said), and the user's index, which has the right wheel, is asked."""
+    image, original = broken_image(torch_image, installed, server)
+    serve(server, wheel, wheel_sha256)
+    image.copy(real(realfiles.download, realfiles.TORCH_241), DOWNLOADS, link=True)
+    code, out, err = repair(image, capsys, "--lang", "en")
+    assert code == 0, err
+    assert f"Not used: {DOWNLOADS}" in out and "other files than the installed ones" in out
+    assert {name: lib_state(image)[name] for name in DAMAGED} == original
+    (facts,) = restored_notes(data_dir)
+    assert facts["ranged"] and "source" not in facts  # from the index, by ranges
+
+
+def test_a_pip_cache_entry_of_the_same_release_for_another_python_is_judged_by_its_tags(
+        torch_image, installed, server, wheel, wheel_sha256, data_dir, capsys):
+    image, original = broken_image(torch_image, installed, server)
+    serve(server, wheel, wheel_sha256)
+    image.copy(real(lambda: realfiles.download(realfiles.TORCH_240, python="3.11")), PIP_BODY, link=True)
+    code, out, err = repair(image, capsys, "--lang", "zh_CN")
+    assert code == 0, err
+    assert "不使用" in out and "WHEEL 标记" in out
+    assert {name: lib_state(image)[name] for name in DAMAGED} == original
+
+
+def test_a_local_wheel_whose_member_is_not_the_installed_file_gives_way_to_the_index_at_apply(
+        torch_image, installed, server, wheel, wheel_sha256, data_dir, capsys):
+    """Its WHEEL and RECORD are the installed ones, its fbgemm.dll is not: the copy fails RECORD's hash, and
+    the next source (the index) is used; the words say the local one was tried."""
+    image, original = broken_image(torch_image, installed, server, damage=("fbgemm.dll",))
+    serve(server, wheel, wheel_sha256)
+    fake = image.host(DOWNLOADS)
+    fake.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(wheel) as real_wheel, zipfile.ZipFile(fake, "w") as out:
+        for name in (f"{DIST_INFO}/WHEEL", f"{DIST_INFO}/RECORD"):
+            out.writestr(name, real_wheel.read(name))
+        out.writestr("torch/lib/fbgemm.dll", b"MZ" + b"\0" * 4096)
+    code, out, err = repair(image, capsys)
+    assert code == 0, err
+    assert sha(image.host(TORCH_LIB + r"\fbgemm.dll")) == original["fbgemm.dll"]
+    (facts,) = restored_notes(data_dir)
+    assert facts["ranged"]
+
+
+def test_a_record_line_that_leads_out_of_site_packages_is_never_put_back(
+        torch_image, installed, server, wheel, wheel_sha256, data_dir, capsys):
+    startup = r"C:\Users\alice\AppData\Roaming\Microsoft\Windows\Start Menu\Programs\Startup"
+    escape = "torch/lib/../../../../../../AppData/Roaming/Microsoft/Windows/Start Menu/Programs/Startup/run.cmd"
+    empty = "sha256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU,0"
+    hostile = dict(installed, RECORD=installed["RECORD"] + f"{escape},{empty}\n")
+    image, original = broken_image(torch_image, hostile, server)
+    serve(server, wheel, wheel_sha256)
+    code, out, err = repair(image, capsys)
+    assert code == 0, err
+    assert not image.host(startup).exists()
+    (folder,) = [p for p in (data_dir / "transactions").iterdir() if p.is_dir()]
+    intents = [json.loads(line) for line in (folder / "journal.jsonl").read_text().splitlines()]
+    assert not [r for r in intents if r["kind"] == "intent" and "Startup" in json.dumps(r)]  # never a change
+    assert {name: lib_state(image)[name] for name in DAMAGED} == original
+
+
+def test_an_older_torch_dist_info_left_behind_is_not_what_is_installed(torch_image, data_dir, capsys):
+    """pip install --ignore-installed left torch-2.4.0.dist-info beside torch 2.5.1's: one file of 2.5.1 is
+    missing, and only that file is put back, from 2.5.1's wheel; 2.5.1's working files are never touched."""
+    from tests.conftest import pip_install
+
+    image = torch_image(torch=realfiles.TORCH_241)  # python, a venv, System32's runtime (its lib is replaced)
+    lib = image.host(TORCH_LIB)
+    for dll in lib.glob("*.dll"):
+        dll.unlink()
+
+    def keep(name: str) -> bool:
+        return name in ("torch/__init__.py", "torch/version.py") or (name.startswith("torch/lib/")
+                                                                     and name.endswith(".dll"))
+    pip_install(image, realfiles.TORCH_240, SITE, keep=keep)
+    pip_install(image, "torch==2.5.1", SITE, keep=keep)  # over it, as --ignore-installed does
+    assert {p.name for p in image.host(SITE).iterdir() if p.name.endswith(".dist-info")} == {
+        "torch-2.4.0.dist-info", "torch-2.5.1.dist-info"}
+    image.copy(real(realfiles.download, "torch==2.5.1"), r"C:\Users\alice\Downloads\torch-2.5.1-cp312-cp312-"
+               "win_amd64.whl", link=True)
+    before = lib_state(image)
+    (lib / "fbgemm.dll").unlink()
+    document = diagnose(image, capsys)
+    missing = next(f for f in document["findings"] if f["code"] == "torch-files-missing")
+    assert missing["evidence"]["missing"] == ["torch/lib/fbgemm.dll"]
+    assert "torch-2.5.1.dist-info" in missing["evidence"]["record"]
+    code, out, err = repair(image, capsys, "--plan")
+    assert out.count("Put back") + out.count("Repair") <= 3 and "torch-2.5.1" in out and "2.4.0" not in out
+    code, out, err = repair(image, capsys)
+    assert code == 0, err
+    assert lib_state(image) == before  # 2.5.1's own fbgemm.dll back, nothing else changed

@@ -21,6 +21,7 @@ class ExitCode(IntEnum):
     OK = 0  # no blocker and every check ran; repaired; undone; shown
     PROBLEM = 1  # a blocker, a check that could not finish, or a repair or undo refused, failed or not done
     ERROR = 2  # usage or internal error, with one line on standard error
+    NOTHING = 3  # nothing to check: no Windows in the folder given, no Python with PyTorch found
 
 
 class UsageError(Exception):

@@ -25,7 +25,7 @@ COMMANDS: dict[str, Command] = {
 
 def run_command(args: argparse.Namespace, output: Optional[Output] = None) -> int:
     """Run `args.command`; a usage error, a cancel or an internal error is one line and exit 2 (repair and undo
-    say their own failures, through app.repair.run.failure_text, and exit 1)."""
+    say their own failures, through app.failures.failure_text, and exit 1)."""
     output = output or Output()
     lang = pick_language(getattr(args, "lang", None))
     try:

@@ -22,6 +22,8 @@ from app.system.offline import OfflineImage
 
 def run(args: argparse.Namespace, output: Output) -> ExitCode:
     program = named_program(args)  # a mistyped --app is said at once, not after the search
+    for target in (args.json, args.report):  # where the outputs go is checked before any work
+        check_output_path(target)
     with contextlib.ExitStack() as stack:
         if args.demo:
             from app.demo.computer import build_demo_image
@@ -66,8 +68,23 @@ def run(args: argparse.Namespace, output: Output) -> ExitCode:
         if args.json != "-":
             output.text(text_report(document, trees, lang))
             say_guides(system, envs, diagnosis, lang, output, shown=(lambda text: text) if args.no_redact else redact)
+        if diagnosis.nothing_checked:  # nothing was there to check: said, and an exit code of its own
+            output.note(words(f"cli.nothing.{diagnosis.nothing_checked}", lang, pythons=len(envs),
+                              root=args.root or "-"))
+            return ExitCode.NOTHING
         # a diagnosis that could not run every check never says "all clear"
         return ExitCode.PROBLEM if diagnosis.blockers or not diagnosis.complete else ExitCode.OK
+
+
+def check_output_path(target) -> None:
+    """A file to write: its folder must exist and be a folder (`-` is standard output)."""
+    if not target or target == "-":
+        return
+    folder = Path(target).expanduser().resolve().parent
+    if not folder.is_dir():
+        raise UsageError("error.output_folder", path=target, folder=str(folder))
+    if Path(target).is_dir():
+        raise UsageError("error.output_is_folder", path=target)
 
 
 def named_program(args: argparse.Namespace) -> Program:

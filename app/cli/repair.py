@@ -82,10 +82,11 @@ def _confirmed(args: argparse.Namespace, lang: str, output: Output) -> ExitCode 
 
 
 def run(args: argparse.Namespace, output: Output) -> ExitCode:
+    from app.failures import failure_text
     from app.repair.guides import guide_of
     from app.repair.journal import Journal
     from app.repair.plan import PlanRefused
-    from app.repair.run import FIXED, RESTART_NEEDED, apply_plan, failure_text, plan_repair
+    from app.repair.run import FIXED, RESTART_NEEDED, apply_plan, plan_repair
     from app.repair.vc_runtime import InstallerFailed
 
     system = open_system(args.root)

@@ -58,9 +58,11 @@ class ImageBuilder:
         return target
 
     def copy(self, source: Path, windows_path: str, *, link: bool = False) -> Path:
-        """Copy a file in; `link` hard-links instead (tests share big read-only DLLs this way)."""
+        """Copy a file in; `link` hard-links instead (tests share big read-only DLLs this way). A file already there
+        is replaced, never written through (it may itself be a hard link into the real wheels' cache)."""
         target = self.host(windows_path)
         target.parent.mkdir(parents=True, exist_ok=True)
+        target.unlink(missing_ok=True)
         if link:
             try:
                 os.link(source, target)

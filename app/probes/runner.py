@@ -26,6 +26,7 @@ from app.probes.finding import INFO, Finding
 from app.system.base import System
 
 CHECK_FAILED = "check-failed"
+NO_WINDOWS, NO_TORCH = "no-windows", "no-torch"
 # findings that mean a check could not see what it checks: the diagnosis is then incomplete and never "all clear"
 BLIND = frozenset({CHECK_FAILED, "torch-loaded-elsewhere"})
 STARTED, DONE, FAILED = "started", "done", "failed"
@@ -53,6 +54,7 @@ class Diagnosis:
     elapsed_s: float = 0.0
     complete: bool = True
     program: Program = field(default_factory=Program)  # the program the checks assumed, as the user named it
+    nothing_checked: Optional[str] = None  # NO_WINDOWS or NO_TORCH: there was nothing to check, never "all clear"
 
     @property
     def blockers(self) -> list[Finding]:
@@ -79,6 +81,10 @@ def run_diagnosis(system: System, environments: Iterable[PythonEnvironment], *,
     envs = list(environments)
     program = program or Program()
     diagnosis = Diagnosis(machine, envs, program=program)
+    if system.system32 is None or not system.system32.is_dir():
+        diagnosis.nothing_checked = NO_WINDOWS
+    elif not any(env.torch for env in envs):
+        diagnosis.nothing_checked = NO_TORCH
     cache = SHARED_CACHE  # keyed on (path, size, mtime): a changed file is read again
     live = system.can_run_programs if live is None else live
     contexts = {id(env): ProbeContext(system, machine, env, cancel, cache, program) for env in envs if env.torch}

@@ -19,7 +19,7 @@ from app.probes.companions import CODE
 from app.probes.finding import Finding
 from app.repair.journal import Transaction
 from app.repair.plan import Change, Plan, PlanRefused, said
-from app.repair.upgrade import index_arguments, pin
+from app.repair.upgrade import index_arguments, package_set
 from app.system.base import System
 
 
@@ -38,14 +38,12 @@ class MatchCompanions:
         if not system.can_run_programs:
             raise PlanRefused([said("repair.refused.needs_live", action=self.id)])
         extensions = {f.evidence["package"]: f.evidence.get("extensions") or [] for f in mismatched}
-        changes = [Change("match-package", name, value=f"{before[name]} -> {after[name]}",
+        change = package_set(env, after, "--no-deps")
+        changes = [Change("match-package", name, value=f"{change.before[name]} -> {version}",
                           host_target=_first_extension(system, extensions.get(name)))
-                   for name in after]
+                   for name, version in change.after.items()]
         index = index_arguments(env)
-        packages = {"python": str(env.python), "site_packages": str(env.site_packages), "before": before,
-                    "after": after, "index": [*index, "--no-deps"],
-                    "install": [pin(n, v, env) for n, v in after.items()],
-                    "restore": [pin(n, v, env) for n, v in before.items()]}
+        packages = change.to_dict()
         return Plan(self.id, None, system.windows_path(env.python), changes, packages=packages,
                     notes=[said("repair.note.companions", torch=torch.version, index=" ".join(index) or "-")])
 

@@ -76,6 +76,9 @@ class DownloadError(Exception):
     def __str__(self) -> str:
         return f"{self.code} {self.values}" if self.values else self.code
 
+    def text(self, lang: str) -> str:
+        return words(f"download.error.{self.code}", lang, **self.values)
+
 
 class DownloadCancelled(DownloadError, Cancelled):
     """Cancelled through the CancelToken: also a `Cancelled`, so the app's usual handling applies."""
@@ -92,7 +95,7 @@ class RangeNotSupported(DownloadError):
 
 
 def download_error_text(error: DownloadError, lang: str = "en") -> str:
-    return words(f"download.error.{error.code}", lang, **error.values)
+    return error.text(lang)
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,8 @@ from pathlib import Path
 from typing import Callable, Iterator, Optional
 
 from app.cancel import CancelToken
+from app.failures import local_time, refusal_kind
+from app.i18n import words
 from app.repair.changes import (
     FILE,
     INSTALLER,
@@ -45,7 +47,6 @@ from app.repair.changes import (
     VARIABLE,
     RollbackStopped,
     kind_of,
-    refusal_kind,
 )
 from app.repair.changes import files as file_change
 from app.repair.changes import installers as installer_change
@@ -90,6 +91,23 @@ class TransactionBusy(Exception):
         super().__init__(f"{transaction_id} is in use by process {owner.get('pid') or '?'}")
         self.transaction_id, self.owner = transaction_id, owner
 
+    def text(self, lang: str) -> str:
+        return words("repair.transaction_busy", lang, pid=self.owner.get("pid") or "?",
+                     since=local_time(self.owner.get("since")))
+
+
+class TransactionChanged(Exception):
+    """The transaction's journal changed on disk since it was read (another window or the command line undid it,
+    or went on with it): nothing is done with what was read before, and nothing was touched."""
+
+    def __init__(self, transaction_id: str, state: str) -> None:
+        super().__init__(f"{transaction_id} changed since it was listed (now {state})")
+        self.transaction_id, self.state = transaction_id, state
+
+    def text(self, lang: str) -> str:
+        return words("repair.transaction_changed", lang, id=self.transaction_id,
+                     state=words(f"history.state.{self.state}", lang))
+
 
 class RepairBusy(Exception):
     """Another repair or undo runs now (in another window, or the command line): one at a time."""
@@ -97,6 +115,9 @@ class RepairBusy(Exception):
     def __init__(self, owner: dict) -> None:
         super().__init__(f"another repair runs in process {owner.get('pid') or '?'} ({owner.get('purpose') or '?'})")
         self.owner = owner
+
+    def text(self, lang: str) -> str:
+        return words("repair.busy", lang, pid=self.owner.get("pid") or "?", since=local_time(self.owner.get("since")))
 
 
 def data_folder() -> Path:
@@ -132,13 +153,18 @@ class Transaction:
         self.id = folder.name
         self.records: list[dict] = []
         self._lock = ProcessLock(folder / LOCK, purpose=folder.name)
-        path = folder / "journal.jsonl"
+        self.records = self._read()
+
+    def _read(self) -> list[dict]:
+        records = []
+        path = self.folder / "journal.jsonl"
         if path.exists():
             for line in path.read_text(encoding="utf-8").splitlines():
                 try:
-                    self.records.append(json.loads(line))
+                    records.append(json.loads(line))
                 except ValueError:
                     break  # a line cut short by a crash: nothing after it was written either
+        return records
 
     # -- reading ---------------------------------------------------------------------------------------
     @property
@@ -334,6 +360,10 @@ class Transaction:
         mine = self._lock.held
         if not mine:
             self.hold()
+            listed, self.records = self.records, self._read()  # what is on disk now, read under the lock
+            if self.records != listed:  # undone or gone on with elsewhere since it was read: not touched
+                self.release()
+                raise TransactionChanged(self.id, self.state.value)
         try:
             self._rollback(system)
         finally:

@@ -31,6 +31,9 @@ class PlanRefused(Exception):
         super().__init__(reasons[0]["en"] if reasons else "refused")
         self.reasons = reasons
 
+    def text(self, lang: str) -> str:
+        return "\n".join(reason[lang] for reason in self.reasons)
+
 
 @dataclass
 class Change:

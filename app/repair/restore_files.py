@@ -217,8 +217,49 @@ def _holds(path: Path, package: InstalledPackage) -> bool:
         return False
 
 
-def local_wheel_for(package: InstalledPackage, candidates: list[Path]) -> Optional[Path]:
-    return next((path for path in candidates if _holds(path, package)), None)
+RECORD_BYTES = 8 << 20  # a wheel's own RECORD: torch's is about 1.3 MB
+
+
+def judge_wheel(path: Path, package: InstalledPackage, files: list[RecordEntry]) -> Optional[str]:
+    """Why a local wheel cannot give these files back (None: it can, as far as its own record says): "other-build"
+    (its WHEEL tags are not the installed ones: another Python, another platform), "other-files" (its RECORD pins
+    other SHA-256s for them: the same name, other contents), or "unreadable". Only the directory, WHEEL and RECORD
+    are read; every member is checked again against the installed RECORD as it is copied."""
+    info = package.dist_info.name
+    try:
+        with LocalWheel(path) as wheel:
+            names = {name.lower(): name for name in wheel.names()}
+            wheel_file, record = names.get(f"{info}/wheel".lower()), names.get(f"{info}/record".lower())
+            if wheel_file is None or record is None:
+                return "other-files"
+            tags = set(re.findall(r"^Tag:\s*(\S+)", wheel.read(wheel_file, 64 << 10).decode("utf-8", "replace"),
+                                  re.M))
+            if tags != set(package.tags):
+                return "other-build"
+            pinned = {}
+            for row in csv.reader(wheel.read(record, RECORD_BYTES).decode("utf-8", "replace").splitlines()):
+                if len(row) >= 3 and row[1].startswith("sha256="):
+                    pinned[row[0].replace("\\", "/").lower()] = row[1].split("=", 1)[1]
+    except (OSError, DownloadError, csv.Error, ValueError):
+        return "unreadable"
+    if any(pinned.get(entry.path.lower()) != entry.sha256 for entry in files):
+        return "other-files"
+    return None
+
+
+def local_wheels_for(package: InstalledPackage, files: list[RecordEntry],
+                     candidates: list[Path]) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """The local wheels that can give these files back, best first, and those that cannot, with why."""
+    usable, rejected = [], []
+    for path in candidates:
+        if not _holds(path, package):
+            continue
+        reason = judge_wheel(path, package, files)
+        if reason is None:
+            usable.append(path)
+        else:
+            rejected.append((path, reason))
+    return usable, rejected
 
 
 def indexes_for(package: InstalledPackage, user_indexes: list[str]) -> list[str]:
@@ -248,6 +289,25 @@ def find_on_index(package: InstalledPackage, indexes: list[str], session: reques
 
 # -- the repair ----------------------------------------------------------------------------------------------------
 
+class SourcesFailed(DownloadError):
+    """No source held the right files: each one tried, and what was wrong with it (the words name them all)."""
+
+    def __init__(self, wheel: str, tried: list[tuple[str, str]]) -> None:
+        super().__init__("sources-failed", wheel=wheel)
+        self.tried = tried
+
+    def text(self, lang: str) -> str:
+        from app.i18n import words
+
+        reasons = [words("repair.restore.tried", lang, source=source, reason=words(
+            f"repair.restore.tried.{code}" if code in TRIED_REASONS else "repair.restore.tried.other", lang))
+            for source, code in self.tried]
+        return words("repair.restore.sources_failed", lang, wheel=self.values["wheel"], tried="; ".join(reasons))
+
+
+TRIED_REASONS = ("hash-mismatch", "unreadable", "not-found", "offline", "dns", "tls", "http", "timeout")
+
+
 class RestoreTorchFiles:
     """`restore-torch-files`: put back the missing or damaged files of torch (and of its companions)."""
 
@@ -269,11 +329,15 @@ class RestoreTorchFiles:
         packages, changes, notes = [], [], []
         for item in damaged:
             package = item.package
-            local = local_wheel_for(package, candidates) if source != "index" else None
+            locals_, rejected = local_wheels_for(package, item.files, candidates) if source != "index" else ([], [])
+            local = locals_[0] if locals_ else None
+            for path, reason in rejected:  # said, and never used: another build, or other contents
+                notes.append(said(f"repair.note.restore.rejected.{reason}", path=system.windows_path(path),
+                                  wheel=package.wheel))
             if local is None and source not in (None, "index"):
                 raise PlanRefused([said("repair.refused.restore.not_in_source", wheel=package.wheel,
                                         source=source)])
-            indexes = indexes_for(package, settings.indexes)
+            indexes = indexes_for(package, settings.indexes) if source in (None, "index") else []
             if local is None and not indexes:
                 raise PlanRefused([said("download.error.index-not-https", url=", ".join(settings.skipped_indexes))])
             shown_source = system.windows_path(local) if local else package.wheel
@@ -287,7 +351,8 @@ class RestoreTorchFiles:
                               "size": entry.size})
             packages.append({"name": package.name, "version": package.version, "wheel": package.wheel,
                              "dist_info": package.dist_info.name, "tags": list(package.tags),
-                             "local": str(local) if local else None, "indexes": indexes, "files": files})
+                             "local": str(local) if local else None, "locals": [str(p) for p in locals_],
+                             "indexes": indexes, "files": files})
             notes.append(said("repair.note.restore.what", package=package.name, version=package.version,
                               wheel=package.wheel, count=len(files)))
             if local is not None:
@@ -344,16 +409,42 @@ class RestoreTorchFiles:
 
     def _fetch(self, package: dict, folder: Path, session: requests.Session, transaction: Transaction,
                on_output, on_progress, token: Optional[CancelToken]) -> list[tuple[Path, Path]]:
+        """The files from the first source whose members are what the installed RECORD pins: each local wheel in
+        turn, then the indexes; a source that fails gives way to the next, and when all fail the words name each
+        one tried and what was wrong with it."""
         folder.mkdir(parents=True, exist_ok=True)
+        tried: list[tuple[str, str]] = []
+        for local in package.get("locals") or ([package["local"]] if package.get("local") else []):
+            try:
+                return self._fetch_local(package, Path(local), folder, transaction, on_output, token)
+            except (DownloadError, OSError) as exc:
+                if isinstance(exc, DownloadError) and exc.code == "cancelled":
+                    raise
+                tried.append((local, getattr(exc, "code", "unreadable")))
+                for part in folder.glob("*.part"):
+                    part.unlink()
+        if package["indexes"]:
+            try:
+                return self._fetch_index(package, folder, session, transaction, on_output, on_progress, token)
+            except DownloadError as exc:
+                if exc.code == "cancelled" or not tried:
+                    raise
+                tried.append((", ".join(package["indexes"]), exc.code))
+        raise SourcesFailed(package["wheel"], tried)
+
+    def _fetch_local(self, package: dict, local: Path, folder: Path, transaction: Transaction, on_output,
+                     token: Optional[CancelToken]) -> list[tuple[Path, Path, str]]:
         facts = {"package": package["name"], "wheel": package["wheel"], "files": [f["path"] for f in package["files"]]}
-        if package["local"]:
-            with LocalWheel(Path(package["local"])) as wheel:
-                copies = _copy_members(wheel, package, folder, token)
-            facts.update(source=package["local"], ranged=False, transferred=0)
-            transaction.note({"restored_from": facts})
-            on_output(said("repair.restore.fetched.local", wheel=package["wheel"], count=len(copies),
-                           path=package["local"]))
-            return copies
+        with LocalWheel(local) as wheel:
+            copies = _copy_members(wheel, package, folder, token)
+        facts.update(source=str(local), ranged=False, transferred=0)
+        transaction.note({"restored_from": facts})
+        on_output(said("repair.restore.fetched.local", wheel=package["wheel"], count=len(copies), path=str(local)))
+        return copies
+
+    def _fetch_index(self, package: dict, folder: Path, session: requests.Session, transaction: Transaction,
+                     on_output, on_progress, token: Optional[CancelToken]) -> list[tuple[Path, Path, str]]:
+        facts = {"package": package["name"], "wheel": package["wheel"], "files": [f["path"] for f in package["files"]]}
         shell = InstalledPackage(package["name"], package["version"], Path(package["dist_info"]),
                                  tuple(package["tags"]))
         index, found = find_on_index(shell, package["indexes"], session, token)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from app.cancel import CancelToken
+from app.i18n import words
 from app.inventory.environment import PythonEnvironment, inspect_environment
 from app.probes.runner import Diagnosis, run_diagnosis
 from app.repair.actions import action_for
@@ -26,6 +27,9 @@ class FilesInUse(Exception):
     def __init__(self, holders: list[dict]) -> None:
         super().__init__(", ".join(f"{h['name']} ({h['pid']})" for h in holders))
         self.holders = holders
+
+    def text(self, lang: str) -> str:
+        return words("cli.repair.in_use", lang, programs=str(self))
 
 
 def machine_of(system: System) -> dict:
@@ -136,62 +140,3 @@ def undo(transaction: Transaction, journal: Optional[Journal] = None) -> Diagnos
     return run_diagnosis(system, [env] if env else [])
 
 
-def failure_text(error: BaseException, lang: str, otherwise: str = "cli.repair.failed") -> str:
-    """Why a repair or an undo stopped, in the reader's words (what the CLI prints and the wizard shows).
-    `otherwise`: the words (with {error}) for any other failure; work that changes nothing passes "ui.failed"."""
-    from app.cancel import Cancelled
-    from app.i18n import words
-    from app.repair.download import DownloadError, download_error_text
-    from app.repair.journal import RepairBusy, RollbackStopped, TransactionBusy
-    from app.repair.plan import PlanRefused
-    from app.repair.vc_runtime import InstallerFailed
-
-    if isinstance(error, DownloadError):
-        return download_error_text(error, lang)
-    if isinstance(error, PlanRefused):
-        return "\n".join(reason[lang] for reason in error.reasons)
-    if isinstance(error, InstallerFailed):
-        return words(f"repair.vc.{error.code}", lang, **error.values)
-    if isinstance(error, FilesInUse):
-        return words("cli.repair.in_use", lang, programs=", ".join(f"{h['name']} ({h['pid']})" for h in error.holders))
-    if isinstance(error, RollbackStopped):
-        values = dict(error.values)
-        if error.code == "refused":
-            kind = values.get("reason", "other")
-            values["reason"] = values.get("detail", "") if kind == "other" else words(
-                f"repair.os.{kind}", lang, path=values.get("target", "-"))
-        return words(f"cli.undo.stopped.{error.code}", lang, **values)
-    if isinstance(error, RepairBusy):
-        return words("repair.busy", lang, pid=error.owner.get("pid") or "?",
-                     since=_local_time(error.owner.get("since")))
-    if isinstance(error, TransactionBusy):
-        return words("repair.transaction_busy", lang, pid=error.owner.get("pid") or "?",
-                     since=_local_time(error.owner.get("since")))
-    if isinstance(error, Cancelled):
-        return words("repair.cancelled", lang)
-    if isinstance(error, OSError):
-        return words(otherwise, lang, error=os_error_words(error, lang))
-    return words(otherwise, lang, error=f"{error.__class__.__name__}: {error}")
-
-
-def os_error_words(error: OSError, lang: str) -> str:
-    """What Windows (or the disk) refused, in the reader's words; the raw message stays in the details."""
-    from app.i18n import words
-    from app.repair.changes import refusal_kind
-
-    kind = refusal_kind(error)
-    if kind == "other":
-        return f"{error.__class__.__name__}: {error}"
-    if kind == "denied" and not error.filename:
-        kind = "denied_somewhere"
-    return words(f"repair.os.{kind}", lang, path=error.filename)
-
-
-def _local_time(stamp: Optional[str]) -> str:
-    """An ISO stamp (UTC) as the reader's local time of day, "14:05"; "?" when unknown."""
-    import datetime as _dt
-
-    try:
-        return _dt.datetime.fromisoformat(str(stamp)).astimezone().strftime("%H:%M")
-    except ValueError:
-        return "?"

@@ -9,6 +9,7 @@ are recorded (and `pip freeze` beside them), so undo installs them again.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable, Optional
 
 from app.cancel import CancelToken
@@ -32,12 +33,38 @@ def index_arguments(env: PythonEnvironment) -> list[str]:
     return ["--extra-index-url", PYTORCH_INDEX.format(digits=cuda.replace(".", ""))] if cuda else []
 
 
-def pin(name: str, version: str, env: PythonEnvironment) -> str:
-    """`torch==2.4.1`, or `torch==2.4.1+cu121` for a CUDA build (PyTorch's index names them so)."""
-    cuda = env.torch.cuda if env.torch else None
-    local = f"+cu{cuda.replace('.', '')}" if cuda and "+" not in version and name in ("torch", "torchvision",
-                                                                                        "torchaudio") else ""
-    return f"{name}=={version}{local}"
+def same_build(release: str, installed: str) -> str:
+    """The exact version of `release` in the build that is installed now: "2.4.1" for "2.4.0+cu121" is
+    "2.4.1+cu121"; a CPU torchvision ("0.19.0", no label) beside a CUDA torch stays without one."""
+    local = installed.partition("+")[2]
+    return f"{release.partition('+')[0]}+{local}" if local else release
+
+
+@dataclass(frozen=True)
+class PackageSet:
+    """What a packages change records and asks pip for, in exact versions (local labels included) on both sides:
+    undo compares what is installed with exactly these, and restores exactly `before`."""
+
+    python: str
+    site_packages: str
+    before: dict[str, str]
+    after: dict[str, str]
+    index: tuple[str, ...]
+
+    def to_dict(self) -> dict:
+        return {"python": self.python, "site_packages": self.site_packages, "before": self.before,
+                "after": self.after, "index": list(self.index),
+                "install": [f"{n}=={v}" for n, v in self.after.items()],
+                "restore": [f"{n}=={v}" for n, v in self.before.items()]}
+
+
+def package_set(env: PythonEnvironment, wanted: dict[str, str], *extra_index: str) -> PackageSet:
+    """The change of those of `wanted` ({name: release}) that are installed, each kept in its own build."""
+    before = installed_versions(env.site_packages, wanted)
+    after = {name: same_build(wanted[name], version) for name, version in before.items()
+             if same_build(wanted[name], version) != version}
+    return PackageSet(str(env.python), str(env.site_packages), {n: before[n] for n in after}, after,
+                      (*index_arguments(env), *extra_index))
 
 
 class UpgradeTorch:
@@ -53,14 +80,10 @@ class UpgradeTorch:
         if not system.can_run_programs:
             raise PlanRefused([said("repair.refused.needs_live", action=self.id)])
         wanted = {"torch": build["fixed_in"], **build.get("companions", {})}
-        before = installed_versions(env.site_packages, wanted)
-        after = {name: version for name, version in wanted.items() if name in before}
-        changes = [Change("upgrade-package", name, value=f"{before[name]} -> {after[name]}") for name in after]
-        packages = {"python": str(env.python), "site_packages": str(env.site_packages), "before": before,
-                    "after": after, "index": index_arguments(env),
-                    "install": [pin(n, v, env) for n, v in after.items()],
-                    "restore": [pin(n, v, env) for n, v in before.items()]}
-        return Plan(self.id, None, system.windows_path(env.python), changes, packages=packages,
+        change = package_set(env, wanted)
+        changes = [Change("upgrade-package", name, value=f"{change.before[name]} -> {version}")
+                   for name, version in change.after.items()]
+        return Plan(self.id, None, system.windows_path(env.python), changes, packages=change.to_dict(),
                     notes=[said("repair.note.pip", index=" ".join(index_arguments(env)) or "-")])
 
     def apply(self, system: System, plan: Plan, transaction: Transaction,

@@ -16,6 +16,7 @@ from typing import Callable, Optional
 
 from app.cancel import CancelToken
 from app.engine.versions import version_tuple
+from app.i18n import words
 from app.inventory.environment import PythonEnvironment
 from app.inventory.machine import CORE_VC_DLLS, MachineFacts, read_machine_facts
 from app.probes.finding import Finding
@@ -44,6 +45,9 @@ class InstallerFailed(Exception):
     def __init__(self, code: str, /, **values: object) -> None:  # `/`: values may have their own `code`
         super().__init__(code)
         self.code, self.values = code, values
+
+    def text(self, lang: str) -> str:
+        return words(f"repair.vc.{self.code}", lang, **self.values)
 
 
 PYTHON_RUNTIMES = {0x8664: "x64", 0xAA64: "arm64", 0x14C: "x86"}  # python.exe's machine -> the runtime it loads

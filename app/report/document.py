@@ -69,6 +69,7 @@ def build_document(machine: MachineFacts, environments: list[PythonEnvironment],
                    graphs: dict[str, DependencyGraph], display: Callable[[Path], str], *, lang: str = "en",
                    source: str = "live", source_root: Optional[str] = None, redact_names: Iterable[str] = (),
                    redacted: bool = True, complete: bool = True, elapsed_s: float = 0.0,
+                   nothing_checked: Optional[str] = None,
                    program: Optional[dict] = None) -> dict:
     def shown(path: Optional[Path]) -> Optional[str]:
         return display(path) if path is not None else None
@@ -85,6 +86,7 @@ def build_document(machine: MachineFacts, environments: list[PythonEnvironment],
         "source": {"kind": source, "root": source_root},
         "redacted": redacted,
         "complete": complete,
+        "nothing_checked": nothing_checked,  # "no-windows" / "no-torch": nothing was there to check
         "elapsed_s": round(elapsed_s, 3),
         "program": program,  # {"app", "imports_first"}: the program the checks assumed, when the user named one
         "summary": {"blockers": counts["blocker"], "warnings": counts["warning"], "infos": counts["info"],
@@ -146,7 +148,8 @@ def diagnosis_report(diagnosis: Any, system: Any, *, lang: str, source: str, sou
     document = build_document(
         diagnosis.machine, diagnosis.environments, diagnosis.findings, diagnosis.graphs, system.windows_path,
         lang=lang, source=source, source_root=source_root, redact_names=names, redacted=redacted,
-        complete=diagnosis.complete, elapsed_s=diagnosis.elapsed_s, program=_program(diagnosis))
+        complete=diagnosis.complete, elapsed_s=diagnosis.elapsed_s, program=_program(diagnosis),
+        nothing_checked=getattr(diagnosis, "nothing_checked", None))
     trees = dependency_trees(diagnosis.graphs, system.windows_path, lang)
     return document, (redact(trees, names) if redacted else trees)
 

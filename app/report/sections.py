@@ -133,8 +133,14 @@ def _summary(document: dict, lang: str) -> Section:
     if not document["complete"]:
         failed = [f for f in document["findings"] if f["code"] == "check-failed"]
         blocks.append(Paragraph(words("report.incomplete", lang, count=max(1, len(failed))), "summary"))
-    blocks.append(Paragraph(words("report.summary.counts", lang, **summary) if summary["blockers"] or
-                            summary["warnings"] else words("report.summary.ok", lang), "summary"))
+    nothing = document.get("nothing_checked")
+    if nothing:  # no Windows, or no PyTorch: what was and was not found, never "nothing stops PyTorch"
+        found = sum(1 for env in document["environments"])
+        blocks.append(Paragraph(words(f"report.nothing.{nothing}", lang, pythons=found), "summary"))
+    elif summary["blockers"] or summary["warnings"] or not document["complete"]:
+        blocks.append(Paragraph(words("report.summary.counts", lang, **summary), "summary"))
+    else:
+        blocks.append(Paragraph(words("report.summary.ok", lang), "summary"))
     return _section("summary", "report.summary", lang, *blocks)
 
 

@@ -1,4 +1,4 @@
-"""Failures shown to people: what happened in their words (app.repair.run.failure_text, the one place that says
+"""Failures shown to people: what happened in their words (app.failures.failure_text, the one place that says
 why something stopped), what to do next, and the technical details one click away. The wizard's default error
 handler: work started without its own handler ends here, so no failure goes without a word."""
 
@@ -9,7 +9,7 @@ from typing import Optional
 from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from app.repair.run import failure_text
+from app.failures import failure_text
 from app.ui.log import log_file, redacted
 
 

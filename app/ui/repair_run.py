@@ -15,10 +15,11 @@ from enum import Enum
 from typing import Any, Callable, Optional
 
 from app.cancel import Cancelled
+from app.failures import failure_text
 from app.probes.runner import Diagnosis
 from app.repair.download import DownloadCancelled, DownloadProgress
 from app.repair.journal import Transaction
-from app.repair.run import FIXED, RESTART_NEEDED, RepairOutcome, apply_plan, failure_text, undo
+from app.repair.run import FIXED, RESTART_NEEDED, RepairOutcome, apply_plan, undo
 
 PROGRESS_EVERY_S = 0.1  # at most ten progress updates a second reach the GUI thread
 

@@ -1007,117 +1007,122 @@
 <context>
     <name>WelcomePage</name>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="89"/>
+        <location filename="../../app/ui/pages/welcome.py" line="90"/>
         <source>The choice to keep it could not be recorded. Try again, or go on: nothing was changed.</source>
         <translation>无法记录“保持原样”的选择。请再试一次，或者继续：没有做任何改动。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="91"/>
+        <location filename="../../app/ui/pages/welcome.py" line="92"/>
         <source>The record of earlier repairs could not be read. Go on: the checks work all the same.</source>
         <translation>无法读取之前修复的记录。请继续：检查照常进行。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="110"/>
+        <location filename="../../app/ui/pages/welcome.py" line="111"/>
         <source>Welcome to Torch DLL Doctor</source>
         <translation>欢迎使用 Torch DLL 医生</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="111"/>
+        <location filename="../../app/ui/pages/welcome.py" line="112"/>
         <source>Find out why PyTorch does not start on this computer, and fix it.</source>
         <translation>找出 PyTorch 在这台电脑上无法启动的原因，并修复它。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="113"/>
+        <location filename="../../app/ui/pages/welcome.py" line="114"/>
         <source>When PyTorch stops with an error such as “WinError 126 … fbgemm.dll”, a file it needs is missing or wrong. This assistant finds your Python installations, checks each file PyTorch loads, and tells you in plain words what is wrong.</source>
         <translation>当 PyTorch 因“WinError 126 … fbgemm.dll”之类的错误停止时，说明它需要的某个文件缺失或不对。这个助手会找到你的 Python 安装，检查 PyTorch 加载的每个文件，并用通俗的话告诉你哪里出了问题。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="117"/>
+        <location filename="../../app/ui/pages/welcome.py" line="118"/>
         <source>Nothing on your computer changes unless you agree. Every change is recorded and can be undone.</source>
         <translation>未经你同意，电脑上的任何东西都不会被修改。每一项修改都有记录，并且可以撤销。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="118"/>
+        <location filename="../../app/ui/pages/welcome.py" line="119"/>
         <source>&amp;Language:</source>
         <translation>语言(&amp;L)：</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="119"/>
+        <location filename="../../app/ui/pages/welcome.py" line="120"/>
         <source>Language</source>
         <translation>语言</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="120"/>
+        <location filename="../../app/ui/pages/welcome.py" line="121"/>
         <source>&amp;Optional: paste the error message you saw, and we explain it at once:</source>
         <translation>可选：粘贴你看到的错误信息，我们会立即解释(&amp;O)：</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="121"/>
+        <location filename="../../app/ui/pages/welcome.py" line="122"/>
         <source>For example: OSError: [WinError 126] … Error loading “…\torch\lib\fbgemm.dll” or one of its dependencies.</source>
         <translation>例如：OSError: [WinError 126] … Error loading “…\torch\lib\fbgemm.dll” or one of its dependencies.</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="123"/>
+        <location filename="../../app/ui/pages/welcome.py" line="124"/>
         <source>The error message you saw</source>
         <translation>你看到的错误信息</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="124"/>
+        <location filename="../../app/ui/pages/welcome.py" line="125"/>
         <source>&amp;Roll back now</source>
         <translation>立即恢复(&amp;R)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="124"/>
+        <location filename="../../app/ui/pages/welcome.py" line="125"/>
         <source>Roll back the unfinished repair</source>
         <translation>恢复未完成的修复</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="125"/>
+        <location filename="../../app/ui/pages/welcome.py" line="126"/>
         <source>&amp;Keep it as it is</source>
         <translation>保持现状(&amp;K)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="125"/>
+        <location filename="../../app/ui/pages/welcome.py" line="126"/>
         <source>Leave the unfinished repair as it is and stop offering to roll it back</source>
         <translation>让未完成的修复保持现状，不再提示回滚</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="143"/>
+        <location filename="../../app/ui/pages/welcome.py" line="144"/>
         <source>The error message could not be explained here. Go on: the checks find the cause all the same.</source>
         <translation>这里没能解释这条错误信息。请继续：检查同样能找到原因。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="155"/>
+        <location filename="../../app/ui/pages/welcome.py" line="156"/>
         <source>&lt;b&gt;{title}&lt;/b&gt;&lt;br&gt;This usually means: {explanation}&lt;br&gt;What helps: {action}</source>
         <translation>&lt;b&gt;{title}&lt;/b&gt;&lt;br&gt;这通常意味着：{explanation}&lt;br&gt;解决办法：{action}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="172"/>
+        <location filename="../../app/ui/pages/welcome.py" line="175"/>
+        <source>The interrupted repair was rolled back: the files and settings it changed are as they were before. Not put back: {names}, whose undo stopped earlier and stays as it left things.</source>
+        <translation>中断的修复已回滚：它改动过的文件和设置都已恢复原样。没有恢复的是：{names}，它的撤销之前已经停止，仍保持当时的样子。</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/welcome.py" line="179"/>
         <source>The unfinished repair was rolled back: every file and setting is as it was before.</source>
         <translation>未完成的修复已恢复：所有文件和设置都和之前一样。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="175"/>
+        <location filename="../../app/ui/pages/welcome.py" line="182"/>
         <source>The unfinished repair could not be rolled back completely: {reason}</source>
         <translation>未完成的修复没能完全回滚：{reason}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="178"/>
+        <location filename="../../app/ui/pages/welcome.py" line="185"/>
         <source>A repair is running in another window right now. Wait until it has finished before you repair anything here.</source>
         <translation>另一个窗口正在进行修复。请等它完成后，再在这里修复。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="183"/>
+        <location filename="../../app/ui/pages/welcome.py" line="191"/>
         <source>A repair did not finish: “{name}”, started {when}. The assistant or the computer stopped before it was done. Roll it back to put every file and setting as it was.</source>
         <translation>有一个修复没有完成：“{name}”，开始于 {when}。本助手或电脑在它完成之前停止了。回滚它，就能把每个文件和设置恢复原样。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="187"/>
+        <location filename="../../app/ui/pages/welcome.py" line="195"/>
         <source>Undoing “{name}” (started {when}) stopped rather than overwrite a change made since: {reason} Nothing more can be put back by the assistant; keep it as it is, or put it right by hand.</source>
         <translation>撤销“{name}”（开始于 {when}）时停止了，以免覆盖之后做过的修改：{reason} 本助手无法再恢复更多内容；请保持现状，或者手动改正。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="192"/>
+        <location filename="../../app/ui/pages/welcome.py" line="200"/>
         <source>Undoing “{name}” (started {when}) could not finish: {reason} Close the programs that use PyTorch, then roll it back again.</source>
         <translation>撤销“{name}”（开始于 {when}）没能完成：{reason} 请关闭正在使用 PyTorch 的程序，然后再回滚一次。</translation>
     </message>

@@ -21,19 +21,17 @@ class RollbackStopped(Exception):
         super().__init__(code)
         self.code, self.values = code, values
 
+    def text(self, lang: str) -> str:
+        from app.i18n import words
 
-def refusal_kind(error: OSError) -> str:
-    """Why Windows (or the disk) refused a change: "denied" (permissions, a file in use, security software),
-    "full", or "other"."""
-    import errno
+        values = dict(self.values)
+        if self.code == "refused":
+            kind = values.get("reason", "other")
+            values["reason"] = values.get("detail", "") if kind == "other" else words(
+                f"repair.os.{kind}", lang, path=values.get("target", "-"))
+        return words(f"cli.undo.stopped.{self.code}", lang, **values)
 
-    winerror = getattr(error, "winerror", None)
-    denied = (errno.EACCES, errno.EPERM, errno.EROFS)
-    if isinstance(error, PermissionError) or winerror in (5, 32, 33) or error.errno in denied:
-        return "denied"
-    if error.errno == errno.ENOSPC or winerror in (39, 112):
-        return "full"
-    return "other"
+
 
 
 def kind_of(op: str):

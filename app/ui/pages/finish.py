@@ -8,8 +8,8 @@ from PySide6.QtCore import QUrl
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QGroupBox, QHBoxLayout, QScrollArea, QVBoxLayout, QWidget
 
+from app.failures import failure_text
 from app.repair.names import repair_name
-from app.repair.run import failure_text
 from app.ui.log import log_folder
 from app.ui.pages.base import Page, button, named, wrapped
 from app.ui.pages.plan import guide_widget

@@ -8,10 +8,10 @@ import datetime as _dt
 from PySide6.QtCore import QDateTime, QLocale, QTimer
 from PySide6.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QPlainTextEdit, QVBoxLayout
 
+from app.failures import failure_text
 from app.probes.error_text import classify_error, printable
 from app.repair.journal import Transaction
 from app.repair.names import repair_name
-from app.repair.run import failure_text
 from app.ui.pages.base import Page, button, card, icon_label, named, wrapped
 from app.ui.repair_run import UndoResult, undo_transactions
 from app.ui.workers import LatestRun
@@ -57,6 +57,7 @@ class WelcomePage(Page):
         self._unfinished: list[Transaction] = []
         self._running: list[Transaction] = []
         self._rollback_result: UndoResult | None = None
+        self._left: list[Transaction] = []
         self.reading = LatestRun()  # the journal, read again after a rollback: only the newest answer is shown
 
         form = QFormLayout()
@@ -168,7 +169,13 @@ class WelcomePage(Page):
         self.rollback.setEnabled(not self._running)
         texts = []
         result = self._rollback_result
-        if result is not None and result.complete:
+        if result is not None and result.complete and self._left:  # words for each one, as the journal says
+            names = "; ".join(f"“{repair_name(t.begin.get('action', ''), self.session.lang)}” "
+                              f"({self._when(t.begin.get('created'))})" for t in self._left)
+            texts.append(self.tr("The interrupted repair was rolled back: the files and settings it changed are as "
+                                 "they were before. Not put back: {names}, whose undo stopped earlier and stays as "
+                                 "it left things.").format(names=names))
+        elif result is not None and result.complete:
             texts.append(self.tr("The unfinished repair was rolled back: every file and setting is as it was "
                                  "before."))
         elif result is not None:
@@ -218,6 +225,7 @@ class WelcomePage(Page):
     def _roll_back(self) -> None:
         self.rollback.setEnabled(False)
         transactions = [t for t in self._unfinished if not t.stop_is_final]
+        self._left = [t for t in self._unfinished if t.stop_is_final]  # not rolled back: said after, never hidden
         self.doctor.pool.start(lambda worker: undo_transactions(transactions), returned=self._rolled_back,
                                errored=lambda error: self._rolled_back(UndoResult(error=error)))
 

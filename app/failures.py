@@ -1,0 +1,55 @@
+"""Why something stopped, in the reader's words: the one place the command line and the wizard get them from.
+
+Every failure the app raises says itself: its class has `text(lang)` (words from resources/ui_text.json, filled
+with the values it carries), as `UsageError` does. An OSError says what Windows (or the disk) refused, the raw
+message only where nothing plainer fits; anything else is named as it is, inside the caller's sentence.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import errno
+from typing import Optional
+
+from app.i18n import words
+
+
+def failure_text(error: BaseException, lang: str, otherwise: str = "cli.repair.failed") -> str:
+    """`otherwise`: the words (with {error}) for a failure that has none of its own; work that changes nothing
+    passes "ui.failed"."""
+    said = getattr(error, "text", None)
+    if callable(said):
+        return said(lang)
+    if isinstance(error, OSError):
+        return words(otherwise, lang, error=os_error_words(error, lang))
+    return words(otherwise, lang, error=f"{error.__class__.__name__}: {error}")
+
+
+def refusal_kind(error: OSError) -> str:
+    """Why Windows (or the disk) refused a change: "denied" (permissions, a file in use, security software),
+    "full", or "other"."""
+    winerror = getattr(error, "winerror", None)
+    denied = (errno.EACCES, errno.EPERM, errno.EROFS)
+    if isinstance(error, PermissionError) or winerror in (5, 32, 33) or error.errno in denied:
+        return "denied"
+    if error.errno == errno.ENOSPC or winerror in (39, 112):
+        return "full"
+    return "other"
+
+
+def os_error_words(error: OSError, lang: str) -> str:
+    """What Windows (or the disk) refused, in the reader's words; the raw message stays in the details."""
+    kind = refusal_kind(error)
+    if kind == "other":
+        return f"{error.__class__.__name__}: {error}"
+    if kind == "denied" and not error.filename:
+        kind = "denied_somewhere"
+    return words(f"repair.os.{kind}", lang, path=error.filename)
+
+
+def local_time(stamp: Optional[str]) -> str:
+    """An ISO stamp (UTC) as the reader's local time of day, "14:05"; "?" when unknown."""
+    try:
+        return _dt.datetime.fromisoformat(str(stamp)).astimezone().strftime("%H:%M")
+    except ValueError:
+        return "?"
