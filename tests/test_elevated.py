@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import secrets
 
 import pytest
 
@@ -39,6 +40,9 @@ def image(tmp_path):
 
 
 def write_job(folder, steps) -> tuple:
+    """A job as the unelevated side writes it: each set-value names the record the helper keeps of it."""
+    steps = [{**step, "record": secrets.token_hex(16)} if step.get("op") == "set-value" and "record" not in step
+             else step for step in steps]
     job = folder / "elevated-1.json"
     data = json.dumps({"steps": steps}).encode("utf-8")
     job.write_bytes(data)
@@ -60,7 +64,7 @@ def test_a_job_performs_its_steps_and_writes_results_after_each(image, tmp_path)
             "value": {"type": "REG_EXPAND_SZ", "data": r"%SystemRoot%\system32"}}
     job, digest = write_job(tmp_path, [{"op": "restore-point", "description": "test"}, LONG_PATHS, INSTALLER, path])
 
-    assert perform(image, job, digest) == 1
+    assert perform(image, job, digest, tmp_path / "records") == 1
     results = read_results(job)
     assert [(r["op"], r["ok"]) for r in results] == [("restore-point", False), ("set-value", True),
                                                      ("run-installer", False)]  # a failed step stops the job
@@ -76,7 +80,7 @@ def test_a_job_changed_after_it_was_written_is_refused_and_nothing_runs(image, t
     swapped = {**LONG_PATHS, "value": {"type": "REG_DWORD", "data": 0}}
     job.write_bytes(json.dumps({"steps": [swapped]}).encode("utf-8"))
 
-    assert perform(image, job, digest) == 1
+    assert perform(image, job, digest, tmp_path / "records") == 1
     assert "the job file changed after it was written" in refusal(job)
     assert long_paths(image) is None
 
@@ -85,7 +89,7 @@ def test_a_job_changed_after_it_was_written_is_refused_and_nothing_runs(image, t
 def test_a_job_without_its_hash_is_refused(image, tmp_path, given):
     job, _ = write_job(tmp_path, [LONG_PATHS])
 
-    assert perform(image, job, given) == 1
+    assert perform(image, job, given, tmp_path / "records") == 1
     assert "no SHA-256 of the job was given" in refusal(job)
     assert long_paths(image) is None
 
@@ -123,7 +127,7 @@ def test_a_job_without_its_hash_is_refused(image, tmp_path, given):
 def test_a_step_the_helper_does_not_make_refuses_the_whole_job(image, tmp_path, step, why):
     job, digest = write_job(tmp_path, [LONG_PATHS, step])  # the allowed first step does not run either
 
-    assert perform(image, job, digest) == 1
+    assert perform(image, job, digest, tmp_path / "records") == 1
     assert why in refusal(job)
     assert long_paths(image) is None
 
@@ -136,7 +140,7 @@ def test_the_values_this_app_writes_are_written(image, tmp_path):
              {"op": "set-value", "key": FILE_SYSTEM_KEY, "name": "LongPathsEnabled", "value": None}]
     job, digest = write_job(tmp_path, steps)
 
-    assert perform(image, job, digest) == 0
+    assert perform(image, job, digest, tmp_path / "records") == 0
     assert [r["ok"] for r in read_results(job)] == [True, True, True]
     assert OfflineImage(image.root).registry_value(MEMORY_MANAGEMENT_KEY, "PagingFiles") == RegistryValue(
         "REG_MULTI_SZ", [r"C:\pagefile.sys 16384 32768"])
@@ -147,3 +151,48 @@ def test_a_job_the_helper_would_refuse_is_refused_before_the_permission_prompt(i
     with pytest.raises(JobRefused, match="is not a value this app changes"):
         run_job(image, tmp_path / "elevated", [{**LONG_PATHS, "name": "Anything"}])
     assert not (tmp_path / "elevated").exists() or not any((tmp_path / "elevated").iterdir())
+
+
+def test_an_undo_restores_only_the_value_the_helper_recorded_never_the_journals(image, tmp_path):
+    """Any program of the user can edit the journal: an undo job names the helper's own record, and the helper
+    writes back what it saw there itself. A folder the journal claims was first on the machine PATH never is."""
+    before = r"%SystemRoot%\system32;%SystemRoot%"
+    machine = OfflineImage(image.root)
+    machine.set_machine_value(MACHINE_ENVIRONMENT_KEY, "Path", RegistryValue("REG_EXPAND_SZ", before + r";C:\gone"))
+    record = secrets.token_hex(16)
+    job, digest = write_job(tmp_path, [{"op": "set-value", "key": MACHINE_ENVIRONMENT_KEY, "name": "Path",
+                                        "value": {"type": "REG_EXPAND_SZ", "data": before}, "record": record}])
+    assert perform(machine, job, digest, tmp_path / "records") == 0
+    kept = json.loads((tmp_path / "records" / f"{record}.json").read_text())
+    assert kept["before"] == {"type": "REG_EXPAND_SZ", "data": before + r";C:\gone"}
+    # the undo job carries no value at all: a value in it is refused, the helper's record is what is written
+    job, digest = write_job(tmp_path, [{"op": "restore-value", "record": record,
+                                        "value": {"type": "REG_SZ", "data": r"C:\Users\alice\evil;" + before}}])
+    assert perform(machine, job, digest, tmp_path / "records") == 0
+    assert OfflineImage(image.root).registry_value(MACHINE_ENVIRONMENT_KEY, "Path").data == before + r";C:\gone"
+    # a record the helper never made is refused; so is writing over one it made
+    job, digest = write_job(tmp_path, [{"op": "restore-value", "record": "f" * 32}])
+    assert perform(machine, job, digest, tmp_path / "records") == 1
+    assert "no record" in read_results(job)[-1]["detail"]
+    job, digest = write_job(tmp_path, [{"op": "set-value", "key": MACHINE_ENVIRONMENT_KEY, "name": "Path",
+                                        "value": {"type": "REG_EXPAND_SZ", "data": "x"}, "record": record}])
+    assert perform(machine, job, digest, tmp_path / "records") == 1
+    assert OfflineImage(image.root).registry_value(MACHINE_ENVIRONMENT_KEY, "Path").data == before + r";C:\gone"
+
+
+def test_an_undo_without_the_helpers_record_stops_instead_of_writing_the_journals_value(tmp_path):
+    from app.repair.changes import RollbackStopped, machine_values
+
+    class Elevating(OfflineImage):
+        elevates_machine_changes = True
+
+    root = tmp_path / "image"
+    (root / "Windows" / "System32").mkdir(parents=True)
+    system = Elevating(root)
+    system.set_machine_value(FILE_SYSTEM_KEY, "LongPathsEnabled", RegistryValue("REG_DWORD", 1))
+    intent = {"op": "machine-value", "key": FILE_SYSTEM_KEY, "name": "LongPathsEnabled", "shown": "x",
+              "before": None, "after": {"type": "REG_DWORD", "data": 1}}  # "record" removed from the journal
+    with pytest.raises(RollbackStopped) as stopped:
+        machine_values.undo(system, None, intent, True)
+    assert stopped.value.code == "setting-no-record"
+    assert system.registry_value(FILE_SYSTEM_KEY, "LongPathsEnabled") == RegistryValue("REG_DWORD", 1)

@@ -64,11 +64,13 @@ def test_the_helper_performs_a_job_and_writes_results_after_each_step(torch_imag
     job = tmp_path / "job.json"
     job.write_text(json.dumps({"steps": [
         {"op": "restore-point", "description": "test"},
-        {"op": "set-value", "key": FS, "name": "LongPathsEnabled", "value": {"type": "REG_DWORD", "data": 1}},
-        {"op": "set-value", "key": r"HKCU\Environment", "name": "X", "value": {"type": "REG_SZ", "data": "1"}},
-        {"op": "set-value", "key": FS, "name": "Never", "value": {"type": "REG_DWORD", "data": 1}},
+        {"op": "set-value", "key": FS, "name": "LongPathsEnabled", "value": {"type": "REG_DWORD", "data": 1},
+         "record": "1" * 32},
+        {"op": "set-value", "key": r"HKCU\Environment", "name": "X", "value": {"type": "REG_SZ", "data": "1"},
+         "record": "2" * 32},
+        {"op": "set-value", "key": FS, "name": "Never", "value": {"type": "REG_DWORD", "data": 1}, "record": "3" * 32},
     ]}), encoding="utf-8")
-    assert perform(system, job, hashlib.sha256(job.read_bytes()).hexdigest()) == 1
+    assert perform(system, job, hashlib.sha256(job.read_bytes()).hexdigest(), tmp_path / "records") == 1
     results = read_results(job)
     # HKCU\Environment and FS\Never are not values the helper writes: the whole job is refused before any step
     # runs (tests/test_elevated.py has the helper's other refusals, and a job that runs step by step)

@@ -194,16 +194,19 @@ def test_a_list_value_goes_through_the_elevated_helper_as_a_list(tmp_path):
     assert value_of(json.loads(json.dumps(value_json(value)))) == value
     job = tmp_path / "job.json"
     job.write_text(json.dumps({"steps": [{"op": "set-value", "key": MM, "name": "PagingFiles",
-                                          "value": value_json(value)}]}), encoding="utf-8")
+                                          "value": value_json(value), "record": "a" * 32}]}), encoding="utf-8")
     import hashlib
 
-    assert perform(OfflineImage(image.root), job, hashlib.sha256(job.read_bytes()).hexdigest()) == 0
+    assert perform(OfflineImage(image.root), job, hashlib.sha256(job.read_bytes()).hexdigest(),
+                   tmp_path / "records") == 0
     assert [r["ok"] for r in read_results(job)] == [True]
     assert OfflineImage(image.root).registry_value(MM, "PagingFiles") == value
     job.write_text(json.dumps({"steps": [{"op": "set-value", "key": MM, "name": "PagingFiles",
-                                          "value": {"type": "REG_SZ", "data": "C:\\pagefile.sys"}}]}),
+                                          "value": {"type": "REG_SZ", "data": "C:\\pagefile.sys"},
+                                          "record": "b" * 32}]}),
                    encoding="utf-8")
-    assert perform(OfflineImage(image.root), job, hashlib.sha256(job.read_bytes()).hexdigest()) == 1
+    assert perform(OfflineImage(image.root), job, hashlib.sha256(job.read_bytes()).hexdigest(),
+                   tmp_path / "records") == 1
     assert OfflineImage(image.root).registry_value(MM, "PagingFiles") == value  # refused: unchanged
 
 

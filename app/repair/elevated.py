@@ -58,9 +58,15 @@ from app.system.base import RegistryValue, System
 from app.system.files import sha256_of, write_bytes
 
 HELPER_TIMEOUT_S = 1800.0
-BOOTSTRAP = ("import sys; sys.path.insert(0, sys.argv[1]); from app.main import main; "
+BOOTSTRAP = ("import sys; sys.path[:0] = sys.argv[1].split('|'); from app.main import main; "
              "raise SystemExit(main(sys.argv[2:]))")
+# the helper's Python runs isolated: -I (no PYTHON* variables, no user site, not the working folder) and -S (no
+# `site`, so no .pth file of any site-packages runs before the job's hash is checked); the folders it needs are
+# put on sys.path by the bootstrap, and no .pth line in them is ever read
+ISOLATED = ("-I", "-S")
 RESTORE_POINT, RUN_INSTALLER, SET_VALUE = "restore-point", "run-installer", "set-value"
+RESTORE_VALUE = "restore-value"  # undo of a set-value: to the value the helper itself recorded, never one it is sent
+RECORD_ID = re.compile(r"^[0-9a-f]{32}$")
 BUSY = 1618  # ERROR_INSTALL_ALREADY_RUNNING: another installation is running
 MAX_STEPS, MAX_TRIES, MAX_WAIT_S = 8, 10, 600
 RESTORE_POINT_KINDS = (0, 1, 12)  # APPLICATION_INSTALL, APPLICATION_UNINSTALL, MODIFY_SETTINGS
@@ -84,14 +90,19 @@ class JobRefused(ValueError):
 
 
 def app_argv(*arguments: str) -> list[str]:
-    """This app's own command line with `arguments`. Frozen: the app's .exe. Else this Python with a bootstrap
-    that puts the folder holding the `app` package on sys.path (`-m app` would depend on the working folder,
-    which ShellExecuteEx sets to the program's own, and an embeddable Python's ._pth ignores PYTHONPATH)."""
+    """This app's own command line with `arguments`. Frozen: the app's .exe (PyInstaller runs no `site`). Else this
+    Python, isolated (-I -S), with a bootstrap that puts the folder holding the `app` package and this Python's
+    site-packages on sys.path (`-m app` would depend on the working folder, which ShellExecuteEx sets to the
+    program's own, and an embeddable Python's ._pth ignores PYTHONPATH)."""
     exe = os.path.abspath(sys.executable)
     if getattr(sys, "frozen", False):
         return [exe, *arguments]
     root = str(Path(__file__).resolve().parent.parent.parent)
-    return [exe, "-c", BOOTSTRAP, root, *arguments]
+    import site
+
+    folders = [root, *(p for p in sys.path if p and Path(p).name.lower() == "site-packages" and p != root)]
+    folders += [p for p in getattr(site, "getsitepackages", lambda: [])() if p not in folders]
+    return [exe, *ISOLATED, "-c", BOOTSTRAP, "|".join(dict.fromkeys(folders)), *arguments]
 
 
 def helper_argv(job: str, sha256: str) -> list[str]:
@@ -165,16 +176,29 @@ class _ResultWatcher:
         self._thread.join(timeout=5)
 
 
-def write_machine_value(system: System, folder: Path, key: str, name: str, value: Optional[RegistryValue]) -> None:
-    """One machine-wide value: directly where there is no elevation (an image), else through the helper."""
+def write_machine_value(system: System, folder: Path, key: str, name: str, value: Optional[RegistryValue],
+                        record: Optional[str] = None) -> None:
+    """One machine-wide value: directly where there is no elevation (an image), else through the helper, which
+    keeps its own record `record` of the value it replaces."""
     if not system.elevates_machine_changes:
         system.set_machine_value(key, name, value)
         return
-    code, results = run_job(system, folder, [{"op": SET_VALUE, "key": key, "name": name,
-                                              "value": value_json(value)}])
+    step = {"op": SET_VALUE, "key": key, "name": name, "value": value_json(value),
+            **({"record": record} if record else {})}
+    _run_step(system, folder, step, f"{key}\\{name}")
+
+
+def restore_machine_value(system: System, folder: Path, record: str, shown: str) -> None:
+    """Undo of write_machine_value through the helper: it writes back what it recorded itself, never a value
+    the user's journal holds."""
+    _run_step(system, folder, {"op": RESTORE_VALUE, "record": record}, shown)
+
+
+def _run_step(system: System, folder: Path, step: dict, shown: str) -> None:
+    code, results = run_job(system, folder, [step])
     if not results or not results[-1].get("ok"):
         detail = results[-1].get("detail") if results else f"the helper ended with code {code} and no result"
-        raise OSError(f"could not change {key}\\{name}: {detail}")
+        raise OSError(f"could not change {shown}: {detail}")
 
 
 # -- what the helper accepts -----------------------------------------------------------------------------------
@@ -203,7 +227,7 @@ def check_job(data: bytes, expected_sha256: Optional[str] = None) -> list[dict]:
         if not isinstance(step, dict):
             raise JobRefused(f"not a step: {step!r:.100}")
         check = {RESTORE_POINT: _check_restore_point, RUN_INSTALLER: _check_installer,
-                 SET_VALUE: _check_set_value}.get(step.get("op"))
+                 SET_VALUE: _check_set_value, RESTORE_VALUE: _check_restore_value}.get(step.get("op"))
         if check is None:
             raise JobRefused(f"unknown step {step.get('op')!r:.60}")
         check(step)
@@ -217,7 +241,18 @@ def _check_restore_point(step: dict) -> None:
         raise JobRefused(f"not a restore point kind: {step.get('kind')!r:.30}")
 
 
-def _check_set_value(step: dict) -> None:
+def _check_restore_value(step: dict) -> None:
+    if not isinstance(step.get("record"), str) or not RECORD_ID.match(step["record"]):
+        raise JobRefused("restore-value names one of the helper's own records")
+
+
+def _check_set_value(step: dict, record: bool = True) -> None:
+    _check_value(step)
+    if record and not (isinstance(step.get("record"), str) and RECORD_ID.match(step["record"])):
+        raise JobRefused("a set-value names the record (32 hex digits) the helper keeps of the value it replaces")
+
+
+def _check_value(step: dict) -> None:
     key, name, value = step.get("key"), step.get("name"), step.get("value")
     if not isinstance(key, str) or not isinstance(name, str):
         raise JobRefused("set-value needs a key and a value name")
@@ -263,9 +298,10 @@ def _check_installer(step: dict) -> None:
 
 
 # -- the elevated side ---------------------------------------------------------------------------------------
-def perform(system: System, job: Path, expected_sha256: Optional[str]) -> int:
+def perform(system: System, job: Path, expected_sha256: Optional[str], records: Optional[Path] = None) -> int:
     """Check the job (its hash, its steps), then run its steps in order, writing the results after each one;
-    returns the helper's exit code. A refused job runs nothing: its one result says why."""
+    returns the helper's exit code. A refused job runs nothing: its one result says why. `records`: the
+    administrators-only folder of the helper's own before-values (on Windows: elevation.admin_records_folder)."""
     result_file = Path(str(job) + ".result.json")
     results: list[dict] = []
 
@@ -289,9 +325,12 @@ def perform(system: System, job: Path, expected_sha256: Optional[str]) -> int:
                     str(step.get("description") or "Torch DLL Doctor"), int(step.get("kind", 0)))
             elif op == RUN_INSTALLER:
                 exit_code = _run_installer(system, step, result, save)
-            else:
-                system.set_machine_value(step["key"], step["name"], value_of(step.get("value")))
+            elif op == SET_VALUE:
+                _set_value(system, step, records)
                 result["ok"] = True
+            else:
+                result["detail"] = _restore_value(system, step, records)
+                result["ok"] = not result["detail"]
         except (OSError, ValueError, KeyError, TypeError) as exc:
             result.update(ok=False, detail=f"{exc.__class__.__name__}: {exc}")
         save()
@@ -300,6 +339,48 @@ def perform(system: System, job: Path, expected_sha256: Optional[str]) -> int:
     if exit_code is not None:
         return exit_code
     return 0 if all(r["ok"] or r["op"] == RESTORE_POINT for r in results) else 1
+
+
+def _records(records: Optional[Path]) -> Path:
+    if records is not None:
+        return records
+    if os.name != "nt":
+        raise OSError("the helper keeps its records only on Windows")
+    from app.system import elevation
+
+    return Path(elevation.admin_records_folder())
+
+
+def _set_value(system: System, step: dict, records: Optional[Path]) -> None:
+    """Write the value; first keep what is there now in the helper's own folder, under the step's record
+    (a new file: a record is never replaced, so a later job cannot change what an undo will write)."""
+    folder = _records(records)  # check_job made sure the step names its record
+    folder.mkdir(parents=True, exist_ok=True)
+    before = value_json(system.registry_value(step["key"], step["name"]))
+    data = json.dumps({"key": step["key"], "name": step["name"], "before": before, "after": step.get("value")})
+    with open(folder / f"{step['record']}.json", "x", encoding="utf-8") as out:  # "x": never over one there
+        out.write(data)
+        out.flush()
+        os.fsync(out.fileno())
+    system.set_machine_value(step["key"], step["name"], value_of(step.get("value")))
+
+
+def _restore_value(system: System, step: dict, records: Optional[Path]) -> str:
+    """Undo of a set-value, to the value the helper recorded when it wrote it; "" when done, else why not."""
+    try:
+        record = json.loads((_records(records) / f"{step['record']}.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        return f"refused: the helper has no record of that change ({exc.__class__.__name__})"
+    if record.get("before") is not None:  # even its own record holds only values this app writes
+        _check_set_value({"key": record.get("key"), "name": record.get("name"), "value": record["before"]},
+                         record=False)
+    now = value_json(system.registry_value(record["key"], record["name"]))
+    if now == record["before"]:
+        return ""
+    if now != record["after"]:
+        return f"refused: {record['key']}\\{record['name']} was changed after the helper wrote it"
+    system.set_machine_value(record["key"], record["name"], value_of(record["before"]))
+    return ""
 
 
 def _run_installer(system: System, step: dict, result: dict, save: Callable[[], None]) -> Optional[int]:

@@ -297,7 +297,8 @@ class Transaction:
         """A machine-wide value (HKLM): the value before is recorded, then the elevated helper writes it."""
         number = self._next_step()
         intent = machine_value_change.prepare(system, key, name, value)
-        self._step(number, intent, lambda: machine_value_change.apply(system, self, key, name, value))
+        self._step(number, intent, lambda: machine_value_change.apply(system, self, key, name, value,
+                                                                      intent["record"]))
 
     def change_packages(self, system: System, packages: dict,
                         on_output: Callable[[str], None] = lambda line: None,

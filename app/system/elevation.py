@@ -279,6 +279,43 @@ def admin_only_folder() -> str:
         kernel32.LocalFree(descriptor)
 
 
+def admin_records_folder() -> str:
+    """``%ProgramFiles%\\TorchDllDoctor\\records``: where the elevated helper keeps its own record of each machine
+    value it replaced, so that an undo restores only what the helper itself saw there (the user's journal can be
+    changed by any program of the user). Created, admin-only (ADMIN_ONLY_SDDL), by the first helper that needs it;
+    an existing one is used only when it is a real folder (no link)."""
+    kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
+    advapi32 = ctypes.WinDLL("advapi32", use_last_error=True)
+    kernel32.CreateDirectoryW.argtypes = [wintypes.LPCWSTR, ctypes.c_void_p]
+    kernel32.CreateDirectoryW.restype = wintypes.BOOL
+    kernel32.GetFileAttributesW.argtypes = [wintypes.LPCWSTR]
+    kernel32.GetFileAttributesW.restype = wintypes.DWORD
+    kernel32.LocalFree.argtypes = [ctypes.c_void_p]
+    advapi32.ConvertStringSecurityDescriptorToSecurityDescriptorW.argtypes = [
+        wintypes.LPCWSTR, wintypes.DWORD, ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p]
+    advapi32.ConvertStringSecurityDescriptorToSecurityDescriptorW.restype = wintypes.BOOL
+    program_files = _known_folder(FOLDERID_PROGRAM_FILES)
+    descriptor = ctypes.c_void_p()
+    if not advapi32.ConvertStringSecurityDescriptorToSecurityDescriptorW(ADMIN_ONLY_SDDL, SDDL_REVISION_1,
+                                                                         ctypes.byref(descriptor), None):
+        raise ctypes.WinError(ctypes.get_last_error(), "could not build the folder's access list")
+    attributes_in = _SECURITY_ATTRIBUTES(ctypes.sizeof(_SECURITY_ATTRIBUTES), descriptor, False)
+    try:
+        folder = program_files
+        for part in ("TorchDllDoctor", "records"):
+            folder = ntpath.join(folder, part)
+            if not kernel32.CreateDirectoryW(folder, ctypes.byref(attributes_in)):
+                error = ctypes.get_last_error()
+                if error != ERROR_ALREADY_EXISTS:
+                    raise ctypes.WinError(error, f"could not create {folder}: {ctypes.FormatError(error)}")
+            attributes = kernel32.GetFileAttributesW(folder)
+            if attributes == 0xFFFFFFFF or not attributes & 0x10 or attributes & 0x400:
+                raise OSError(f"{folder} is not a plain folder (a link?): not used")
+        return folder
+    finally:
+        kernel32.LocalFree(descriptor)
+
+
 def _known_folder(folder_id: str) -> str:
     class GUID(ctypes.Structure):
         _fields_ = [("Data1", wintypes.DWORD), ("Data2", wintypes.WORD), ("Data3", wintypes.WORD),
