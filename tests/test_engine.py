@@ -485,3 +485,31 @@ def test_the_retry_searches_the_current_folder_after_windows_and_before_path(ima
 def diagnose(builder):
     system = OfflineImage(builder.root)
     return run_diagnosis(system, list(discover(system)))
+
+
+def test_a_copy_of_a_dll_at_another_path_is_parsed_once_and_its_info_names_its_own_path(tmp_path):
+    """Sixteen copies of one torch environment: each distinct file is parsed once (by its size and its first and
+    last 4 KB), and every copy still gets its own path; a copy that differs is parsed on its own."""
+    import shutil
+
+    from app.demo.pe_writer import Export, build_pe
+    from app.engine.graph import PECache
+
+    first = tmp_path / "a" / "c10.dll"
+    first.parent.mkdir()
+    first.write_bytes(build_pe(dll_name="c10.dll", exports=[Export(1, "f")]))
+    copies = []
+    for number in range(16):
+        copy = tmp_path / f"env{number}" / "c10.dll"
+        copy.parent.mkdir()
+        shutil.copy(first, copy)
+        copies.append(copy)
+    cache = PECache()
+    infos = [cache.get(p) for p in [first, *copies]]
+    assert cache.parsed == 1
+    assert [i.path for i in infos] == [str(p) for p in [first, *copies]]
+    assert len({id(i.exports) for i in infos}) == 1  # one export table in memory
+    other = tmp_path / "other" / "c10.dll"
+    other.parent.mkdir()
+    other.write_bytes(build_pe(dll_name="c10.dll", exports=[Export(1, "g")]))
+    assert list(cache.get(other).exports.names) == ["g"] and cache.parsed == 2
