@@ -32,8 +32,8 @@ from app.main import main
 from app.engine.graph import SHARED_CACHE
 with contextlib.redirect_stdout(io.StringIO()):
     code = main(["diagnose", "--root", {root!r}, "--json", "-", "--quiet"])
-print(time.perf_counter() - start, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, getattr(SHARED_CACHE, "parsed", -1),
-      code)
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(time.perf_counter() - start, peak, getattr(SHARED_CACHE, "parsed", -1), code)
 """
 
 
