@@ -196,3 +196,18 @@ def test_an_undo_without_the_helpers_record_stops_instead_of_writing_the_journal
         machine_values.undo(system, None, intent, True)
     assert stopped.value.code == "setting-no-record"
     assert system.registry_value(FILE_SYSTEM_KEY, "LongPathsEnabled") == RegistryValue("REG_DWORD", 1)
+
+
+def test_the_helper_writes_only_new_numbered_results_in_its_own_folder_never_in_the_users(image, tmp_path):
+    """Each save is a new file (a reader holding the last one open never makes the helper fail, as replacing an
+    open file does on Windows), in the helper's result folder; the user's folder gets nothing from the helper."""
+    user = tmp_path / "transaction" / "elevated"
+    user.mkdir(parents=True)
+    job, digest = write_job(user, [{"op": "restore-point", "description": "x"}, LONG_PATHS])
+    own = tmp_path / "admin-only" / digest[:32]
+    before = sorted(p.name for p in user.iterdir())
+    assert perform(image, job, digest, tmp_path / "records", results_at=own) == 0
+    assert sorted(p.name for p in user.iterdir()) == before  # nothing written beside the job
+    assert sorted(p.name for p in own.iterdir()) == ["result-1.json", "result-2.json"]
+    first = json.loads((own / "result-1.json").read_text())["results"]
+    assert [r["op"] for r in first] == ["restore-point"]  # kept as it was when the second was written

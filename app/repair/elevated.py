@@ -143,15 +143,50 @@ def run_job(system: System, folder: Path, steps: list[dict], timeout: float = HE
     finally:
         if watcher is not None:
             watcher.stop()
-    return code, read_results(job)
+    results = read_results(job)
+    _copy_out(system, job, steps, results)
+    return code, results
+
+
+def result_folder(job: Path, sha256: str) -> Path:
+    """Where the helper writes the results of this job (and the installer's log): on Windows a folder only
+    administrators can write (app/system/elevation.py results_folder_path); elsewhere, where no elevation exists,
+    beside the job."""
+    if os.name == "nt":
+        from app.system import elevation
+
+        return Path(elevation.results_folder_path(sha256))
+    return job.parent / f"{job.name}.results"
 
 
 def read_results(job: Path) -> list[dict]:
-    result = Path(str(job) + ".result.json")
+    """The newest results the helper wrote for this job: `result-<n>.json` in its result folder, each a new file
+    (never one replaced while this side may have it open)."""
     try:
-        return list(json.loads(result.read_text(encoding="utf-8"))["results"])
+        folder = result_folder(job, _sha256(job.read_bytes()))
+        numbered = [(int(m.group(1)), p) for p in folder.iterdir()
+                    if (m := re.fullmatch(r"result-(\d+)\.json", p.name))]
+        newest = max(numbered)[1] if numbered else None
+        return list(json.loads(newest.read_text(encoding="utf-8"))["results"]) if newest else []
     except (OSError, ValueError, KeyError, TypeError):
         return []
+
+
+def _copy_out(system: System, job: Path, steps: list[dict], results: list[dict]) -> None:
+    """What the user's side keeps of the helper's work, copied out by this (unelevated) side into its own folder:
+    the results (`<job>.result.json`, for the journal and the report) and each installer's log, where the job
+    asked for it."""
+    with contextlib.suppress(OSError):
+        write_bytes(Path(str(job) + ".result.json"), json.dumps({"results": results}).encode("utf-8"))
+    folder = result_folder(job, _sha256(job.read_bytes()))
+    for step in steps:
+        if step.get("op") != RUN_INSTALLER:
+            continue
+        wanted = system.host_path(step["arguments"][4])
+        log = folder / ntpath.basename(step["arguments"][4])
+        if wanted is not None and log.is_file():
+            with contextlib.suppress(OSError):  # no log is not a failed install: the exit code says how it went
+                write_bytes(wanted, log.read_bytes())
 
 
 class _ResultWatcher:
@@ -298,18 +333,51 @@ def _check_installer(step: dict) -> None:
 
 
 # -- the elevated side ---------------------------------------------------------------------------------------
-def perform(system: System, job: Path, expected_sha256: Optional[str], records: Optional[Path] = None) -> int:
+def _own_result_folder(job: Path, sha256: str, given: Optional[Path]) -> Path:
+    """The helper's result folder, made by the helper: admin-only with user read on Windows (created new; one that
+    is there is used only when it is a plain folder); elsewhere (tests, no elevation) beside the job."""
+    if given is not None:
+        given.mkdir(parents=True, exist_ok=True)
+        return given
+    if os.name == "nt":
+        from app.system import elevation
+
+        return Path(elevation.admin_results_folder(sha256))
+    folder = result_folder(job, sha256)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def perform(system: System, job: Path, expected_sha256: Optional[str], records: Optional[Path] = None,
+            results_at: Optional[Path] = None) -> int:
     """Check the job (its hash, its steps), then run its steps in order, writing the results after each one;
     returns the helper's exit code. A refused job runs nothing: its one result says why. `records`: the
     administrators-only folder of the helper's own before-values (on Windows: elevation.admin_records_folder)."""
-    result_file = Path(str(job) + ".result.json")
     results: list[dict] = []
+    try:
+        data = job.read_bytes()  # read once: what was hashed is what runs
+    except OSError as exc:
+        data, failed = b"", exc
+    else:
+        failed = None
+    folder = _own_result_folder(job, _sha256(data), results_at)
+    saved = [0]
 
     def save() -> None:
-        write_bytes(result_file, json.dumps({"results": results}, ensure_ascii=False).encode("utf-8"))
+        """A new numbered file each time, made under a temporary name and renamed to a name nobody has: the
+        watcher may hold the last one open (Windows would refuse to replace it), and nothing is followed."""
+        saved[0] += 1
+        temporary = folder / f".result-{saved[0]}.tmp"
+        with open(temporary, "x", encoding="utf-8") as out:
+            out.write(json.dumps({"results": results}, ensure_ascii=False))
+            out.flush()
+            os.fsync(out.fileno())
+        os.rename(temporary, folder / f"result-{saved[0]}.json")
 
     try:
-        steps = check_job(job.read_bytes(), expected_sha256 or "")  # read once: what was hashed is what runs
+        if failed is not None:
+            raise failed
+        steps = check_job(data, expected_sha256 or "")
     except (OSError, JobRefused) as exc:
         results.append({"op": "job", "ok": False, "code": None, "detail": f"refused: {exc}"})
         save()
@@ -324,7 +392,7 @@ def perform(system: System, job: Path, expected_sha256: Optional[str], records: 
                 result["ok"], result["detail"] = system.create_restore_point(
                     str(step.get("description") or "Torch DLL Doctor"), int(step.get("kind", 0)))
             elif op == RUN_INSTALLER:
-                exit_code = _run_installer(system, step, result, save)
+                exit_code = _run_installer(system, step, result, save, folder)
             elif op == SET_VALUE:
                 _set_value(system, step, records)
                 result["ok"] = True
@@ -383,7 +451,8 @@ def _restore_value(system: System, step: dict, records: Optional[Path]) -> str:
     return ""
 
 
-def _run_installer(system: System, step: dict, result: dict, save: Callable[[], None]) -> Optional[int]:
+def _run_installer(system: System, step: dict, result: dict, save: Callable[[], None],
+                   results: Path) -> Optional[int]:
     """Copy the installer into an admin-only folder, check it there, run it from there (waiting and trying again
     while another installation runs). Fills `result`; returns the last exit code, or None when it never ran."""
     from app.repair.installer_check import installer_refusal
@@ -420,7 +489,7 @@ def _run_installer(system: System, step: dict, result: dict, save: Callable[[], 
                                        stderr=subprocess.DEVNULL)
             code = completed.returncode & 0xFFFFFFFF
             result["tries"].append({"code": code, "started": started, "ended": time.time()})
-            _copy_log(system, log, wanted_log)
+            _keep_log(log, results / (ntpath.basename(wanted_log) or "installer.log"))
             waiting = code == BUSY and attempt < retry["tries"]
             result.update(ok=True, code=code, state="waiting" if waiting else "done",
                           wait_s=retry["wait_s"] if waiting else None)
@@ -447,11 +516,8 @@ def _remove_leftovers(folder: str) -> None:
             shutil.rmtree(entry.path, ignore_errors=True)
 
 
-def _copy_log(system: System, log: str, wanted: str) -> None:
-    """The installer's log, from the admin-only folder to where the job asked for it: written atomically (a new
-    temporary file, then a rename), which replaces a link the user put there instead of following it."""
-    target = system.host_path(wanted)
-    if target is None:
-        return
+def _keep_log(log: str, kept: Path) -> None:
+    """The installer's log, into the helper's own result folder (never into the user's folders): the unelevated
+    side copies it out (_copy_out)."""
     with contextlib.suppress(OSError):  # no log is not a failed install: the exit code says how it went
-        write_bytes(target, Path(log).read_bytes())
+        write_bytes(kept, Path(log).read_bytes())

@@ -161,6 +161,8 @@ SDDL_REVISION_1 = 1
 # protected (P: nothing inherited from the parent), SYSTEM and the Administrators group only, for the folder and
 # everything in it (OICI): no user, not even the one whose helper this is, can write, rename or delete in it
 ADMIN_ONLY_SDDL = "D:P(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)"
+# the same, and the Users group may read (the helper's results and the installer's log, copied out by the user's side)
+RESULTS_SDDL = "D:P(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)(A;OICI;FRFX;;;BU)"
 FOLDERID_PROGRAM_FILES = "{905E63B6-C1BF-494E-B29C-65B732D3D21A}"
 _children_job = None  # kept for the helper's lifetime: closing the last handle ends the processes in the job
 
@@ -229,19 +231,12 @@ def admin_only_folder() -> str:
     Both folders are looked up through Windows (GetSystemWindowsDirectoryW, SHGetKnownFolderPath), never through
     environment variables, which the user can set. The folder is created by us with a protected ACL
     (ADMIN_ONLY_SDDL) and a random name, and CreateDirectoryW fails on a name that exists, so nobody can have
-    prepared it."""
+    prepared it. A SystemTemp that exists but cannot be written gives way to the Program Files one."""
     kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
-    advapi32 = ctypes.WinDLL("advapi32", use_last_error=True)
-    kernel32.CreateDirectoryW.argtypes = [wintypes.LPCWSTR, ctypes.c_void_p]
-    kernel32.CreateDirectoryW.restype = wintypes.BOOL
     kernel32.GetSystemWindowsDirectoryW.argtypes = [wintypes.LPWSTR, wintypes.UINT]
     kernel32.GetSystemWindowsDirectoryW.restype = wintypes.UINT
     kernel32.GetFileAttributesW.argtypes = [wintypes.LPCWSTR]
     kernel32.GetFileAttributesW.restype = wintypes.DWORD
-    kernel32.LocalFree.argtypes = [ctypes.c_void_p]
-    advapi32.ConvertStringSecurityDescriptorToSecurityDescriptorW.argtypes = [
-        wintypes.LPCWSTR, wintypes.DWORD, ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p]
-    advapi32.ConvertStringSecurityDescriptorToSecurityDescriptorW.restype = wintypes.BOOL
 
     buffer = ctypes.create_unicode_buffer(32768)
     if not kernel32.GetSystemWindowsDirectoryW(buffer, len(buffer)):
@@ -249,13 +244,29 @@ def admin_only_folder() -> str:
     system_temp = ntpath.join(buffer.value, "SystemTemp")
     attributes = kernel32.GetFileAttributesW(system_temp)
     directory, reparse = 0x10, 0x400
+    program_files = _known_folder(FOLDERID_PROGRAM_FILES)
+    places = [([program_files, ntpath.join(program_files, "TorchDllDoctor"),
+                ntpath.join(program_files, "TorchDllDoctor", "installers")], "")]
     if attributes != 0xFFFFFFFF and attributes & directory and not attributes & reparse:
-        parents, prefix = [system_temp], "TorchDllDoctor-"
-    else:
-        program_files = _known_folder(FOLDERID_PROGRAM_FILES)
-        parents = [program_files, ntpath.join(program_files, "TorchDllDoctor"),
-                   ntpath.join(program_files, "TorchDllDoctor", "installers")]
-        prefix = ""
+        places.insert(0, ([system_temp], "TorchDllDoctor-"))  # when it cannot be written, the other one
+    failures = []
+    for parents, prefix in places:
+        try:
+            return _new_admin_folder(parents, prefix)
+        except OSError as exc:
+            failures.append(f"{parents[-1]}: {exc}")
+    raise OSError("no folder only administrators can write could be made: " + "; ".join(failures))
+
+
+def _new_admin_folder(parents: list[str], prefix: str) -> str:
+    kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
+    advapi32 = ctypes.WinDLL("advapi32", use_last_error=True)
+    kernel32.CreateDirectoryW.argtypes = [wintypes.LPCWSTR, ctypes.c_void_p]
+    kernel32.CreateDirectoryW.restype = wintypes.BOOL
+    kernel32.LocalFree.argtypes = [ctypes.c_void_p]
+    advapi32.ConvertStringSecurityDescriptorToSecurityDescriptorW.argtypes = [
+        wintypes.LPCWSTR, wintypes.DWORD, ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p]
+    advapi32.ConvertStringSecurityDescriptorToSecurityDescriptorW.restype = wintypes.BOOL
     descriptor = ctypes.c_void_p()
     if not advapi32.ConvertStringSecurityDescriptorToSecurityDescriptorW(ADMIN_ONLY_SDDL, SDDL_REVISION_1,
                                                                          ctypes.byref(descriptor), None):
@@ -282,8 +293,25 @@ def admin_only_folder() -> str:
 def admin_records_folder() -> str:
     """``%ProgramFiles%\\TorchDllDoctor\\records``: where the elevated helper keeps its own record of each machine
     value it replaced, so that an undo restores only what the helper itself saw there (the user's journal can be
-    changed by any program of the user). Created, admin-only (ADMIN_ONLY_SDDL), by the first helper that needs it;
-    an existing one is used only when it is a real folder (no link)."""
+    changed by any program of the user). Admin-only (ADMIN_ONLY_SDDL)."""
+    return _protected_folders(["TorchDllDoctor", "records"], ADMIN_ONLY_SDDL)
+
+
+def results_folder_path(job_sha256: str) -> str:
+    """Where the helper of the job with that SHA-256 writes its results and the installer's log:
+    ``%ProgramFiles%\\TorchDllDoctor\\results\\<first 32 hex digits>``, which only administrators can write and
+    users can read (the unelevated side copies out what it needs, and never lets the helper write in its folders)."""
+    return ntpath.join(_known_folder(FOLDERID_PROGRAM_FILES), "TorchDllDoctor", "results", job_sha256[:32])
+
+
+def admin_results_folder(job_sha256: str) -> str:
+    """results_folder_path, created (by the elevated helper) when it is not there: admins write, users read."""
+    return _protected_folders(["TorchDllDoctor", "results", job_sha256[:32]], RESULTS_SDDL, readable_from=1)
+
+
+def _protected_folders(parts: list[str], sddl: str, readable_from: Optional[int] = None) -> str:
+    """%ProgramFiles%\\<parts...>, each created with its access list when missing (the first parts admin-only,
+    those from `readable_from` on with `sddl`), and each a plain folder (a link is never used)."""
     kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
     advapi32 = ctypes.WinDLL("advapi32", use_last_error=True)
     kernel32.CreateDirectoryW.argtypes = [wintypes.LPCWSTR, ctypes.c_void_p]
@@ -294,16 +322,21 @@ def admin_records_folder() -> str:
     advapi32.ConvertStringSecurityDescriptorToSecurityDescriptorW.argtypes = [
         wintypes.LPCWSTR, wintypes.DWORD, ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p]
     advapi32.ConvertStringSecurityDescriptorToSecurityDescriptorW.restype = wintypes.BOOL
-    program_files = _known_folder(FOLDERID_PROGRAM_FILES)
-    descriptor = ctypes.c_void_p()
-    if not advapi32.ConvertStringSecurityDescriptorToSecurityDescriptorW(ADMIN_ONLY_SDDL, SDDL_REVISION_1,
-                                                                         ctypes.byref(descriptor), None):
-        raise ctypes.WinError(ctypes.get_last_error(), "could not build the folder's access list")
-    attributes_in = _SECURITY_ATTRIBUTES(ctypes.sizeof(_SECURITY_ATTRIBUTES), descriptor, False)
+    descriptors = []
     try:
-        folder = program_files
-        for part in ("TorchDllDoctor", "records"):
+        for text in (ADMIN_ONLY_SDDL, sddl):
+            descriptor = ctypes.c_void_p()
+            if not advapi32.ConvertStringSecurityDescriptorToSecurityDescriptorW(text, SDDL_REVISION_1,
+                                                                                 ctypes.byref(descriptor), None):
+                raise ctypes.WinError(ctypes.get_last_error(), "could not build the folder's access list")
+            descriptors.append(descriptor)
+        folder = _known_folder(FOLDERID_PROGRAM_FILES)
+        for number, part in enumerate(parts):
             folder = ntpath.join(folder, part)
+            chosen = descriptors[1] if readable_from is not None and number >= readable_from else descriptors[0]
+            if number == len(parts) - 1:
+                chosen = descriptors[1]
+            attributes_in = _SECURITY_ATTRIBUTES(ctypes.sizeof(_SECURITY_ATTRIBUTES), chosen, False)
             if not kernel32.CreateDirectoryW(folder, ctypes.byref(attributes_in)):
                 error = ctypes.get_last_error()
                 if error != ERROR_ALREADY_EXISTS:
@@ -313,7 +346,8 @@ def admin_records_folder() -> str:
                 raise OSError(f"{folder} is not a plain folder (a link?): not used")
         return folder
     finally:
-        kernel32.LocalFree(descriptor)
+        for descriptor in descriptors:
+            kernel32.LocalFree(descriptor)
 
 
 def _known_folder(folder_id: str) -> str:
