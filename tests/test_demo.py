@@ -182,9 +182,11 @@ def test_demo_gives_the_same_deps_answer_as_the_real_wheel(torch_image, fresh_de
 def test_demo_layout_and_settings_are_the_real_wheel_images(torch_image, demo):
     real_files, demo_files = image_files(torch_image().root), image_files(demo)
     assert set(demo_files) == set(real_files) | {relative(SITE + r"\torch-2.4.0.dist-info\RECORD")}
-    for name in ("registry.json", "environment.json", relative(VENV + r"\pyvenv.cfg"),
-                 relative(SITE + r"\torch\version.py")):
+    for name in ("registry.json", relative(VENV + r"\pyvenv.cfg"), relative(SITE + r"\torch\version.py")):
         assert demo_files[name].read_text(encoding="utf-8") == real_files[name].read_text(encoding="utf-8"), name
+    settings = json.loads(demo_files["environment.json"].read_text(encoding="utf-8"))
+    assert settings.pop("demo") is True  # the one difference: it says it is the demo computer (its words)
+    assert settings == json.loads(real_files["environment.json"].read_text(encoding="utf-8"))
 
 
 @pytest.mark.wheels

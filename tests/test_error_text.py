@@ -272,8 +272,8 @@ def test_winerror_182_names_the_dll_torch_was_loading_in_both_languages():
                                                                      "remove-duplicate-openmp")
     assert "shm.dll" in cause.text("en")["title"] and "shm.dll" in cause.text("en")["explanation"]
     assert "shm.dll" in cause.text("zh_CN")["title"] and "OpenMP" in cause.text("zh_CN")["title"]
-    unnamed = classify_error("操作系统无法运行 %1。")
-    assert unnamed.dll is None and unnamed.text("en")["title"] == "Two different OpenMP copies clash"
+    unnamed = classify_error("操作系统无法运行 %1。")  # no DLL, no conda: not stated as an OpenMP clash
+    assert unnamed.dll is None and unnamed.text("en")["title"] == "A DLL of another version was loaded"
 
 
 def test_cudnn_code_193_is_its_own_copy_made_for_another_system_or_damaged():
@@ -563,9 +563,102 @@ def test_other_languages_fall_back_to_english():
                                   "Traceback (most recent call last):\n  File \"main.py\", line 3, in <module>"])
 def test_error_reports_of_something_else_are_not_dll_errors_and_do_not_talk_about_torch(text):
     cause = classify_error(text)
-    assert (cause.kind, cause.winerror, cause.dll, cause.advice) == ("not-a-dll-error", None, None, "not-torch")
+    memory = "out of memory" in text  # what it does mean, in its own words
+    assert (cause.kind, cause.winerror, cause.dll, cause.advice) == (
+        "not-a-dll-error", None, None, "gpu-memory" if memory else "not-torch")
     for lang in LANGUAGES:
         assert "torch" not in " ".join(cause.text(lang).values()).lower()
+
+
+# --- advice you can trust: a cause as fact only with its evidence (issue 26) -------------------------------
+
+@pytest.mark.parametrize(("text", "advice", "said"), [
+    ("CUDA error: no kernel image is available for execution on the device\nCUDA kernel errors might be "
+     "asynchronously reported", "cuda-kernel-image", "cu128"),
+    ("torch.OutOfMemoryError: CUDA error: out of memory", "gpu-memory", "ran out of memory"),
+    ("Allocation on device 0 would exceed allowed memory. (out of memory)", "gpu-memory", "ran out of memory"),
+])
+def test_gpu_errors_without_a_prefix_are_no_dll_error_and_say_what_they_mean(text, advice, said):
+    cause = classify_error(text)
+    assert (cause.kind, cause.advice) == ("not-a-dll-error", advice)
+    assert said in cause.text("en")["explanation"] and "torch" not in str(cause.text("zh_CN")).lower()
+
+
+def test_torchcodec_names_ffmpeg_not_the_vc_runtime():
+    text = ("RuntimeError: Could not load libtorchcodec. Likely causes:\n 1. FFmpeg is not properly installed...\n"
+            "[start of libtorchcodec loading traceback]\nFFmpeg version 8: Could not load this library: C:\\x\\"
+            "torchcodec\\libtorchcodec_core8.dll\nFFmpeg version 7: Could not load this library: C:\\x\\torchcodec"
+            "\\libtorchcodec_core7.dll")
+    cause = classify_error(text)
+    assert cause.advice == "torchcodec-ffmpeg"
+    words = cause.text("en")
+    assert "FFmpeg" in words["title"] and "shared" in words["action"]
+    assert "Visual C++ runtime is not what is missing" in words["explanation"]
+
+
+def test_nvrtc_builtins_is_a_cuda_version_mismatch_not_the_driver():
+    cause = classify_error("RuntimeError: nvrtc: error: failed to open nvrtc-builtins64_121.dll.\n  Make sure "
+                           "that nvrtc-builtins64_121.dll is installed correctly.")
+    assert cause.advice == "cuda-version-mismatch" and "graphics driver" not in cause.text("en")["explanation"]
+
+
+def test_winerror_1455_first_is_the_cause_of_a_later_access_denied_on_a_cudnn_file():
+    text = ("OSError: [WinError 1455] The paging file is too small for this operation to complete. Error loading "
+            "\"C:\\ai\\venv\\lib\\site-packages\\torch\\lib\\cudnn_cnn_infer64_8.dll\" or one of its dependencies.\n"
+            "During handling of the above exception, another exception occurred:\n"
+            "PermissionError: [WinError 5] Access is denied: 'C:\\ai\\venv\\lib\\site-packages\\torch\\lib\\"
+            "cudnn_ops_infer64_8.dll'")
+    cause = classify_error(text)
+    assert (cause.kind, cause.winerror, cause.advice) == ("paging-file-too-small", 1455, "paging-file")
+
+
+def test_cublas_1114_in_torch_lib_is_not_said_to_come_with_the_driver():
+    text = ('OSError: [WinError 1114] A dynamic link library (DLL) initialization routine failed. Error loading '
+            '"C:\\ZLUDA\\venv\\lib\\site-packages\\torch\\lib\\cublas64_11.dll" or one of its dependencies.')
+    cause = classify_error(text)
+    said = cause.text("en")["explanation"]
+    assert cause.advice == "cuda-library-init"
+    assert "not with the graphics driver" in said and "ZLUDA" in said and "most likely" in said.lower()
+
+
+@pytest.mark.parametrize(("text", "advice"), [
+    ('OSError: [WinError 126] The specified module could not be found. Error loading "C:\\a\\torch\\lib\\shm.dll" '
+     'or one of its dependencies.', "shm-likely"),
+    ('torch 2.3.0\nOSError: [WinError 126] The specified module could not be found. Error loading "C:\\a\\torch\\'
+     'lib\\shm.dll" or one of its dependencies.', "upgrade-torch"),
+    ('OSError: [WinError 126] The specified module could not be found. Error loading "\\\\server\\share\\venv\\'
+     'torch\\lib\\shm.dll" or one of its dependencies.', "shm-likely"),
+])
+def test_shm_dll_is_blamed_on_torch_230_only_when_the_text_shows_it(text, advice):
+    cause = classify_error(text)
+    assert cause.advice == advice
+    if advice == "shm-likely":
+        assert "most likely" in cause.text("en")["explanation"].lower()
+
+
+def test_winerror_182_outside_conda_on_another_dll_is_mixed_versions_not_openmp():
+    cause = classify_error('OSError: [WinError 182] The operating system cannot run %1. Error loading '
+                           '"C:\\sd\\venv\\lib\\site-packages\\torch\\lib\\nvfuser_codegen.dll" or one of its '
+                           'dependencies.')
+    assert cause.advice == "mixed-versions" and "OpenMP" not in cause.text("en")["title"]
+
+
+def test_c10_hip_is_sent_to_amds_driver_never_the_vc_runtime():
+    cause = classify_error('OSError: [WinError 126] The specified module could not be found. Error loading '
+                           '"C:\\ai\\venv\\lib\\site-packages\\torch\\lib\\c10_hip.dll" or one of its dependencies.')
+    words = cause.text("en")
+    assert cause.advice == "amd-hip" and "AMD" in words["action"]
+    assert "Visual C++ Redistributable" not in words["action"]
+
+
+@pytest.mark.parametrize(("pasted", "name"), [
+    ('OSError: [WinError 126] The specified module could not be found. Error loading "...fbgemm.dll" or one of its '
+     'dependencies.', "fbgemm.dll"),
+    ('OSError: [WinError 182] Error loading "C:\\x\\torch\\lib\\nvfuser_codegen. dll" or one of its dependencies.',
+     "nvfuser_codegen.dll"),
+])
+def test_misquoted_names_are_named_as_the_user_meant_them(pasted, name):
+    assert classify_error(pasted).dll == name
 
 
 @pytest.mark.parametrize("text, language", [

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from app.repair.journal import Journal
 from app.ui.application import new_wizard
+from app.ui.models import ROLE_ITEM, CheckRow
 from app.ui.pages.base import DIAGNOSE, ENVIRONMENTS, FINDINGS, FINISH, PLAN, REPAIR, VERIFY, WELCOME
 from app.ui.workers import WorkerPool
 from tests import realfiles
@@ -461,3 +462,32 @@ def test_every_repair_has_a_name_of_its_own_on_the_plan_page(qapp):
         fallback = repair_name("no-such-repair", lang)
         names = [repair_name(action, lang) for action in ACTIONS]
         assert fallback not in names and len(set(names)) == len(names)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh_CN"])
+def test_the_demo_says_the_demos_words_on_the_check_plan_and_finish_pages(open_wizard, qtbot, lang):
+    """On the demo computer: one red cross for one cause (the checks that confirm it say so), no "copied Windows
+    drive" on the plan page, and Finish names the demo computer and each change by its name and time, not its id."""
+    wizard = open_wizard(demo=True, lang=lang)
+    forward(qtbot, wizard, ENVIRONMENTS)
+    qtbot.waitUntil(lambda: wizard.session.env is not None, timeout=WAIT_MS)
+    forward(qtbot, wizard, DIAGNOSE)
+    ready(qtbot, wizard)
+    checklist = wizard.pages[DIAGNOSE].checklist.model
+    states = [checklist.data(checklist.index(row), ROLE_ITEM) for row in range(checklist.rowCount())]
+    assert states.count(CheckRow.FAILED) == 1 and states.count(CheckRow.CONFIRMS) >= 1
+    forward(qtbot, wizard, FINDINGS)
+    forward(qtbot, wizard, PLAN)
+    ready(qtbot, wizard)
+    shown = " ".join(label.text() for label in wizard.pages[PLAN].content.findChildren(QLabel))
+    assert "copied Windows drive" not in shown and "复制出来的 Windows 磁盘" not in shown
+    assert ("demo computer" in shown) if lang == "en" else ("演示电脑" in shown)
+    forward(qtbot, wizard, REPAIR)
+    ready(qtbot, wizard)
+    forward(qtbot, wizard, VERIFY)
+    ready(qtbot, wizard)
+    forward(qtbot, wizard, FINISH)
+    summary = wizard.pages[FINISH].summary.text()
+    assert ("Changes made on the demo computer" in summary) if lang == "en" else ("在演示电脑上做的更改" in summary)
+    (transaction,) = wizard.session.transactions
+    assert transaction.id not in summary

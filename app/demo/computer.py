@@ -54,6 +54,7 @@ def build_demo_image(root: Path) -> Path:
     """Write the demo machine into `root` (created if needed) and return `root`."""
     data = load_demo_data()
     image = ImageBuilder(root)  # Windows 11 23H2, user alice, as the real-wheel test images
+    image.env["demo"] = True  # the words say "the demo computer", never "a copied Windows drive"
     image.vc_runtime("x64", data["vc_runtime_x64"])
     image.venv(DEMO_VENV, DEMO_PYTHON_HOME, data["python_version"])
     image.torch_version_file(DEMO_SITE, data["torch_version"])

@@ -70,7 +70,15 @@ KINDS = (*KIND_CODES, NOT_A_DLL_ERROR, UNKNOWN)
 #: What to do, by what fixed the same error in public threads (tests/data/pasted_errors.json).
 ADVICE = ("install-vc-runtime", "place-libomp140", "upgrade-torch", "reinstall-torch", "reinstall-package",
           "64-bit-python", "gpu-driver", "install-cudnn", "reinstall-cudnn", "paging-file", "allow-blocked-file",
-          "app-control", "remove-duplicate-openmp", "not-torch", "diagnose")
+          "app-control", "remove-duplicate-openmp", "not-torch", "diagnose",
+          # causes said as "most likely", in order, where the text does not show which one it is
+          "cuda-library-init", "cuda-version-mismatch", "shm-likely", "mixed-versions", "amd-hip",
+          "cuda-kernel-image", "gpu-memory", "torchcodec-ffmpeg")
+#: An advice that lists the likely causes in order (the text does not show which) names these fixes among them.
+LIKELY_COVERS = {"shm-likely": ("upgrade-torch", "install-vc-runtime", "reinstall-torch"),
+                 "cuda-library-init": ("gpu-driver", "reinstall-torch"),
+                 "cuda-version-mismatch": ("reinstall-torch",), "mixed-versions": ("reinstall-torch",),
+                 "gpu-memory": ("not-torch",), "cuda-kernel-image": ("not-torch",)}
 FIELDS = ("title", "explanation", "action")
 #: Tried in this order for each field; the first that exists and whose placeholders are all known is used.
 _VARIANT_SUFFIXES = ("", "_no_symbol", "_no_dll", "_no_dll_no_symbol")
@@ -188,9 +196,11 @@ _NAMED_DLL = [re.compile(p, _I) for p in (
     r"\bcould\s+not\s+(?:locate|find)\s+(?P<q>[\"']?)(?P<path>[^\s\"']+?\.dll)(?P=q)(?!\w)",  # cuDNN 8/9, TensorFlow
     r"\bfailed\s+to\s+load\s+(?:dll\s+|library\s+)?(?P<q>[\"']?)(?P<path>[^\s\"']+?\.dll)(?P=q)(?!\w)",
     r"\bcannot\s+load\s+(?P<q>[\"'])(?P<path>[^\"'\n]+?\.dll)(?P=q)",
+    r"\bfailed\s+to\s+open\s+(?P<q>[\"']?)(?P<path>[^\s\"']+?\.dll)(?P=q)(?!\w)",  # NVRTC's builtins
 )]
 # "Could not load library X. Error code 126" / "Could not locate X" without a code: a missing file.
 _MISSING_WORDS = re.compile(r"\bcould\s+not\s+(?:locate|find)\s+[\"']?[^\s\"']+?\.dll\b|"
+                            r"\bfailed\s+to\s+open\s+[\"']?nvrtc-builtins[^\s\"']*?\.dll\b|"
                             r"\bplease\s+make\s+sure\s+\S+\.dll\s+is\s+in\s+your\s+library\s+path", _I)
 _DEPENDENCIES = re.compile(r"\be?rr?o?r?\s+loading\s+[\"'][^\n]{1,400}?[\"']\s+or\s+one\s+of\s+its\s+dep", _I)
 _CTYPES_NOT_FOUND = re.compile(r"\bcould\s+not\s+find\s+module\s+(?P<q>[\"'])(?P<path>[^\n]+?)(?P=q)", _I)
@@ -347,7 +357,8 @@ _SQUEEZED_MESSAGES = [(kind, lang, re.sub(r"\s+", "", phrase.translate(_PUNCTUAT
 
 # What makes a text an error report of something else: an exception line, a traceback, an "error:" line.
 _OTHER_ERROR = re.compile(r"(?m)(?:\b\w*(?:Error|Exception)\s*:|^\s*Traceback\s+\(most\s+recent\s+call\s+last\)|"
-                          r"\bCUDA\s+out\s+of\s+memory\b|^\s*(?:ERROR|error)\s*:|\bFatal\s+error\b)")
+                          r"\bCUDA\s+out\s+of\s+memory\b|^\s*(?:ERROR|error)\s*:|\bFatal\s+error\b|"
+                          r"\bCUDA\s+error\s*:|\bAllocation\s+on\s+device\s+\d+\s+would\s+exceed)")
 # Words that tie a text to loading a DLL: never "not a DLL error" then.
 _DLL_WORDS = re.compile(r"\.dll\b|\.pyd\b|\bDLL\b|dynamic\s+link|LoadLibrary|动态链接库|OMP:\s*Error|\bdlopen", _I)
 
@@ -393,6 +404,8 @@ def _split_dll(reference: str) -> tuple[Optional[str], Optional[str]]:
     or a message box put inside the name are taken out."""
     reference = re.sub(r"[ \t]*\n[ \t]*", "", reference)
     reference = reference.strip().strip("\"'").rstrip(".,;:)").strip()
+    reference = re.sub(r"\.\s+(dll|pyd|exe)$", r".\1", reference, flags=_I)  # "nvfuser_codegen. dll"
+    reference = re.sub(r"^\.{2,}[\\/]?", "", reference)  # "...fbgemm.dll", a shortened path
     if not reference:
         return None, None
     name = printable(_file_name(reference)).strip()
@@ -450,6 +463,8 @@ def _from_text(original: str) -> ErrorCause:
     clues = _message_clues(text)
 
     kind, code = UNKNOWN, None
+    if 1455 in known_explicit and known_explicit[-1] != 1455:
+        known_explicit = [1455]  # the paging file ran out first; what failed after it (WinError 5 on a cuDNN file)
     if known_explicit:
         code = known_explicit[-1]
         kind = CODE_KINDS[code]
@@ -534,7 +549,17 @@ def _message_clues(text: str) -> list[_Clue]:
 
 _VC_RUNTIME = re.compile(r"^(?:msvcp140(?:_\w+)?|vcruntime140(?:_\w+)?|concrt140|vcomp140|vccorlib140|ucrtbase|"
                          r"api-ms-win-crt-[\w-]+)\.dll$", _I)
-_GPU_DRIVER = re.compile(r"^(?:nvcuda|nvapi64|nvml|nvfatbinaryloader|nvrtc-builtins\w*)\.dll$", _I)
+_GPU_DRIVER = re.compile(r"^(?:nvcuda|nvapi64|nvml|nvfatbinaryloader)\.dll$", _I)  # what NVIDIA's driver ships
+_NVRTC_BUILTINS = re.compile(r"^nvrtc-builtins\w*\.dll$", _I)  # CUDA's runtime compiler: ships with the CUDA build
+_NVRTC_NAMED = re.compile(r"nvrtc-builtins\w*\.dll", _I)
+_AMD_HIP = re.compile(r"^(?:c10_hip|torch_hip|amdhip64\w*|hiprtc\w*|rocblas|miopen\w*|hipblas\w*)\.dll$", _I)
+_CONDA = re.compile(r"[\\/](?:ana|mini)conda\w*[\\/]|[\\/]miniforge\w*[\\/]|\bconda\b", _I)
+_OPENMP_DLL = re.compile(r"^(?:libiomp5md|libomp\w*|vcomp140\w*)\.dll$", _I)
+_KERNEL_IMAGE = re.compile(r"no\s+kernel\s+image\s+is\s+available\s+for\s+execution", _I)
+_GPU_MEMORY = re.compile(r"CUDA\s+(?:error\s*:\s*)?out\s+of\s+memory|"
+                         r"Allocation\s+on\s+device\s+\d+\s+would\s+exceed", _I)
+_TORCHCODEC = re.compile(r"Could\s+not\s+load\s+libtorchcodec|libtorchcodec_core\d", _I)
+_SHM_230 = re.compile(r"(?:torch|pytorch)[^\n]{0,40}?\b2\.3\.0\b|\b2\.3\.0\+c(?:pu|u\d+)\b", _I)
 _CUDA_LIBRARY = re.compile(r"^(?:cudnn\w*|cublas\w*|cufft\w*|curand\w*|cusparse\w*|cusolver\w*|cudart\w*|"
                            r"nvrtc\w*|zlibwapi)\.dll$", _I)
 _TORCH_LIB = re.compile(r"[\\/]torch[\\/]lib[\\/]", _I)
@@ -550,10 +575,22 @@ def _advice(kind: str, dll: Optional[str], dll_path: Optional[str], symbol: Opti
     in_torch = bool(dll_path and _TORCH_LIB.search(dll_path)) or name in _TORCH_DLLS
     torch_text = in_torch or bool(_TORCH_WORDS.search(text))
     if kind == NOT_A_DLL_ERROR:
+        if _KERNEL_IMAGE.search(text):
+            return "cuda-kernel-image"
+        if _GPU_MEMORY.search(text):
+            return "gpu-memory"
         return "not-torch"
+    if _TORCHCODEC.search(text):
+        return "torchcodec-ffmpeg"  # its own loader tries libtorchcodec_core4..8.dll: FFmpeg's shared DLLs
+    if _AMD_HIP.match(name):
+        return "amd-hip"  # the ROCm build: its HIP libraries come with AMD's driver / HIP runtime
+    if _NVRTC_BUILTINS.match(name) or _NVRTC_NAMED.search(text):
+        return "cuda-version-mismatch"
     if kind == PAGING_FILE:
         return "paging-file"
     if kind == OPENMP_CONFLICT:
+        if code == 182 and not _OPENMP_DLL.match(name) and not _CONDA.search(dll_path or text):
+            return "mixed-versions"  # ERROR_INVALID_ORDINAL, no OpenMP runtime and no conda in sight
         return "remove-duplicate-openmp"
     if kind == ACCESS_DENIED:  # 4551: Smart App Control / App Control for Business, not an antivirus
         return "app-control" if code == 4551 or _APP_CONTROL.search(text) else "allow-blocked-file"
@@ -568,8 +605,8 @@ def _advice(kind: str, dll: Optional[str], dll_path: Optional[str], symbol: Opti
             return "gpu-driver"
         if name in ("fbgemm.dll", "libomp140.x86_64.dll"):
             return "place-libomp140"  # torch 2.4.0 shipped without libomp140.x86_64.dll
-        if name == "shm.dll":
-            return "upgrade-torch"  # torch 2.3.0's new MKL dependency, missed in per-user installs; fixed in 2.3.1
+        if name == "shm.dll":  # torch 2.3.0's new MKL dependency (fixed in 2.3.1): only when the text shows 2.3.0
+            return "upgrade-torch" if _SHM_230.search(text) else "shm-likely"
         if _CUDA_LIBRARY.match(name) and not in_torch:
             return "install-cudnn"
         if dll or torch_text:
@@ -589,7 +626,7 @@ def _advice(kind: str, dll: Optional[str], dll_path: Optional[str], symbol: Opti
         return "reinstall-torch"
     if kind == DLL_INIT_FAILED:
         if _CUDA_LIBRARY.match(name):
-            return "gpu-driver"
+            return "cuda-library-init"  # it ships with the CUDA build; the driver ships nvcuda.dll
         return "install-vc-runtime"  # torch 2.9 and later need the current VC++ runtime
     return "diagnose"
 

@@ -31,6 +31,9 @@ NO_WINDOWS, NO_TORCH = "no-windows", "no-torch"
 BLIND = frozenset({CHECK_FAILED, "torch-loaded-elsewhere"})
 STARTED, DONE, FAILED = "started", "done", "failed"
 WORKER_STOP_S = 5.0  # how long a stopped diagnosis waits for its workers (each ends its child process first)
+DEMO_SKIPPED_REASON = {"en": "The demo computer is made of small stand-in files and cannot start programs, so "
+                              "PyTorch was not started.",
+                       "zh_CN": "演示电脑由小的替身文件组成，无法运行程序，所以没有启动 PyTorch。"}
 SKIPPED_REASON = {"en": "Programs cannot be started inside a copied Windows drive, so PyTorch was not started.",
                   "zh_CN": "在复制出来的 Windows 磁盘里无法运行程序，所以没有启动 PyTorch。"}
 
@@ -95,7 +98,8 @@ def run_diagnosis(system: System, environments: Iterable[PythonEnvironment], *,
         for ctx in targets:
             if probe.needs_live and not live:
                 diagnosis.findings.append(ctx.finding("check-skipped", INFO, {
-                    "check": probe.name, "probe": probe.id, "reason": SKIPPED_REASON}))
+                    "check": probe.name, "probe": probe.id,
+                    "reason": DEMO_SKIPPED_REASON if getattr(system, "is_demo", False) else SKIPPED_REASON}))
             else:
                 jobs.append((probe, ctx))
     total = len(jobs)

@@ -18,7 +18,7 @@ from app.inventory.packages import installed_versions
 from app.probes.companions import CODE
 from app.probes.finding import Finding
 from app.repair.journal import Transaction
-from app.repair.plan import Change, Plan, PlanRefused, said
+from app.repair.plan import Change, Plan, PlanRefused, cannot_here, said
 from app.repair.upgrade import index_arguments, package_set
 from app.system.base import System
 
@@ -36,7 +36,7 @@ class MatchCompanions:
             raise PlanRefused([said("repair.refused.no_companion_fit", version=torch.version if torch else "-",
                                     packages=named or "-")])
         if not system.can_run_programs:
-            raise PlanRefused([said("repair.refused.needs_live", action=self.id)])
+            raise PlanRefused([cannot_here(system, "repair.refused.needs_live", action=self.id)])
         extensions = {f.evidence["package"]: f.evidence.get("extensions") or [] for f in mismatched}
         change = package_set(env, after, "--no-deps")
         changes = [Change("match-package", name, value=f"{change.before[name]} -> {version}",

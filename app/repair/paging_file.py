@@ -20,7 +20,7 @@ from app.inventory.machine import MachineFacts
 from app.inventory.paging import MEMORY_MANAGEMENT_KEY, PAGING_FILES, SYSTEM_MANAGED_ALL_DRIVES, parse_paging_files
 from app.probes.finding import Finding
 from app.repair.journal import Transaction
-from app.repair.plan import Change, Plan, PlanRefused, said
+from app.repair.plan import Change, Plan, PlanRefused, cannot_here, said
 from app.system.base import RegistryValue, System
 
 SYSTEM_MANAGED_SETTING = [SYSTEM_MANAGED_ALL_DRIVES]
@@ -33,7 +33,7 @@ class PagingFileSystemManaged:
     def plan(self, system: System, env: Optional[PythonEnvironment], machine: MachineFacts, findings: list[Finding],
              source: Optional[str]) -> Plan:
         if system.elevates_machine_changes and not system.can_run_programs:
-            raise PlanRefused([said("repair.refused.needs_live.elevated", action=self.id)])
+            raise PlanRefused([cannot_here(system, "repair.refused.needs_live.elevated", action=self.id)])
         current = system.registry_value(MEMORY_MANAGEMENT_KEY, PAGING_FILES)
         if current is None or current.type != "REG_MULTI_SZ":  # never guessed: undo must write back what was there
             raise PlanRefused([said("repair.refused.paging_file_unknown")])

@@ -70,6 +70,11 @@ class Plan:
                 "download": self.download}
 
 
+def cannot_here(system: System, key: str, **values: object) -> dict[str, str]:
+    """Why a repair cannot run on this System: a copied drive's words, or the demo computer's (it is not one)."""
+    return said(key + (".demo" if getattr(system, "is_demo", False) else ""), **values)
+
+
 def said(key: str, **values: object) -> dict[str, str]:
     return {lang: words(key, lang, **values) for lang in LANGUAGES}
 
@@ -246,7 +251,7 @@ class EnableLongPaths:
     def plan(self, system: System, env: Optional[PythonEnvironment], machine: MachineFacts, findings: list[Finding],
              source: Optional[str]) -> Plan:
         if system.elevates_machine_changes and not system.can_run_programs:
-            raise PlanRefused([said("repair.refused.needs_live.elevated", action=self.id)])
+            raise PlanRefused([cannot_here(system, "repair.refused.needs_live.elevated", action=self.id)])
         current = system.registry_value(LONG_PATHS_KEY, "LongPathsEnabled")
         if current is not None and current.data == 1:
             raise PlanRefused([said("repair.refused.nothing_to_do", action=self.id)])

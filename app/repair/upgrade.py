@@ -19,7 +19,7 @@ from app.inventory.machine import MachineFacts
 from app.inventory.packages import installed_versions
 from app.probes.finding import Finding
 from app.repair.journal import Transaction
-from app.repair.plan import Change, Plan, PlanRefused, said
+from app.repair.plan import Change, Plan, PlanRefused, cannot_here, said
 from app.resources import known_issues
 from app.system.base import System
 
@@ -78,7 +78,7 @@ class UpgradeTorch:
         if torch is None or build is None:
             raise PlanRefused([said("repair.refused.not_known_bad", version=torch.version if torch else "-")])
         if not system.can_run_programs:
-            raise PlanRefused([said("repair.refused.needs_live", action=self.id)])
+            raise PlanRefused([cannot_here(system, "repair.refused.needs_live", action=self.id)])
         wanted = {"torch": build["fixed_in"], **build.get("companions", {})}
         change = package_set(env, wanted)
         changes = [Change("upgrade-package", name, value=f"{change.before[name]} -> {version}")

@@ -23,7 +23,7 @@ from app.probes.finding import Finding
 from app.repair.elevated import run_job
 from app.repair.installer_check import installer_refusal
 from app.repair.journal import Transaction
-from app.repair.plan import Change, Plan, PlanRefused, said
+from app.repair.plan import Change, Plan, PlanRefused, cannot_here, said
 from app.resources import download_catalog
 from app.system.base import ElevationDeclined, System
 from app.system.files import sha256_of
@@ -82,7 +82,7 @@ class InstallVCRuntime:
              source: Optional[str]) -> Plan:
         catalog = download_catalog()["vc_redist"]
         if not system.can_run_programs:
-            raise PlanRefused([said("repair.refused.needs_live.installer", action=self.id)])
+            raise PlanRefused([cannot_here(system, "repair.refused.needs_live.installer", action=self.id)])
         needed = any(self.id in f.repairs for f in findings)
         archs = [a for a in architectures(machine, env) if needed or not runtime_ok(machine, a, catalog["min_version"])]
         if not archs:

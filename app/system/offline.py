@@ -157,6 +157,11 @@ class OfflineImage(System):
     def registry_subkeys(self, key: str) -> list[str]:
         return sorted(self._subkeys.get(key.lower().rstrip("\\"), set()))
 
+    @property
+    def is_demo(self) -> bool:
+        """The built-in demo computer (its environment.json says so), not a drive the user copied."""
+        return self._env.get("demo") is True
+
     def environment(self, scope: str) -> dict[str, str]:
         values = self._env.get(scope, {})
         return {str(k): str(v) for k, v in values.items()} if isinstance(values, dict) else {}

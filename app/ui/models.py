@@ -116,9 +116,10 @@ class CheckRow(str, Enum):
     WARNED = "warning"
     FAILED = "problem"
     CRASHED = "unknown"  # the check itself failed, or did not finish
+    CONFIRMS = "info"  # what it found is evidence of a cause another check names: one cause, one red cross
 
 
-RUNNING, PASSED, WARNED, FAILED, CRASHED = CheckRow
+RUNNING, PASSED, WARNED, FAILED, CRASHED, CONFIRMS = CheckRow
 
 
 class ChecklistModel(QAbstractListModel):
@@ -160,6 +161,17 @@ class ChecklistModel(QAbstractListModel):
                 row["state"] = CRASHED
                 self.dataChanged.emit(self.index(number), self.index(number))
 
+    def settle(self, problems) -> None:
+        """After the checks: a check whose problems are all evidence of a cause that another check names (the
+        OpenMP file and the known-bad build confirm the missing OpenMP runtime) says so, instead of a red cross
+        of its own for the same cause."""
+        evidence_of = {id(f): p for p in problems for f in p.evidence}
+        for number, row in enumerate(self.rows):
+            blockers = [f for f in row["findings"] if f.severity == "blocker"]
+            if row["state"] == FAILED and blockers and all(id(f) in evidence_of for f in blockers):
+                row["state"], row["confirms"] = CONFIRMS, evidence_of[id(blockers[0])].lead
+                self.dataChanged.emit(self.index(number), self.index(number))
+
     def refresh(self) -> None:
         if self.rows:
             self.dataChanged.emit(self.index(0), self.index(len(self.rows) - 1))
@@ -173,6 +185,8 @@ class ChecklistModel(QAbstractListModel):
             return self.tr("checking…")
         if row["state"] == CRASHED and not row["findings"]:
             return self.tr("did not finish")
+        if row["state"] == CONFIRMS:
+            return self.tr("confirms the same cause: {title}").format(title=row["confirms"].text(lang).title)
         worst = _worst(row["findings"])
         if worst is None or worst.severity == "info" and row["state"] == PASSED and worst.code != "import-ok":
             return self.tr("no problems found")

@@ -4,22 +4,27 @@
 <context>
     <name>ChecklistModel</name>
     <message>
-        <location filename="../../app/ui/models.py" line="173"/>
+        <location filename="../../app/ui/models.py" line="185"/>
         <source>checking…</source>
         <translation>正在检查…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="175"/>
+        <location filename="../../app/ui/models.py" line="187"/>
         <source>did not finish</source>
         <translation>未能完成</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="178"/>
+        <location filename="../../app/ui/models.py" line="189"/>
+        <source>confirms the same cause: {title}</source>
+        <translation>印证了同一个原因：{title}</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/models.py" line="192"/>
         <source>no problems found</source>
         <translation>没有发现问题</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="187"/>
+        <location filename="../../app/ui/models.py" line="201"/>
         <source>{check} — {result}</source>
         <translation>{check} — {result}</translation>
     </message>
@@ -50,72 +55,72 @@
 <context>
     <name>DependencyTreeModel</name>
     <message>
-        <location filename="../../app/ui/models.py" line="292"/>
+        <location filename="../../app/ui/models.py" line="306"/>
         <source>DLL</source>
         <translation>DLL 文件</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="292"/>
+        <location filename="../../app/ui/models.py" line="306"/>
         <source>Status</source>
         <translation>状态</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="292"/>
+        <location filename="../../app/ui/models.py" line="306"/>
         <source>Found by</source>
         <translation>找到方式</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="303"/>
+        <location filename="../../app/ui/models.py" line="317"/>
         <source>found</source>
         <translation>已找到</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="303"/>
+        <location filename="../../app/ui/models.py" line="317"/>
         <source>missing</source>
         <translation>缺失</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="304"/>
+        <location filename="../../app/ui/models.py" line="318"/>
         <source>missing (needed only later)</source>
         <translation>缺失（稍后才需要）</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="305"/>
+        <location filename="../../app/ui/models.py" line="319"/>
         <source>wrong type (32-bit / 64-bit)</source>
         <translation>类型不对（32 位 / 64 位）</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="306"/>
+        <location filename="../../app/ui/models.py" line="320"/>
         <source>missing functions</source>
         <translation>缺少函数</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="306"/>
+        <location filename="../../app/ui/models.py" line="320"/>
         <source>damaged</source>
         <translation>已损坏</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="307"/>
+        <location filename="../../app/ui/models.py" line="321"/>
         <source>could not be read</source>
         <translation>无法读取</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="307"/>
+        <location filename="../../app/ui/models.py" line="321"/>
         <source>something it needs cannot load</source>
         <translation>它需要的文件无法加载</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="308"/>
+        <location filename="../../app/ui/models.py" line="322"/>
         <source>found only through PATH</source>
         <translation>只能通过 PATH 找到</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="349"/>
+        <location filename="../../app/ui/models.py" line="363"/>
         <source>loaded by PyTorch</source>
         <translation>由 PyTorch 加载</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="353"/>
+        <location filename="../../app/ui/models.py" line="367"/>
         <source> (delay-loaded)</source>
         <translation>（延迟加载）</translation>
     </message>
@@ -243,37 +248,37 @@
 <context>
     <name>DiagnosePage</name>
     <message>
-        <location filename="../../app/ui/pages/diagnose.py" line="130"/>
+        <location filename="../../app/ui/pages/diagnose.py" line="132"/>
         <source>Checking PyTorch</source>
         <translation>正在检查 PyTorch</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/diagnose.py" line="131"/>
+        <location filename="../../app/ui/pages/diagnose.py" line="133"/>
         <source>Each file PyTorch loads is checked, the way Windows would load it. Nothing is changed.</source>
         <translation>按照 Windows 加载的方式逐个检查 PyTorch 要加载的文件。不会做任何修改。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/diagnose.py" line="135"/>
+        <location filename="../../app/ui/pages/diagnose.py" line="137"/>
         <source>Checking PyTorch {version} in {folder}</source>
         <translation>正在检查 {folder} 中的 PyTorch {version}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/diagnose.py" line="141"/>
+        <location filename="../../app/ui/pages/diagnose.py" line="143"/>
         <source>Checking… this takes a few seconds (up to a minute when PyTorch is started for real).</source>
         <translation>正在检查……需要几秒钟（实际启动 PyTorch 时最多一分钟）。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/diagnose.py" line="144"/>
+        <location filename="../../app/ui/pages/diagnose.py" line="146"/>
         <source>Done. Press Next to see what was found.</source>
         <translation>检查完成。点击“下一步”查看结果。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/diagnose.py" line="146"/>
+        <location filename="../../app/ui/pages/diagnose.py" line="148"/>
         <source>Stopped. Press Back to choose again, or Next to see what was found so far.</source>
         <translation>已停止。点击“上一步”重新选择，或点击“下一步”查看目前的结果。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/diagnose.py" line="148"/>
+        <location filename="../../app/ui/pages/diagnose.py" line="150"/>
         <source>The check could not run. {reason}</source>
         <translation>检查没能运行。{reason}</translation>
     </message>
@@ -667,32 +672,47 @@
         <translation>打开记录本助手所做操作的日志文件夹</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="69"/>
-        <source>&lt;p&gt;Changes made on this computer:&lt;/p&gt;&lt;ul&gt;{items}&lt;/ul&gt;&lt;p&gt;Each one is recorded; “Undo these changes” puts everything back as it was, now or later.&lt;/p&gt;</source>
-        <translation>&lt;p&gt;在这台电脑上做了以下修改：&lt;/p&gt;&lt;ul&gt;{items}&lt;/ul&gt;&lt;p&gt;每一项都有记录；“撤销这些修改”可以随时把一切恢复原样。&lt;/p&gt;</translation>
+        <location filename="../../app/ui/pages/finish.py" line="71"/>
+        <source>Changes made on the demo computer:</source>
+        <translation>在演示电脑上做的更改：</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/finish.py" line="72"/>
+        <source>Changes made on this computer:</source>
+        <translation>在这台电脑上做的更改：</translation>
     </message>
     <message>
         <location filename="../../app/ui/pages/finish.py" line="73"/>
+        <source>&lt;p&gt;{heading}&lt;/p&gt;&lt;ul&gt;{items}&lt;/ul&gt;&lt;p&gt;Each one is recorded; “Undo these changes” puts everything back as it was, now or later.&lt;/p&gt;</source>
+        <translation>&lt;p&gt;{heading}&lt;/p&gt;&lt;ul&gt;{items}&lt;/ul&gt;&lt;p&gt;每一项都有记录；“撤销这些更改”可以把一切恢复原样，现在或以后都可以。&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/finish.py" line="77"/>
         <source>Nothing needed repairing: PyTorch should load. Nothing was changed.</source>
         <translation>没有需要修复的内容：PyTorch 应该可以加载。没有做任何修改。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="75"/>
+        <location filename="../../app/ui/pages/finish.py" line="79"/>
+        <source>Nothing was changed on the demo computer.</source>
+        <translation>演示电脑上没有做任何更改。</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/finish.py" line="80"/>
         <source>Nothing was changed on this computer.</source>
         <translation>这台电脑上没有做任何修改。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="90"/>
+        <location filename="../../app/ui/pages/finish.py" line="95"/>
         <source>&lt;p&gt;&lt;b&gt;Still to do, by you.&lt;/b&gt; These steps fix what this program cannot change. Follow them, then run Torch DLL Doctor again.&lt;/p&gt;</source>
         <translation>&lt;p&gt;&lt;b&gt;还需要你自己完成。&lt;/b&gt;这些步骤能解决本程序无法修改的问题。请按步骤操作，然后再运行一次 Torch DLL Doctor。&lt;/p&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="119"/>
+        <location filename="../../app/ui/pages/finish.py" line="124"/>
         <source>Undone: every file and setting is back as it was.</source>
         <translation>已撤销：所有文件和设置都已恢复原样。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="120"/>
+        <location filename="../../app/ui/pages/finish.py" line="125"/>
         <source>Undone: every file and setting is back as it was, and PyTorch does not load again, as before the repair.</source>
         <translation>已撤销：所有文件和设置都已恢复原样，PyTorch 也和修复前一样无法加载。</translation>
     </message>
@@ -936,22 +956,22 @@
 <context>
     <name>Report</name>
     <message>
-        <location filename="../../app/ui/pages/base.py" line="61"/>
+        <location filename="../../app/ui/pages/base.py" line="62"/>
         <source>Save the report</source>
         <translation>保存报告</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/base.py" line="62"/>
+        <location filename="../../app/ui/pages/base.py" line="63"/>
         <source>Web page (*.html);;Text (*.txt);;JSON (*.json)</source>
         <translation>网页 (*.html);;文本 (*.txt);;JSON (*.json)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/base.py" line="73"/>
+        <location filename="../../app/ui/pages/base.py" line="74"/>
         <source>Report saved: {path}</source>
         <translation>报告已保存：{path}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/base.py" line="75"/>
+        <location filename="../../app/ui/pages/base.py" line="76"/>
         <source>The report could not be saved. {reason}</source>
         <translation>报告没能保存。{reason}</translation>
     </message>
@@ -1007,122 +1027,122 @@
 <context>
     <name>WelcomePage</name>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="90"/>
+        <location filename="../../app/ui/pages/welcome.py" line="88"/>
         <source>The choice to keep it could not be recorded. Try again, or go on: nothing was changed.</source>
         <translation>无法记录“保持原样”的选择。请再试一次，或者继续：没有做任何改动。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="92"/>
+        <location filename="../../app/ui/pages/welcome.py" line="90"/>
         <source>The record of earlier repairs could not be read. Go on: the checks work all the same.</source>
         <translation>无法读取之前修复的记录。请继续：检查照常进行。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="111"/>
+        <location filename="../../app/ui/pages/welcome.py" line="109"/>
         <source>Welcome to Torch DLL Doctor</source>
         <translation>欢迎使用 Torch DLL 医生</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="112"/>
+        <location filename="../../app/ui/pages/welcome.py" line="110"/>
         <source>Find out why PyTorch does not start on this computer, and fix it.</source>
         <translation>找出 PyTorch 在这台电脑上无法启动的原因，并修复它。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="114"/>
+        <location filename="../../app/ui/pages/welcome.py" line="112"/>
         <source>When PyTorch stops with an error such as “WinError 126 … fbgemm.dll”, a file it needs is missing or wrong. This assistant finds your Python installations, checks each file PyTorch loads, and tells you in plain words what is wrong.</source>
         <translation>当 PyTorch 因“WinError 126 … fbgemm.dll”之类的错误停止时，说明它需要的某个文件缺失或不对。这个助手会找到你的 Python 安装，检查 PyTorch 加载的每个文件，并用通俗的话告诉你哪里出了问题。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="118"/>
+        <location filename="../../app/ui/pages/welcome.py" line="116"/>
         <source>Nothing on your computer changes unless you agree. Every change is recorded and can be undone.</source>
         <translation>未经你同意，电脑上的任何东西都不会被修改。每一项修改都有记录，并且可以撤销。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="119"/>
+        <location filename="../../app/ui/pages/welcome.py" line="117"/>
         <source>&amp;Language:</source>
         <translation>语言(&amp;L)：</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="120"/>
+        <location filename="../../app/ui/pages/welcome.py" line="118"/>
         <source>Language</source>
         <translation>语言</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="121"/>
+        <location filename="../../app/ui/pages/welcome.py" line="119"/>
         <source>&amp;Optional: paste the error message you saw, and we explain it at once:</source>
         <translation>可选：粘贴你看到的错误信息，我们会立即解释(&amp;O)：</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="122"/>
+        <location filename="../../app/ui/pages/welcome.py" line="120"/>
         <source>For example: OSError: [WinError 126] … Error loading “…\torch\lib\fbgemm.dll” or one of its dependencies.</source>
         <translation>例如：OSError: [WinError 126] … Error loading “…\torch\lib\fbgemm.dll” or one of its dependencies.</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="124"/>
+        <location filename="../../app/ui/pages/welcome.py" line="122"/>
         <source>The error message you saw</source>
         <translation>你看到的错误信息</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="125"/>
+        <location filename="../../app/ui/pages/welcome.py" line="123"/>
         <source>&amp;Roll back now</source>
         <translation>立即恢复(&amp;R)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="125"/>
+        <location filename="../../app/ui/pages/welcome.py" line="123"/>
         <source>Roll back the unfinished repair</source>
         <translation>恢复未完成的修复</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="126"/>
+        <location filename="../../app/ui/pages/welcome.py" line="124"/>
         <source>&amp;Keep it as it is</source>
         <translation>保持现状(&amp;K)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="126"/>
+        <location filename="../../app/ui/pages/welcome.py" line="124"/>
         <source>Leave the unfinished repair as it is and stop offering to roll it back</source>
         <translation>让未完成的修复保持现状，不再提示回滚</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="144"/>
+        <location filename="../../app/ui/pages/welcome.py" line="142"/>
         <source>The error message could not be explained here. Go on: the checks find the cause all the same.</source>
         <translation>这里没能解释这条错误信息。请继续：检查同样能找到原因。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="156"/>
+        <location filename="../../app/ui/pages/welcome.py" line="154"/>
         <source>&lt;b&gt;{title}&lt;/b&gt;&lt;br&gt;This usually means: {explanation}&lt;br&gt;What helps: {action}</source>
         <translation>&lt;b&gt;{title}&lt;/b&gt;&lt;br&gt;这通常意味着：{explanation}&lt;br&gt;解决办法：{action}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="175"/>
+        <location filename="../../app/ui/pages/welcome.py" line="173"/>
         <source>The interrupted repair was rolled back: the files and settings it changed are as they were before. Not put back: {names}, whose undo stopped earlier and stays as it left things.</source>
         <translation>中断的修复已回滚：它改动过的文件和设置都已恢复原样。没有恢复的是：{names}，它的撤销之前已经停止，仍保持当时的样子。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="179"/>
+        <location filename="../../app/ui/pages/welcome.py" line="177"/>
         <source>The unfinished repair was rolled back: every file and setting is as it was before.</source>
         <translation>未完成的修复已恢复：所有文件和设置都和之前一样。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="182"/>
+        <location filename="../../app/ui/pages/welcome.py" line="180"/>
         <source>The unfinished repair could not be rolled back completely: {reason}</source>
         <translation>未完成的修复没能完全回滚：{reason}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="185"/>
+        <location filename="../../app/ui/pages/welcome.py" line="183"/>
         <source>A repair is running in another window right now. Wait until it has finished before you repair anything here.</source>
         <translation>另一个窗口正在进行修复。请等它完成后，再在这里修复。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="191"/>
+        <location filename="../../app/ui/pages/welcome.py" line="189"/>
         <source>A repair did not finish: “{name}”, started {when}. The assistant or the computer stopped before it was done. Roll it back to put every file and setting as it was.</source>
         <translation>有一个修复没有完成：“{name}”，开始于 {when}。本助手或电脑在它完成之前停止了。回滚它，就能把每个文件和设置恢复原样。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="195"/>
+        <location filename="../../app/ui/pages/welcome.py" line="193"/>
         <source>Undoing “{name}” (started {when}) stopped rather than overwrite a change made since: {reason} Nothing more can be put back by the assistant; keep it as it is, or put it right by hand.</source>
         <translation>撤销“{name}”（开始于 {when}）时停止了，以免覆盖之后做过的修改：{reason} 本助手无法再恢复更多内容；请保持现状，或者手动改正。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="200"/>
+        <location filename="../../app/ui/pages/welcome.py" line="198"/>
         <source>Undoing “{name}” (started {when}) could not finish: {reason} Close the programs that use PyTorch, then roll it back again.</source>
         <translation>撤销“{name}”（开始于 {when}）没能完成：{reason} 请关闭正在使用 PyTorch 的程序，然后再回滚一次。</translation>
     </message>

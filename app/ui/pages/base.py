@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import datetime as _dt
 from typing import TYPE_CHECKING, Callable, Optional
 
-from PySide6.QtCore import QCoreApplication, QEvent, Qt
+from PySide6.QtCore import QCoreApplication, QDateTime, QEvent, QLocale, Qt
 from PySide6.QtWidgets import QFileDialog, QFrame, QLabel, QPushButton, QSizePolicy, QWizardPage
 
 from app.ui.failure import failure_words
@@ -119,3 +120,15 @@ def card() -> QFrame:
     frame.setFrameShape(QFrame.Shape.StyledPanel)
     frame.setObjectName("card")
     return frame
+
+
+def local_when(stamp) -> str:
+    """A journal's time stamp as the reader's locale writes a date and time, in local time."""
+    try:
+        moment = _dt.datetime.fromisoformat(str(stamp))
+    except ValueError:
+        return "?"
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=_dt.timezone.utc)
+    shown = QDateTime.fromSecsSinceEpoch(int(moment.timestamp()))
+    return QLocale().toString(shown, QLocale.FormatType.ShortFormat)

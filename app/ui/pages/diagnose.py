@@ -88,6 +88,8 @@ class ChecklistPanel(QWidget):
 
     def _finished(self, diagnosis) -> None:
         self.model.stop_running()
+        if diagnosis is not None:
+            self.model.settle(diagnosis.problems)
         self.stop.setEnabled(False)
         if self.progress.maximum() == 0:
             self.progress.setRange(0, 1)

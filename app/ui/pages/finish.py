@@ -11,10 +11,10 @@ from PySide6.QtWidgets import QGroupBox, QHBoxLayout, QScrollArea, QVBoxLayout, 
 from app.failures import failure_text
 from app.repair.names import repair_name
 from app.ui.log import log_folder
-from app.ui.pages.base import Page, button, named, wrapped
+from app.ui.pages.base import Page, button, local_when, named, wrapped
 from app.ui.pages.plan import guide_widget
 from app.ui.repair_run import UndoResult, undo_transactions
-from app.ui.session import guides_left
+from app.ui.session import DEMO, guides_left
 
 
 class FinishPage(Page):
@@ -63,16 +63,21 @@ class FinishPage(Page):
         transactions = self.session.transactions
         self.undo.setVisible(bool(transactions) and not self._undone_all)
         self.save.setEnabled(self.session.diagnosis is not None)
-        if transactions:
+        demo = self.session.source == DEMO  # the demo computer is not "this computer"
+        if transactions:  # each by its name and when; the journal's id is in the report and the log
             items = "".join(f"<li>{html.escape(repair_name(t.begin.get('action', ''), self.session.lang))} "
-                            f"<small>({html.escape(t.id)})</small></li>" for t in transactions)
-            self.summary.setText(self.tr("<p>Changes made on this computer:</p><ul>{items}</ul><p>Each one is "
-                                         "recorded; “Undo these changes” puts everything back as it was, now or "
-                                         "later.</p>").format(items=items))
+                            f"<small>({html.escape(local_when(t.begin.get('created')))})</small></li>"
+                            for t in transactions)
+            heading = (self.tr("Changes made on the demo computer:") if demo else
+                       self.tr("Changes made on this computer:"))
+            self.summary.setText(self.tr("<p>{heading}</p><ul>{items}</ul><p>Each one is recorded; “Undo these "
+                                         "changes” puts everything back as it was, now or later.</p>").format(
+                                             heading=html.escape(heading), items=items))
         elif self.session.diagnosis is not None and not self.session.blockers():
             self.summary.setText(self.tr("Nothing needed repairing: PyTorch should load. Nothing was changed."))
         else:
-            self.summary.setText(self.tr("Nothing was changed on this computer."))
+            self.summary.setText(self.tr("Nothing was changed on the demo computer.") if demo else
+                                 self.tr("Nothing was changed on this computer."))
         self.result.setText(self._message())
         self._fill_guides()
 

@@ -5,6 +5,7 @@ until the user presses "Repair now"."""
 from __future__ import annotations
 
 import html
+import re
 from enum import Enum
 
 from PySide6.QtCore import Qt, QUrl
@@ -34,6 +35,15 @@ class PlanState(str, Enum):
     PLANNING = "planning"
     READY = "ready"
     FAILED = "failed"
+
+
+_DRIVE = re.compile(r"(?<![\w\\])([A-Za-z]:\\[^\\\s<>\"]*)")
+
+
+def paths_whole(text: str) -> str:
+    """HTML of a text whose Windows paths never break between the drive and the first folder ("C:" on one line and
+    "\\Users\\..." on the next); a tag only, so a copied path has no extra characters."""
+    return _DRIVE.sub(lambda m: f"<nobr>{m.group(1)}</nobr>", html.escape(text))
 
 
 def guide_html(guide, lang: str) -> str:
@@ -172,9 +182,9 @@ class PlanPage(Page):
 
     def plan_html(self, plan, lang: str) -> str:
         """Exactly what a plan changes and where, its notes, the download, and whether Windows asks permission."""
-        items = "".join(f"<li>{html.escape(words(f'cli.repair.change.{c.kind}', lang, **c.to_dict()))}</li>"
+        items = "".join(f"<li>{paths_whole(words(f'cli.repair.change.{c.kind}', lang, **c.to_dict()))}</li>"
                         for c in plan.changes)
-        notes = "".join(f"<p>{html.escape(note[lang])}</p>" for note in plan.notes)
+        notes = "".join(f"<p>{paths_whole(note[lang])}</p>" for note in plan.notes)
         extra = []
         if plan.download_bytes:
             extra.append(self.tr("Download: about {size} MB.").format(size=f"{plan.download_bytes / 1e6:.1f}"))

@@ -3,16 +3,14 @@ unfinished (offered for rollback)."""
 
 from __future__ import annotations
 
-import datetime as _dt
-
-from PySide6.QtCore import QDateTime, QLocale, QTimer
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QPlainTextEdit, QVBoxLayout
 
 from app.failures import failure_text
 from app.probes.error_text import classify_error, printable
 from app.repair.journal import Transaction
 from app.repair.names import repair_name
-from app.ui.pages.base import Page, button, card, icon_label, named, wrapped
+from app.ui.pages.base import Page, button, card, icon_label, local_when, named, wrapped
 from app.ui.repair_run import UndoResult, undo_transactions
 from app.ui.workers import LatestRun
 
@@ -171,7 +169,7 @@ class WelcomePage(Page):
         result = self._rollback_result
         if result is not None and result.complete and self._left:  # words for each one, as the journal says
             names = "; ".join(f"“{repair_name(t.begin.get('action', ''), self.session.lang)}” "
-                              f"({self._when(t.begin.get('created'))})" for t in self._left)
+                              f"({local_when(t.begin.get('created'))})" for t in self._left)
             texts.append(self.tr("The interrupted repair was rolled back: the files and settings it changed are as "
                                  "they were before. Not put back: {names}, whose undo stopped earlier and stays as "
                                  "it left things.").format(names=names))
@@ -186,7 +184,7 @@ class WelcomePage(Page):
                                  "before you repair anything here."))
         if first is not None and result is None:
             name = repair_name(first.begin.get("action", ""), self.session.lang)
-            when = self._when(first.begin.get("created"))
+            when = local_when(first.begin.get("created"))
             if stop is None:
                 texts.append(self.tr("A repair did not finish: “{name}”, started {when}. The assistant or the "
                                      "computer stopped before it was done. Roll it back to put every file and "
@@ -210,17 +208,6 @@ class WelcomePage(Page):
         for key in ("kind", "at", "step"):
             stop.pop(key, None)
         return failure_text(RollbackStopped(code, **stop), self.session.lang)
-
-    def _when(self, stamp) -> str:
-        """The start of a repair as the reader's locale writes a date and time, in local time."""
-        try:
-            moment = _dt.datetime.fromisoformat(str(stamp))
-        except ValueError:
-            return "?"
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=_dt.timezone.utc)
-        shown = QDateTime.fromSecsSinceEpoch(int(moment.timestamp()))
-        return QLocale().toString(shown, QLocale.FormatType.ShortFormat)
 
     def _roll_back(self) -> None:
         self.rollback.setEnabled(False)
