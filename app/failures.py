@@ -25,10 +25,17 @@ def failure_text(error: BaseException, lang: str, otherwise: str = "cli.repair.f
     return words(otherwise, lang, error=f"{error.__class__.__name__}: {error}")
 
 
+# ERROR_VIRUS_INFECTED, ERROR_VIRUS_DELETED: Microsoft Defender (or another antivirus) stopped the file as it
+# was written, or removed it (learn.microsoft.com, System Error Codes 0-499)
+VIRUS_ERRORS = (225, 226)
+
+
 def refusal_kind(error: OSError) -> str:
-    """Why Windows (or the disk) refused a change: "denied" (permissions, a file in use, security software),
-    "full", or "other"."""
+    """Why Windows (or the disk) refused a change: "virus" (security software stopped or removed the file),
+    "denied" (permissions, a file in use, security software), "full", or "other"."""
     winerror = getattr(error, "winerror", None)
+    if winerror in VIRUS_ERRORS:
+        return "virus"
     denied = (errno.EACCES, errno.EPERM, errno.EROFS)
     if isinstance(error, PermissionError) or winerror in (5, 32, 33) or error.errno in denied:
         return "denied"

@@ -240,3 +240,34 @@ def test_an_undo_never_renames_over_a_file_written_at_the_original_name_meanwhil
     with pytest.raises(FileExistsError):
         rename_file(folder, taken)
     assert (taken / "__init__.py").read_text() == "new"
+
+
+def test_a_file_security_software_stopped_or_removed_is_named_with_what_to_do_in_both_languages():
+    """ERROR_VIRUS_INFECTED (225) and ERROR_VIRUS_DELETED (226), which Defender gives while a file is written:
+    said as such, with Protection history and an exclusion, never as a raw error."""
+    from app.failures import os_error_words, refusal_kind
+
+    for code in (225, 226):
+        error = OSError(22, "Operation did not complete successfully because the file contains a virus",
+                        r"C:\venv\torch\lib\torch_cpu.dll")
+        error.winerror = code
+        assert refusal_kind(error) == "virus"
+        english, chinese = os_error_words(error, "en"), os_error_words(error, "zh_CN")
+        assert "Protection history" in english and "torch_cpu.dll" in english and "保护历史记录" in chinese
+
+
+def test_a_one_file_build_never_takes_the_users_folder_for_its_own(monkeypatch, tmp_path):
+    """The one-file .exe runs from Downloads (or the Desktop, D:\\): only its extraction folder is the app's, so
+    the user's PATH entries under Downloads stay in the replay and in the modelled PATH."""
+    from app.system import process
+
+    downloads = tmp_path / "Downloads"
+    (downloads / "tools").mkdir(parents=True)
+    bundle = tmp_path / "Temp" / "_MEI12345"
+    bundle.mkdir(parents=True)
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    monkeypatch.setattr(sys, "_MEIPASS", str(bundle), raising=False)
+    monkeypatch.setattr(sys, "executable", str(downloads / "TorchDllDoctor.exe"))
+    path = os.pathsep.join([str(downloads / "tools"), str(bundle)])
+    kept = process.users_environment({"PATH": path})["PATH"].split(os.pathsep)
+    assert kept == [str(downloads / "tools")]

@@ -24,10 +24,11 @@ POLL_S = 0.05
 
 
 def own_folders() -> list[str]:
-    """Folders this app puts on PATH for its own use: the frozen app's folders, and those of PySide6 and shiboken6
+    """Folders this app puts on PATH for its own use: the frozen app's bundle folder, and those of PySide6 and shiboken6
     (PySide6 prepends them when it is imported, and they hold Qt's copies of msvcp140.dll and vcruntime140_1.dll)."""
-    folders = [getattr(sys, "_MEIPASS", None), os.path.dirname(sys.executable) if getattr(sys, "frozen", False)
-               else None]
+    # the bundle's own folder only: a one-file build runs from wherever the user put it (Desktop, Downloads,
+    # D:\), and that folder and what lies under it are the user's, not ours
+    folders = [getattr(sys, "_MEIPASS", None)]
     for package in ("PySide6", "shiboken6"):
         try:
             spec = importlib.util.find_spec(package)  # where it is, without importing it
