@@ -338,3 +338,14 @@ def test_an_output_folder_that_does_not_exist_is_said_before_any_check(tmp_path,
     assert "Checking" not in captured.err  # no check ran
     code = main(["diagnose", "--demo", "--report", str(tmp_path)])
     assert code == 2 and "is a folder" in capsys.readouterr().err
+
+
+def test_redirected_output_is_written_in_the_consoles_code_page_where_the_shell_reads_it_so():
+    """Windows PowerShell 5.1 decodes a program's piped output with the console's code page (936 on a Chinese
+    Windows): UTF-8 there garbles every Chinese word. A console itself, or no console at all, gets UTF-8."""
+    from app.system.console import output_encoding
+
+    assert output_encoding(False, 936) == "cp936"
+    assert "没有检查".encode(output_encoding(False, 936)).decode("gbk") == "没有检查"
+    assert output_encoding(True, 936) == "utf-8"  # Python writes Unicode to a console itself
+    assert output_encoding(False, 65001) == output_encoding(False, None) == "utf-8"

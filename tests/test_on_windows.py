@@ -82,3 +82,13 @@ def test_diagnose_reads_this_computer_and_writes_the_json_document(tmp_path):
     assert done.returncode in (0, 1) and out.exists(), (done.returncode, done.stderr[-3000:])
     document = json.loads(out.read_text(encoding="utf-8"))
     assert document["source"]["kind"] == "live" and document["schema"].startswith("torch-dll-doctor.diagnosis/")
+
+
+def test_the_consoles_output_code_page_is_read_from_windows():
+    """What a redirected `diagnose` is written in (app/system/console.py): the console's code page, or UTF-8."""
+    from app.system.console import console_output_cp, output_encoding
+
+    cp = console_output_cp()
+    assert cp is None or (isinstance(cp, int) and cp > 0)
+    encoding = output_encoding(False, cp)
+    assert "没有".encode(encoding, errors="replace")

@@ -1,0 +1,28 @@
+"""Which encoding the command line writes in when its output is redirected: Windows PowerShell 5.1 reads a program's
+piped output in the console's output code page ([Console]::OutputEncoding, 936 on a Chinese Windows), so UTF-8
+there garbles every Chinese word. A console itself gets Unicode from Python (WriteConsoleW) whatever is chosen."""
+
+from __future__ import annotations
+
+import os
+from typing import Optional
+
+UTF8_CP = 65001
+
+
+def console_output_cp() -> Optional[int]:
+    """GetConsoleOutputCP of the console this process is attached to; None off Windows or without a console."""
+    if os.name != "nt":
+        return None
+    import ctypes
+
+    cp = ctypes.WinDLL("kernel32").GetConsoleOutputCP()
+    return int(cp) or None
+
+
+def output_encoding(is_console: bool, console_cp: Optional[int]) -> str:
+    """UTF-8 on a console (Python writes Unicode to it anyway), off Windows, and where no console is attached;
+    a redirected output inside a console: that console's code page, as the shell that reads it expects."""
+    if is_console or console_cp in (None, UTF8_CP):
+        return "utf-8"
+    return f"cp{console_cp}"
