@@ -348,4 +348,4 @@ def test_redirected_output_is_written_in_the_consoles_code_page_where_the_shell_
     assert output_encoding(False, 936) == "cp936"
     assert "没有检查".encode(output_encoding(False, 936)).decode("gbk") == "没有检查"
     assert output_encoding(True, 936) == "utf-8"  # Python writes Unicode to a console itself
-    assert output_encoding(False, 65001) == output_encoding(False, None) == "utf-8"
+    assert output_encoding(False, 65001) == output_encoding(False, None) == output_encoding(False, 437) == "utf-8"

@@ -8,6 +8,9 @@ import os
 from typing import Optional
 
 UTF8_CP = 65001
+# the East Asian code pages, in which UTF-8 garbles every word of the reader's language and which can write it;
+# elsewhere (437, 850, 1252) UTF-8 stays: those cannot write the Chinese report at all
+EAST_ASIAN_CPS = (932, 936, 949, 950)
 
 
 def console_output_cp() -> Optional[int]:
@@ -22,7 +25,8 @@ def console_output_cp() -> Optional[int]:
 
 def output_encoding(is_console: bool, console_cp: Optional[int]) -> str:
     """UTF-8 on a console (Python writes Unicode to it anyway), off Windows, and where no console is attached;
-    a redirected output inside a console: that console's code page, as the shell that reads it expects."""
-    if is_console or console_cp in (None, UTF8_CP):
+    a redirected output inside an East Asian console: that console's code page, as the shell that reads it
+    expects."""
+    if is_console or console_cp not in EAST_ASIAN_CPS:
         return "utf-8"
     return f"cp{console_cp}"
