@@ -4,8 +4,9 @@ journal transaction, then diagnose again; and undoing one. The CLI and the wizar
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable, Optional, Union
 
 from app.cancel import CancelToken
 from app.i18n import words
@@ -18,7 +19,42 @@ from app.repair.plan import Plan
 from app.system.base import System
 from app.system.offline import OfflineImage
 
-FIXED, STILL_BLOCKED, RESTART_NEEDED = "fixed", "still-blocked", "restart-needed"
+
+class Outcome(str, Enum):
+    """How a repair ended, as the diagnosis after it says."""
+
+    FIXED = "fixed"
+    STILL_BLOCKED = "still-blocked"
+    RESTART_NEEDED = "restart-needed"
+
+
+FIXED, STILL_BLOCKED, RESTART_NEEDED = Outcome
+
+
+class RunStep(str, Enum):
+    """Where a repair is: the one vocabulary of a run, for the command line and the wizard."""
+
+    APPLYING = "applying"
+    ROLLING_BACK = "rolling-back"
+    VERIFYING = "verifying"
+
+
+@dataclass(frozen=True)
+class StepReached:
+    step: RunStep
+
+
+@dataclass(frozen=True)
+class OutputLine:
+    text: Union[str, dict]  # a line of pip or the installer, or words in both languages ({"en", "zh_CN"})
+
+
+@dataclass(frozen=True)
+class DownloadMoved:
+    progress: object  # app.repair.download.DownloadProgress
+
+
+RunEvent = Union[StepReached, OutputLine, DownloadMoved]  # what a running repair reports, typed
 
 
 class FilesInUse(Exception):
@@ -60,7 +96,7 @@ class RepairOutcome:
     problems_left: list = field(default_factory=list)
 
     @property
-    def state(self) -> str:
+    def state(self) -> Outcome:
         if self.problems_left and self.transaction.restart_needed:
             return RESTART_NEEDED  # what is left waits for Windows to restart (files replaced at the reboot)
         return STILL_BLOCKED if self.problems_left else FIXED
@@ -74,7 +110,7 @@ def plan_repair(system: System, env: PythonEnvironment, action: str, source: Opt
 
 
 def apply_plan(system: System, env: PythonEnvironment, plan: Plan, diagnosis: Diagnosis,
-               journal: Optional[Journal] = None, on_step: Callable[[str], None] = lambda s: None,
+               journal: Optional[Journal] = None, on_step: Callable[[RunStep], None] = lambda s: None,
                on_output: Callable[[str], None] = lambda line: None, on_progress=None,
                token: Optional[CancelToken] = None) -> RepairOutcome:
     """Apply a confirmed plan. One repair or undo at a time (RepairBusy); files a running program holds are refused
@@ -99,23 +135,23 @@ def apply_plan(system: System, env: PythonEnvironment, plan: Plan, diagnosis: Di
 
 
 def _apply(system: System, env: PythonEnvironment, plan: Plan, diagnosis: Diagnosis, transaction: Transaction,
-           on_step: Callable[[str], None], on_output: Callable[[str], None], on_progress,
+           on_step: Callable[[RunStep], None], on_output: Callable[[str], None], on_progress,
            token: Optional[CancelToken]) -> RepairOutcome:
-    on_step("applying")
+    on_step(RunStep.APPLYING)
     try:
         action_for(plan.action).apply(system, plan, transaction, on_output, on_progress, token)
         if token is not None:
             token.check()  # cancelled after the last step: rolled back all the same
     except BaseException:
-        on_step("rolling-back")
+        on_step(RunStep.ROLLING_BACK)
         transaction.rollback(system)  # a step failed (disk full, denied, cancelled): nothing stays half done
         raise
-    on_step("verifying")
+    on_step(RunStep.VERIFYING)
     refreshed = inspect_environment(system, env.python) or env
     after = diagnose_environment(system, refreshed)
     left = [p for p in after.problems if p.severity == "blocker"]
     outcome = RepairOutcome(plan, transaction, diagnosis, after, left)
-    transaction.finish({"state": outcome.state, "problems_left": [p.lead.code for p in left]})
+    transaction.finish({"state": outcome.state.value, "problems_left": [p.lead.code for p in left]})
     return outcome
 
 

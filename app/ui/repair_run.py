@@ -18,8 +18,19 @@ from app.cancel import Cancelled
 from app.failures import failure_text
 from app.probes.runner import Diagnosis
 from app.repair.download import DownloadCancelled, DownloadProgress
-from app.repair.journal import Transaction
-from app.repair.run import FIXED, RESTART_NEEDED, RepairOutcome, apply_plan, undo
+from app.repair.journal import ROLLED_BACK, Transaction
+from app.repair.run import (
+    FIXED,
+    RESTART_NEEDED,
+    DownloadMoved,
+    OutputLine,
+    RepairOutcome,
+    RunEvent,
+    RunStep,
+    StepReached,
+    apply_plan,
+    undo,
+)
 
 PROGRESS_EVERY_S = 0.1  # at most ten progress updates a second reach the GUI thread
 
@@ -39,6 +50,10 @@ class Phase(str, Enum):
     SKIPPED = "skipped"
     ROLLED_BACK = "rolled-back"
     NOT_ROLLED_BACK = "not-rolled-back"
+
+
+STEP_PHASES = {RunStep.APPLYING: Phase.APPLYING, RunStep.ROLLING_BACK: Phase.ROLLING_BACK,
+               RunStep.VERIFYING: Phase.VERIFYING}
 
 
 class RunState(str, Enum):
@@ -142,8 +157,7 @@ class RepairRun:
         item.phase, item.progress = Phase.APPLYING, None
         self.changed()
         session, plan = self.session, item.option.plan
-        system, env, diagnosis, journal, lang = (session.system, session.env, session.diagnosis, session.journal,
-                                                 session.lang)
+        system, env, diagnosis, journal = session.system, session.env, session.diagnosis, session.journal
 
         def work(worker):
             last = [0.0]  # the throttle is the worker's own: nothing here is shared with the GUI thread
@@ -152,12 +166,11 @@ class RepairRun:
                 now = time.monotonic()
                 if now - last[0] >= PROGRESS_EVERY_S or event.done == event.total:
                     last[0] = now
-                    worker.emit(("progress", event))
+                    worker.emit(DownloadMoved(event))
 
             return apply_plan(system, env, plan, diagnosis, journal,
-                              on_step=lambda step: worker.emit(("step", step)),
-                              on_output=lambda line: worker.emit(("output", line[lang] if isinstance(line, dict)
-                                                                  else line)),
+                              on_step=lambda step: worker.emit(StepReached(step)),
+                              on_output=lambda line: worker.emit(OutputLine(line)),
                               on_progress=progress, token=worker.token)
 
         worker = None
@@ -168,17 +181,17 @@ class RepairRun:
         worker = self._worker = self._start(work, yielded=mine(self._event), returned=mine(self._applied),
                                             errored=mine(self._failed))
 
-    def _event(self, event) -> None:
-        kind, value = event
+    def _event(self, event: RunEvent) -> None:
         item = self.items[self.current]
-        if kind == "output":
-            self.log.append(str(value).rstrip())
-        elif kind == "step":
-            item.phase = Phase(value) if value in Phase._value2member_map_ else item.phase
+        if isinstance(event, OutputLine):
+            text = event.text[self.session.lang] if isinstance(event.text, dict) else event.text
+            self.log.append(str(text).rstrip())
+        elif isinstance(event, StepReached):
+            item.phase = STEP_PHASES[event.step]
             if self.state == RunState.ROLLING_BACK and item.phase != Phase.ROLLING_BACK:
                 return  # a Stop was asked: the page keeps saying so
-        elif kind == "progress":
-            item.phase, item.progress = Phase.DOWNLOADING, value
+        elif isinstance(event, DownloadMoved):
+            item.phase, item.progress = Phase.DOWNLOADING, event.progress
         self.changed()
 
     def _applied(self, outcome: RepairOutcome) -> None:
@@ -201,12 +214,12 @@ class RepairRun:
         self.log.append(getattr(error, "details", None) or f"{error.__class__.__name__}: {error}")
         stopped = isinstance(error, (Cancelled, DownloadCancelled))
         if stopped or self.state == RunState.ROLLING_BACK:
-            item.phase = Phase.ROLLED_BACK if _rolled_back(error) else Phase.NOT_ROLLED_BACK
+            item.phase = Phase.ROLLED_BACK if rolled_itself_back(error) else Phase.NOT_ROLLED_BACK
             if item.phase == Phase.NOT_ROLLED_BACK:
                 self.error = error
             self._roll_back_done()
             return
-        item.phase = Phase.FAILED if _rolled_back(error) else Phase.NOT_ROLLED_BACK
+        item.phase = Phase.FAILED if rolled_itself_back(error) else Phase.NOT_ROLLED_BACK
         self.state, self.error = (RunState.FAILED if item.phase == Phase.FAILED else RunState.ROLLBACK_STOPPED), error
         self.changed()
         if self.closing:
@@ -289,11 +302,11 @@ class RepairRun:
             self.session.env = after.environments[0]
 
 
-def _rolled_back(error: BaseException) -> bool:
+def rolled_itself_back(error: BaseException) -> bool:
     """A repair that failed put back what it changed, unless its own rollback stopped."""
     from app.repair.journal import RollbackStopped
 
     transaction = getattr(error, "transaction", None)
     if isinstance(error, RollbackStopped):
         return False
-    return transaction is None or transaction.state.value == "rolled-back"
+    return transaction is None or transaction.state == ROLLED_BACK
