@@ -9,37 +9,21 @@ Never KMP_DUPLICATE_LIB_OK: it lets both runtimes run, which hides wrong results
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Callable, Optional
+from typing import Optional
 
-from app.cancel import CancelToken
 from app.i18n import LANGUAGES, words
 from app.inventory.environment import PythonEnvironment
 from app.inventory.machine import MachineFacts
 from app.probes.finding import Finding
 from app.probes.openmp import owner_name, package_owning
-from app.repair.journal import Transaction
 from app.repair.plan import Change, Plan, PlanRefused, said
+from app.repair.set_aside import SetAside, rename_changes
 from app.system.base import System
 from app.system.files import sha256_of
 
-SET_ASIDE = ".set-aside-by-torch-dll-doctor"
 
-
-def set_aside_name(path: Path) -> Path:
-    """Where `path` is set aside: beside it, `<name>.set-aside-by-torch-dll-doctor` (then `...-2`, `-3`, ... when an
-    earlier one is still there)."""
-    candidate = path.with_name(path.name + SET_ASIDE)
-    number = 2
-    while candidate.exists():
-        candidate = path.with_name(f"{path.name}{SET_ASIDE}-{number}")
-        number += 1
-    return candidate
-
-
-class RemoveDuplicateOpenMP:
+class RemoveDuplicateOpenMP(SetAside):
     id = "remove-duplicate-openmp"
-    sources = ()
 
     def plan(self, system: System, env: PythonEnvironment, machine: MachineFacts, findings: list[Finding],
              source: Optional[str]) -> Plan:
@@ -56,13 +40,12 @@ class RemoveDuplicateOpenMP:
             seen.add(str(host).lower())
             if sha256_of(host) != other.get("sha256"):  # changed since the diagnosis: diagnose again first
                 raise PlanRefused([said("repair.refused.openmp_changed", path=other["path"])])
-            target = set_aside_name(host)
-            changes.append(Change("rename-file", system.windows_path(host), value=target.name, host_target=host,
-                                  host_source=target))
+            (change,) = rename_changes(system, [host])
+            changes.append(change)
             torch_copy = finding.evidence.get("torch_copy") or {}
             notes.append(said("repair.note.openmp.keeps", torch=torch_copy.get("path") or "-",
                               version=torch_copy.get("version") or "-", other=other["path"],
-                              other_version=other.get("version") or "-", name=target.name))
+                              other_version=other.get("version") or "-", name=change.value))
             notes.append(self._consequence(package_owning(env, host)))
         if not changes:
             raise PlanRefused([said("repair.refused.nothing_to_do", action=self.id)])
@@ -79,9 +62,3 @@ class RemoveDuplicateOpenMP:
         key = f"repair.note.openmp.owner.{owner['manager']}"
         return {lang: words(key, lang, owner=named[lang], package=owner["package"], users=users)
                 for lang in LANGUAGES}
-
-    def apply(self, system: System, plan: Plan, transaction: Transaction,
-              on_output: Callable[[str], None] = lambda line: None, on_progress=None,
-              token: Optional[CancelToken] = None) -> None:
-        for change in plan.changes:
-            transaction.rename_file(system, change.host_target, change.host_source)

@@ -11,22 +11,19 @@
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Optional
 
-from app.cancel import CancelToken
 from app.inventory.environment import PythonEnvironment
 from app.inventory.machine import MachineFacts, file_version
 from app.probes.finding import Finding
 from app.probes.vc_runtime import SET_ASIDE_COPY, old_siblings
-from app.repair.duplicate_openmp import set_aside_name
-from app.repair.journal import Transaction
-from app.repair.plan import Change, Plan, PlanRefused, said
+from app.repair.plan import Plan, PlanRefused, said
+from app.repair.set_aside import SetAside, rename_changes
 from app.system.base import System
 
 
-class SetAsideRuntimeCopy:
+class SetAsideRuntimeCopy(SetAside):
     id = SET_ASIDE_COPY
-    sources = ()
 
     def plan(self, system: System, env: PythonEnvironment, machine: MachineFacts, findings: list[Finding],
              source: Optional[str]) -> Plan:
@@ -47,20 +44,8 @@ class SetAsideRuntimeCopy:
         old = old_siblings(env, host, evidence["needed"])
         if sorted(p.name for p in old) != sorted(evidence.get("set_aside") or []):  # changed since the check
             raise PlanRefused([said("repair.refused.openmp_changed", path=evidence.get("folder") or "-")])
-        changes = []
-        for path in old:
-            target = set_aside_name(path)
-            changes.append(Change("rename-file", system.windows_path(path), value=target.name, host_target=path,
-                                  host_source=target))
+        changes = rename_changes(system, old)
         notes = [said("repair.note.runtime_copy.set_aside", folder=evidence.get("folder") or "-",
                       names=", ".join(p.name for p in old), found=evidence["found"],
                       system=evidence.get("system_version") or "-")]
         return Plan(self.id, None, system.windows_path(env.python), changes, notes=notes)
-
-    def apply(self, system: System, plan: Plan, transaction: Transaction,
-              on_output: Callable[[str], None] = lambda line: None, on_progress=None,
-              token: Optional[CancelToken] = None) -> None:
-        for change in plan.changes:
-            if token is not None:
-                token.check()
-            transaction.rename_file(system, change.host_target, change.host_source)

@@ -9,17 +9,15 @@ from __future__ import annotations
 import contextlib
 import csv
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Optional
 
-from app.cancel import CancelToken
 from app.inventory.environment import PythonEnvironment
 from app.inventory.integrity import RecordFolders, installed_record, read_record
 from app.inventory.machine import MachineFacts
 from app.probes.finding import Finding
 from app.probes.python_loading import SET_ASIDE_TORCH
-from app.repair.duplicate_openmp import set_aside_name
-from app.repair.journal import Transaction
-from app.repair.plan import Change, Plan, PlanRefused, said
+from app.repair.plan import Plan, PlanRefused, said
+from app.repair.set_aside import SetAside, rename_changes
 from app.system.base import System
 from app.system.folders import child
 
@@ -40,9 +38,8 @@ def distribution_folders(site: Path) -> list[Path]:
     return sorted(names.values(), key=lambda p: p.name.lower())
 
 
-class SetAsideShadowingTorch:
+class SetAsideShadowingTorch(SetAside):
     id = SET_ASIDE_TORCH
-    sources = ()
 
     def plan(self, system: System, env: PythonEnvironment, machine: MachineFacts, findings: list[Finding],
              source: Optional[str]) -> Plan:
@@ -60,21 +57,9 @@ class SetAsideShadowingTorch:
         folders = distribution_folders(site)
         if not any(f.name.lower() == "torch" for f in folders):  # no record of that copy: nothing says what is its
             raise PlanRefused([said("repair.refused.shadow.no_record", folder=system.windows_path(folder))])
-        changes = []
-        for path in folders:
-            target = set_aside_name(path)
-            changes.append(Change("rename-file", system.windows_path(path), value=target.name, host_target=path,
-                                  host_source=target))
+        changes = rename_changes(system, folders)
         notes = [said("repair.note.shadow.set_aside", site=system.windows_path(site),
                       names=", ".join(p.name for p in folders), version=named.evidence.get("version") or "-",
                       other=named.evidence.get("other_folder") or "-",
                       other_version=named.evidence.get("other_version") or "-")]
         return Plan(self.id, None, system.windows_path(env.python), changes, notes=notes)
-
-    def apply(self, system: System, plan: Plan, transaction: Transaction,
-              on_output: Callable[[str], None] = lambda line: None, on_progress=None,
-              token: Optional[CancelToken] = None) -> None:
-        for change in plan.changes:
-            if token is not None:
-                token.check()
-            transaction.rename_file(system, change.host_target, change.host_source)
