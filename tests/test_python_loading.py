@@ -43,6 +43,19 @@ def windows(image: ImageBuilder) -> None:
     image.vc_runtime("x64", "14.51.36231")
 
 
+USER_PYTHON = r"C:\Users\alice\AppData\Local\Programs\Python\Python312"
+
+
+def venv_drive(root, venv: str, made_with: str, home: str = USER_PYTHON) -> ImageBuilder:
+    """A drive with the current runtime, python.org's CPython 3.12 for the user, and a venv of it at `venv` whose
+    pyvenv.cfg names `home` and says it was made with `made_with`."""
+    image = ImageBuilder(root)
+    windows(image)
+    python_org(image, USER_PYTHON)
+    image.venv(venv, home, made_with, python_exe=(real(realfiles.windows_python) / "python.exe").read_bytes())
+    return image
+
+
 def diagnose(root, capsys, *extra: str) -> tuple[int, dict]:
     capsys.readouterr()
     code = main(["diagnose", "--root", str(root), "--json", "-", *extra])
@@ -190,13 +203,11 @@ def test_a_pth_file_decides_and_ignores_pythonpath_and_the_user_site(tmp_path, c
 
 
 def test_a_venv_whose_base_python_is_gone_or_another_version_says_so(tmp_path, capsys):
-    image = ImageBuilder(tmp_path / "image")
-    windows(image)
-    base = r"C:\Users\alice\AppData\Local\Programs\Python\Python312"
-    python_org(image, base)
     venv = r"C:\Users\alice\ComfyUI\venv"
+    gone = r"C:\Users\alice\AppData\Local\Programs\Python\Python311"
+    image = venv_drive(tmp_path / "image", venv, "3.11.9", home=gone)
     launcher = (real(realfiles.windows_python) / "python.exe").read_bytes()
-    image.venv(venv, r"C:\Users\alice\AppData\Local\Programs\Python\Python311", "3.11.9", python_exe=launcher)
+    base = USER_PYTHON
     pip_install(image, realfiles.TORCH_241, venv + r"\Lib\site-packages", keep=torch_core)
     code, report = diagnose(image.root, capsys, "--env", venv)
     assert code == 1
@@ -212,12 +223,8 @@ def test_a_venv_whose_base_python_is_gone_or_another_version_says_so(tmp_path, c
 
 
 def test_a_torch_built_for_python_311_under_312_is_named_with_the_command_that_fits(tmp_path, capsys):
-    image = ImageBuilder(tmp_path / "image")
-    windows(image)
-    base = r"C:\Users\alice\AppData\Local\Programs\Python\Python312"
-    python_org(image, base)
     venv = r"C:\Users\alice\ComfyUI\venv"
-    image.venv(venv, base, "3.12.0", python_exe=(real(realfiles.windows_python) / "python.exe").read_bytes())
+    image = venv_drive(tmp_path / "image", venv, "3.12.0")
     pip_install(image, realfiles.TORCH_241, venv + r"\Lib\site-packages", python="3.11",
                 keep=lambda n: torch_core(n) or n.startswith("torch/_C."))
     code, report = diagnose(image.root, capsys, "--env", venv)
@@ -284,12 +291,8 @@ def test_a_namespace_only_torch_folder_is_what_the_model_reports_as_imported(tmp
 
 def test_xformers_built_for_the_cuda_build_beside_the_cpu_build_says_which_build_and_never_another_xformers(
         tmp_path, capsys):
-    image = ImageBuilder(tmp_path / "image")
-    windows(image)
-    base = r"C:\Users\alice\AppData\Local\Programs\Python\Python312"
-    python_org(image, base)
     venv = r"C:\Users\alice\stable-diffusion-webui-forge\venv"
-    image.venv(venv, base, "3.12.8", python_exe=(real(realfiles.windows_python) / "python.exe").read_bytes())
+    image = venv_drive(tmp_path / "image", venv, "3.12.8")
     site = venv + r"\Lib\site-packages"
     pip_install(image, realfiles.TORCH_260, site, keep=torch_core)
     pip_install(image, realfiles.XFORMERS, site,
@@ -317,11 +320,7 @@ FORGE = (r"C:\Users\alice\OneDrive - Contoso Engineering Services\Documents\Proj
 def cut_short(tmp_path_factory):
     """A Forge venv deep inside OneDrive, long paths off: pip wrote torch 2.4.0's files in the wheel's order and
     stopped at the first path of 260 characters; RECORD lists them all. (Built once: 2,300 files.)"""
-    image = ImageBuilder(tmp_path_factory.mktemp("cut") / "image")
-    windows(image)
-    base = r"C:\Users\alice\AppData\Local\Programs\Python\Python312"
-    python_org(image, base)
-    image.venv(FORGE, base, "3.12.8", python_exe=(real(realfiles.windows_python) / "python.exe").read_bytes())
+    image = venv_drive(tmp_path_factory.mktemp("cut") / "image", FORGE, "3.12.8")
     image.set_value(r"HKLM\SYSTEM\CurrentControlSet\Control\FileSystem", "LongPathsEnabled", "REG_DWORD", 0)
     site = FORGE + r"\Lib\site-packages"
     written = pip_install(image, realfiles.TORCH_240, site, stop_at=260)
