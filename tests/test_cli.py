@@ -349,3 +349,21 @@ def test_redirected_output_is_written_in_the_consoles_code_page_where_the_shell_
     assert "没有检查".encode(output_encoding(False, 936)).decode("gbk") == "没有检查"
     assert output_encoding(True, 936) == "utf-8"  # Python writes Unicode to a console itself
     assert output_encoding(False, 65001) == output_encoding(False, None) == output_encoding(False, 437) == "utf-8"
+
+
+def test_an_internal_error_is_one_line_and_its_traceback_goes_to_the_log_or_here_with_debug(monkeypatch, tmp_path,
+                                                                                             capsys):
+    """As Picard's cli/base.py: the failure is logged in the wizard's rotating log, and `--debug` prints it."""
+    monkeypatch.setenv("TDD_DATA_DIR", str(tmp_path / "data"))
+
+    def broken(args, output):
+        raise ZeroDivisionError("deep inside")
+
+    monkeypatch.setitem(COMMANDS, "explain", broken)
+    assert main(["explain", "x"]) == 2
+    err = capsys.readouterr().err
+    assert "internal error (ZeroDivisionError: deep inside)" in err and "Traceback" not in err
+    log = (tmp_path / "data" / "logs" / "torch-dll-doctor.log").read_text(encoding="utf-8")
+    assert "Traceback" in log and "ZeroDivisionError: deep inside" in log and str(tmp_path) in err
+    assert main(["--debug", "explain", "x"]) == 2
+    assert "Traceback (most recent call last)" in capsys.readouterr().err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import traceback
 from typing import Callable, Optional
 
 from app.cancel import Cancelled
@@ -34,6 +35,23 @@ def run_command(args: argparse.Namespace, output: Optional[Output] = None) -> in
         output.note(exc.text(lang))
     except Cancelled:
         output.note(words("error.cancelled", lang))
-    except Exception as exc:  # noqa: BLE001 - the contract: one line, exit 2, never a traceback
+    except Exception as exc:  # noqa: BLE001 - the contract: one line, exit 2; the traceback in the log (--debug: here)
         output.note(words("error.internal", lang, error=f"{exc.__class__.__name__}: {exc}"))
+        where = _logged(args, exc)
+        if where is not None:
+            output.note(words("error.internal.logged", lang, path=where))
+        if getattr(args, "debug", False):
+            output.note(traceback.format_exc().rstrip())
     return ExitCode.ERROR
+
+
+def _logged(args: argparse.Namespace, error: BaseException) -> Optional[str]:
+    """The failure, with its traceback, in the same rotating log the wizard writes (user names redacted, as
+    Picard's cli/base.py logs); where it went, or None when no log could be written."""
+    from app.ui.log import log_failure, log_file  # no Qt there: the log needs only the data folder
+
+    try:
+        log_failure(f"the command {args.command}", error)
+        return str(log_file()) if log_file().is_file() else None
+    except Exception:  # noqa: BLE001 - a log that cannot be written never hides the failure itself
+        return None

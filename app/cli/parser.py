@@ -13,6 +13,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m app", description="Torch DLL Doctor: find out why PyTorch cannot load its DLLs on Windows.")
     parser.add_argument("--version", action="version", version=f"Torch DLL Doctor {__version__}")
+    parser.add_argument("--debug", action="store_true",
+                        help="on an internal error, print its traceback too (it is always written to the log)")
     wizard = parser.add_argument_group("the wizard (no COMMAND)")
     wizard.add_argument("--demo", action="store_true", help="open the wizard on the built-in demo computer")
     wizard.add_argument("--root", metavar="DIR", help="open the wizard on a copied Windows drive at DIR")

@@ -2,7 +2,7 @@
 
 No Qt here, so it is tested and read without a display. It lives in app/ui, not beside app/main.py, because it
 needs the data folder (app.repair.journal) and the report's redaction (app.report.document), which only the
-layers above app/report may import; the wizard is its one writer.
+layers above app/report may import; the wizard and the command line (an internal error) write it.
 
     <data folder>/logs/torch-dll-doctor.log   (rotating: 1 MB, then .1 .2 .3)
 
