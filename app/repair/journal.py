@@ -84,6 +84,21 @@ RUNNING, INTERRUPTED, DONE = State.RUNNING, State.INTERRUPTED, State.DONE
 ROLLED_BACK, ROLLBACK_STOPPED, KEPT = State.ROLLED_BACK, State.ROLLBACK_STOPPED, State.KEPT
 
 
+class Record(str, Enum):
+    """The kinds of record a journal holds, in the order a transaction writes them."""
+
+    BEGIN = "begin"
+    INTENT = "intent"  # a change is about to be made: what, and what was there before
+    APPLIED = "applied"  # it was made
+    NOTE = "note"  # facts for the report (where files came from, a restore point)
+    FINISH = "finish"  # the repair ended, with its outcome
+    ROLLBACK_BEGIN = "rollback-begin"
+    RESTORED = "restored"  # one change put back
+    ROLLBACK_STOPPED = "rollback-stopped"
+    ROLLED_BACK = "rolled-back"
+    KEPT = "kept"  # a stopped rollback the user leaves as it is
+
+
 class TransactionBusy(Exception):
     """Another process holds this transaction (it is being applied or undone there): not touched."""
 
@@ -178,13 +193,13 @@ class Transaction:
     @property
     def state(self) -> State:
         kinds = [r["kind"] for r in self.records]
-        if "rolled-back" in kinds:
+        if Record.ROLLED_BACK in kinds:
             return ROLLED_BACK
-        if kinds and kinds[-1] == "kept":
+        if kinds and kinds[-1] == Record.KEPT:
             return KEPT
-        if kinds and kinds[-1] == "rollback-stopped":
+        if kinds and kinds[-1] == Record.ROLLBACK_STOPPED:
             return ROLLBACK_STOPPED
-        if "finish" in kinds and "rollback-begin" not in kinds:
+        if Record.FINISH in kinds and Record.ROLLBACK_BEGIN not in kinds:
             return DONE
         return RUNNING if self._lock.held or is_held(self.folder / LOCK) else INTERRUPTED
 
@@ -196,9 +211,9 @@ class Transaction:
     def stopped(self) -> Optional[dict]:
         """The record of the last rollback that stopped, if the rollback has not gone on since."""
         kinds = [r["kind"] for r in self.records]
-        if not kinds or kinds[-1] not in ("rollback-stopped", "kept"):
+        if not kinds or kinds[-1] not in (Record.ROLLBACK_STOPPED, Record.KEPT):
             return None
-        return next((r for r in reversed(self.records) if r["kind"] == "rollback-stopped"), None)
+        return next((r for r in reversed(self.records) if r["kind"] == Record.ROLLBACK_STOPPED), None)
 
     @property
     def stop_is_final(self) -> bool:
@@ -211,7 +226,7 @@ class Transaction:
     def restart_needed(self) -> bool:
         """An installer said Windows must restart to finish (3010, 1641), or the files it replaces wait for one."""
         return any(r.get("outcome") in ("restart-needed", "restart-started") or r.get("restart_needed")
-                   for r in self.records if r["kind"] in ("applied", "note"))
+                   for r in self.records if r["kind"] in (Record.APPLIED, Record.NOTE))
 
     def owner(self) -> dict:
         return read_owner(self.folder / LOCK)
@@ -219,11 +234,11 @@ class Transaction:
     def steps(self) -> list[Step]:
         steps: dict[int, Step] = {}
         for record in self.records:
-            if record["kind"] == "intent":
+            if record["kind"] == Record.INTENT:
                 steps[record["step"]] = Step(record["step"], record)
-            elif record["kind"] == "applied" and record["step"] in steps:
+            elif record["kind"] == Record.APPLIED and record["step"] in steps:
                 steps[record["step"]].applied = True
-            elif record["kind"] == "restored" and record["step"] in steps:
+            elif record["kind"] == Record.RESTORED and record["step"] in steps:
                 steps[record["step"]].restored = True
         return [steps[n] for n in sorted(steps)]
 
@@ -232,11 +247,11 @@ class Transaction:
         return [path for step in self.steps() for path in kind_of(step.intent["op"]).targets(step.intent)]
 
     def summary(self) -> dict:
-        finish = next((r for r in self.records if r["kind"] == "finish"), {})
+        finish = next((r for r in self.records if r["kind"] == Record.FINISH), {})
         return {"id": self.id, "created": self.begin.get("created"), "action": self.begin.get("action"),
                 "source": self.begin.get("source"), "environment": self.begin.get("environment"),
                 "machine": self.machine, "state": self.state.value, "changes": [s.intent for s in self.steps()],
-                "results": [r for r in self.records if r["kind"] == "applied"],
+                "results": [r for r in self.records if r["kind"] == Record.APPLIED],
                 "outcome": finish.get("outcome"), "stopped": self.stopped, "restart_needed": self.restart_needed}
 
     # -- holding ---------------------------------------------------------------------------------------
@@ -266,11 +281,11 @@ class Transaction:
         """Record the intent, make the change, record that it was made (with what the change reports)."""
         if not self._lock.held:
             raise RuntimeError(f"transaction {self.id} is changed without holding its lock")
-        self._write({"kind": "intent", "step": number, **intent})
+        self._write({"kind": Record.INTENT, "step": number, **intent})
         crash_point(f"intent:{number}")
         result = change() or {}
         crash_point(f"change:{number}")
-        self._write({"kind": "applied", "step": number, **result})
+        self._write({"kind": Record.APPLIED, "step": number, **result})
         crash_point(f"applied:{number}")
 
     def put_file(self, system: System, target: Path, source: Path, sha256: Optional[str] = None) -> None:
@@ -323,10 +338,10 @@ class Transaction:
 
     def note(self, record: dict) -> None:
         """Facts worth keeping with the transaction (where a download came from, its checks)."""
-        self._write({**record, "kind": "note"})
+        self._write({**record, "kind": Record.NOTE})
 
     def finish(self, outcome: dict) -> None:
-        self._write({"kind": "finish", "outcome": outcome})
+        self._write({"kind": Record.FINISH, "outcome": outcome})
         crash_point("finish")
         self.tidy()
 
@@ -334,7 +349,7 @@ class Transaction:
         """The user leaves a stopped rollback as it is: it is no longer offered at every start."""
         self.hold()
         try:
-            self._write({"kind": "kept"})
+            self._write({"kind": Record.KEPT})
         finally:
             self.release()
 
@@ -372,24 +387,24 @@ class Transaction:
                 self.release()
 
     def _rollback(self, system: System) -> None:
-        self._write({"kind": "rollback-begin"})
+        self._write({"kind": Record.ROLLBACK_BEGIN})
         for step in reversed(self.steps()):
             if step.restored:
                 continue
             try:
                 kind_of(step.intent["op"]).undo(system, self, step.intent, step.applied)
             except RollbackStopped as stop:
-                self._write({"kind": "rollback-stopped", "step": step.number, "code": stop.code, **stop.values})
+                self._write({"kind": Record.ROLLBACK_STOPPED, "step": step.number, "code": stop.code, **stop.values})
                 raise
             except OSError as exc:  # Windows refused (denied, locked, full): recorded, said, offered again
                 target = step.intent.get("shown") or step.intent.get("target") or step.intent["op"]
                 stop = RollbackStopped("refused", target=target, reason=refusal_kind(exc),
                                        detail=f"{exc.__class__.__name__}: {exc}")
-                self._write({"kind": "rollback-stopped", "step": step.number, "code": stop.code, **stop.values})
+                self._write({"kind": Record.ROLLBACK_STOPPED, "step": step.number, "code": stop.code, **stop.values})
                 raise stop from exc
-            self._write({"kind": "restored", "step": step.number})
+            self._write({"kind": Record.RESTORED, "step": step.number})
             crash_point(f"restore:{step.number}")
-        self._write({"kind": "rolled-back"})
+        self._write({"kind": Record.ROLLED_BACK})
         self.tidy()
 
 
@@ -427,7 +442,7 @@ class Journal:
         (folder / "backups").mkdir(parents=True)
         transaction = Transaction(folder)
         transaction.hold()
-        transaction._write({"kind": "begin", "id": transaction.id, "created": _now(), "machine": machine,
+        transaction._write({"kind": Record.BEGIN, "id": transaction.id, "created": _now(), "machine": machine,
                             "action": action, "source": source, "environment": environment, "plan": plan})
         crash_point("begin")
         return transaction
