@@ -4,7 +4,11 @@ BEGIN_SYSTEM_CHANGE (100) with the kind (APPLICATION_INSTALL 0, MODIFY_SETTINGS 
 with the sequence number Windows gave. Windows may refuse: srclient.dll absent (Windows Server, some trimmed
 images, Wine), System Protection turned off (ERROR_SERVICE_DISABLED, 1058), or another reason (its error code).
 Windows 8 and later also skip a new point when one was made in the last 24 hours
-(SystemRestorePointCreationFrequency): the call then still succeeds, and the newer point is the one kept.
+(SystemRestorePointCreationFrequency, 1440 minutes unless set): the call then still succeeds and gives the earlier
+point's sequence number, so "a restore point was made" cannot be said from the call alone; the result says which
+point exists (its number), now or from the last day. COM is initialised first, with the security Microsoft's
+"Using System Restore" sample sets (CoInitializeEx, CoInitializeSecurity: packet privacy, impersonate, dynamic
+cloaking), which SRSetRestorePointW needs.
 """
 
 from __future__ import annotations
@@ -29,13 +33,37 @@ class STATEMGRSTATUS(ctypes.Structure):
     _fields_ = [("nStatus", wintypes.DWORD), ("llSequenceNumber", ctypes.c_int64)]
 
 
+COINIT_MULTITHREADED, RPC_E_CHANGED_MODE, RPC_E_TOO_LATE = 0x0, 0x80010106, 0x80010119
+RPC_C_AUTHN_LEVEL_PKT_PRIVACY, RPC_C_IMP_LEVEL_IMPERSONATE, EOAC_DYNAMIC_CLOAKING = 6, 3, 0x40
+
+
+def _com_ready() -> None:
+    """COM for this thread, and the process's COM security as SRSetRestorePointW expects it (best effort: a
+    caller that already set them is fine: RPC_E_CHANGED_MODE, RPC_E_TOO_LATE)."""
+    ole32 = ctypes.WinDLL("ole32")
+    ole32.CoInitializeEx.argtypes = [ctypes.c_void_p, wintypes.DWORD]
+    ole32.CoInitializeEx.restype = ctypes.c_long
+    ole32.CoInitializeSecurity.argtypes = [ctypes.c_void_p, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p,
+                                           wintypes.DWORD, wintypes.DWORD, ctypes.c_void_p, wintypes.DWORD,
+                                           ctypes.c_void_p]
+    ole32.CoInitializeSecurity.restype = ctypes.c_long
+    ole32.CoInitializeEx(None, COINIT_MULTITHREADED)
+    ole32.CoInitializeSecurity(None, -1, None, None, RPC_C_AUTHN_LEVEL_PKT_PRIVACY, RPC_C_IMP_LEVEL_IMPERSONATE,
+                               None, EOAC_DYNAMIC_CLOAKING, None)
+
+
 def create_restore_point(description: str, kind: int) -> tuple[bool, str]:
-    """(True, "") when Windows made (or kept a recent) restore point, else (False, the reason)."""
+    """(True, "point <sequence number>") when Windows has a restore point from now or from the last day (it makes at
+    most one a day), else (False, the reason)."""
     try:
         srclient = ctypes.WinDLL("srclient", use_last_error=True)
         call = srclient.SRSetRestorePointW
     except (OSError, AttributeError) as exc:
         return False, f"unavailable: srclient.dll cannot be used ({exc})"
+    try:
+        _com_ready()
+    except (OSError, AttributeError):
+        pass  # no COM to set up (a trimmed Windows): the call below says what Windows allows
     call.argtypes = [ctypes.POINTER(RESTOREPOINTINFOW), ctypes.POINTER(STATEMGRSTATUS)]
     call.restype = wintypes.BOOL
     info = RESTOREPOINTINFOW(BEGIN_SYSTEM_CHANGE, kind, 0, description[:MAX_DESC_W - 1])
@@ -47,4 +75,4 @@ def create_restore_point(description: str, kind: int) -> tuple[bool, str]:
         return False, f"error: Windows refused ({code}: {ctypes.FormatError(code).strip() if code else '?'})"
     done = RESTOREPOINTINFOW(END_SYSTEM_CHANGE, kind, status.llSequenceNumber, "")
     call(ctypes.byref(done), ctypes.byref(STATEMGRSTATUS()))
-    return True, ""
+    return True, f"point {status.llSequenceNumber}"
