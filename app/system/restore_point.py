@@ -13,6 +13,7 @@ cloaking), which SRSetRestorePointW needs.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 from ctypes import wintypes
 
@@ -60,10 +61,8 @@ def create_restore_point(description: str, kind: int) -> tuple[bool, str]:
         call = srclient.SRSetRestorePointW
     except (OSError, AttributeError) as exc:
         return False, f"unavailable: srclient.dll cannot be used ({exc})"
-    try:
+    with contextlib.suppress(OSError, AttributeError):  # no COM (a trimmed Windows): the call below says the rest
         _com_ready()
-    except (OSError, AttributeError):
-        pass  # no COM to set up (a trimmed Windows): the call below says what Windows allows
     call.argtypes = [ctypes.POINTER(RESTOREPOINTINFOW), ctypes.POINTER(STATEMGRSTATUS)]
     call.restype = wintypes.BOOL
     info = RESTOREPOINTINFOW(BEGIN_SYSTEM_CHANGE, kind, 0, description[:MAX_DESC_W - 1])
