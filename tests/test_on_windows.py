@@ -92,3 +92,24 @@ def test_the_consoles_output_code_page_is_read_from_windows():
     assert cp is None or (isinstance(cp, int) and cp > 0)
     encoding = output_encoding(False, cp)
     assert "没有".encode(encoding, errors="replace")
+
+
+def test_the_restart_manager_names_a_process_that_has_a_dll_loaded(tmp_path):
+    """Windows' own answer to "who holds this file" (real Windows only: Wine's Restart Manager is a stub)."""
+    import shutil
+
+    from app.system.restart_manager import holders, under_wine
+
+    if under_wine():
+        pytest.skip("Wine's Restart Manager answers nobody; the lab proves the psutil path instead")
+    dll = tmp_path / "held.dll"
+    shutil.copy(Path(sys.base_prefix) / "python3.dll", dll)
+    child = subprocess.Popen([sys.executable, "-c", f"import ctypes, time; ctypes.CDLL({str(dll)!r}); "
+                              "print('ready', flush=True); time.sleep(60)"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "ready"
+        found = holders([str(dll)])
+        assert found is not None and child.pid in [h["pid"] for h in found]
+    finally:
+        child.kill()
+        child.wait()

@@ -12,11 +12,35 @@ def _key(path: Path) -> str:
     return os.path.normcase(os.path.abspath(path))
 
 
+def _restart_manager(paths: list[Path]) -> Optional[list[dict]]:
+    """Windows' own answer (app/system/restart_manager.py), for the files and the DLLs beside them; None where it
+    gives none. A process named twice (its files) is one holder."""
+    from app.system.restart_manager import holders
+
+    files = {_key(p) for p in paths}
+    for folder in {os.path.dirname(k) for k in files}:
+        try:
+            files.update(_key(Path(e.path)) for e in os.scandir(folder)
+                         if e.name.lower().endswith((".dll", ".pyd")) and e.is_file())
+        except OSError:
+            continue
+    found = holders(sorted(files))
+    if found is None:
+        return None
+    return [{"pid": h["pid"], "name": h["name"], "exe": None, "files": []} for h in found
+            if h["pid"] != os.getpid()]
+
+
 def processes_using(paths: Iterable[Path]) -> Optional[list[dict]]:
     """[{"pid", "name", "exe", "files"}] of every process that has one of `paths`, or a DLL in their folders,
-    loaded or mapped. Processes we may not look into are skipped (they are not the user's own). None when the
+    loaded or mapped. On Windows the Restart Manager answers (names included, also for a program started as
+    administrator); else psutil's memory maps, where processes we may not look into are skipped. None when the
     processes cannot be listed at all (Wine): then Windows' own refusal to replace a loaded DLL is the guard,
     and the journal rolls the repair back."""
+    paths = list(paths)
+    answered = _restart_manager(paths)
+    if answered is not None:
+        return answered
     import psutil
 
     try:
