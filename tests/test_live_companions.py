@@ -5,6 +5,7 @@ wheels, as a mirror would be named), under Wine. One scenario: torchvision; torc
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -29,7 +30,10 @@ def test_torchvision_made_for_251_beside_241_is_replaced_by_0191_then_undo_puts_
     _extract_wheel(realfiles.download("pip==24.2"), site)
     wheels = [realfiles.download(req) for req in ("torchvision==0.20.1", "torchvision==0.19.1", "numpy==1.26.4",
                                                   "pillow==10.4.0")]
-    folder = Path(wheels[0]).parent
+    folder = tmp_path / "wheels"  # one folder for pip, wherever each wheel was cached
+    folder.mkdir()
+    for wheel in wheels:
+        os.link(wheel, folder / Path(wheel).name)
     pip_config = {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": to_windows_path(folder), "PIP_NO_COMPILE": "1",
                   "TDD_DATA_DIR": to_windows_path(tmp_path / "journal")}
     installed = lab.run_python(["-m", "pip", "install", "--no-deps", "--disable-pip-version-check",

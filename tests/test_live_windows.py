@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import subprocess
@@ -47,6 +48,10 @@ def comfy_venv(lab):
         base = lab.make_torch_env("live-base", torch_version="2.4.0")
     except WineLabUnavailable as exc:
         wine_unavailable(str(exc))
+    # a venv of a plain install: a python312._pth beside the DLL would decide for the venv too (getpath.py: a venv
+    # "cannot override the library's one")
+    with contextlib.suppress(FileNotFoundError):
+        (base / "python312._pth").unlink()
     venv = lab.prefix / "drive_c" / "AI" / "ComfyUI" / "venv"
     shutil.rmtree(venv, ignore_errors=True)
     (venv / "Scripts").mkdir(parents=True)

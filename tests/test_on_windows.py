@@ -79,7 +79,8 @@ def test_diagnose_reads_this_computer_and_writes_the_json_document(tmp_path):
     out = tmp_path / "diagnosis.json"
     done = subprocess.run(app_argv("diagnose", "--env", sys.prefix, "--json", str(out), "--quiet"), cwd=REPO,
                           capture_output=True, text=True, timeout=600)
-    assert done.returncode in (0, 1) and out.exists(), (done.returncode, done.stderr[-3000:])
+    # 3: this Python has no torch, nothing to check (the document says so)
+    assert done.returncode in (0, 1, 3) and out.exists(), (done.returncode, done.stderr[-3000:])
     document = json.loads(out.read_text(encoding="utf-8"))
     assert document["source"]["kind"] == "live" and document["schema"].startswith("torch-dll-doctor.diagnosis/")
 

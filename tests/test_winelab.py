@@ -120,4 +120,5 @@ def test_the_windows_only_tests_pass_in_windows_python(lab):
                             torch_env=lab.app_python(), cwd=REPO_ROOT, timeout=900,
                             env={"QT_QPA_PLATFORM": "offscreen"})
     assert result.returncode == 0, (result.stdout[-4000:], result.stderr[-3000:])
-    assert "6 passed" in result.stdout, result.stdout[-3000:]
+    # every test of the file but the Restart Manager's (Wine's is a stub; that one runs on the Windows runner)
+    assert "7 passed, 1 skipped" in result.stdout, result.stdout[-3000:]

@@ -3,7 +3,8 @@ order, and which copy of torch `import torch` gets.
 
 The rules are CPython's own (`Modules/getpath.py`, `Lib/site.py`, the "Finding modules" page of the Windows docs):
 
-- a `._pth` file beside the interpreter (`python312._pth`, `python._pth`) replaces `sys.path` with its lines, turns
+- a `._pth` file beside the runtime DLL or the interpreter (`python312._pth`, `python._pth`; the DLL's first, so a
+  venv of an embeddable Python keeps its base's) replaces `sys.path` with its lines, turns
   on isolated mode (no `PYTHONPATH`, no `PYTHONHOME`, no user site) and runs `site` only with an `import site` line;
 - otherwise `PYTHONPATH` comes first (after the script's folder, which we cannot know), then the standard library
   (from `PYTHONHOME` when it is set), then `site`: the **user site** (`%APPDATA%\\Python\\Python3XY\\site-packages`,
@@ -126,7 +127,7 @@ def model_loading(system: System, *, python: Path, prefix: Path, base_prefix: Pa
                   interpreter: Optional[Interpreter] = None) -> PythonLoading:
     """sys.path and the torch copies on it, for the interpreter at `python` (`venv`: pyvenv.cfg's settings)."""
     variables = python_variables(system)
-    pth = _pth_file(python.parent, app_folder)
+    pth = _pth_file(python, app_folder, version, free_threaded)
     if pth is not None:
         return _isolated(system, pth, variables, interpreter)
     values = {v.name: v for v in variables}
@@ -192,11 +193,19 @@ def _isolated(system: System, pth: Path, variables: tuple[Variable, ...],
                          site_runs=site_runs, user_site_off_because="._pth", interpreter=interpreter)
 
 
-def _pth_file(*folders: Path) -> Optional[Path]:
-    for folder in folders:
-        found = sorted((p for p in children(folder) if p.name.lower().endswith("._pth")), key=lambda p: p.name)
-        if found:
-            return found[0]
+def _pth_file(python: Path, app_folder: Path, version: Optional[str], free_threaded: bool) -> Optional[Path]:
+    """getpath.py's order: beside the runtime DLL (pythonXY.dll, in the folder of the real interpreter), then
+    beside the executable that was started, then beside the real interpreter; each named for that file. A venv
+    can override the base executable's ._pth, never the DLL's."""
+    minor = _minor(version)
+    names = []
+    if minor is not None:
+        names.append((app_folder, "python" + minor.replace(".", "") + ("t" if free_threaded else "") + "._pth"))
+    names += [(python.parent, python.stem + "._pth"), (app_folder, "python._pth")]
+    for folder, name in names:
+        found = child(folder, name)
+        if found is not None and found.is_file():
+            return found
     return None
 
 
