@@ -285,8 +285,32 @@ def test_a_namespace_only_torch_folder_is_what_the_model_reports_as_imported(tmp
     image = ImageBuilder(tmp_path / "image")
     python_org(image, ALL_USERS)
     image.torch_version_file(ALL_USERS_SITE, "2.4.1+cpu")
+    image.host(ALL_USERS_SITE + r"\torch\__init__.py").unlink()  # torch's start file gone, and no RECORD
     env = inspect_environment(OfflineImage(image.root), image.host(ALL_USERS))
     assert env.loading.imported.kind == NAMESPACE
+
+
+def test_a_torch_folder_without_its_start_file_nor_a_record_is_a_blocker_never_all_clear(tmp_path, capsys):
+    """A copied or half-deleted torch folder: no torch\\__init__.py and no pip RECORD to compare with. Python
+    would import an empty namespace package; the diagnosis says so (blocker) and offers a fresh start."""
+    image = ImageBuilder(tmp_path / "image")
+    python_org(image, ALL_USERS)
+    image.torch_version_file(ALL_USERS_SITE, "2.4.1+cpu")
+    image.host(ALL_USERS_SITE + r"\torch\__init__.py").unlink()
+    image.save()
+    code = main(["diagnose", "--root", str(image.root), "--env", ALL_USERS + r"\python.exe", "--json", "-",
+                 "--quiet"])
+    document = json.loads(capsys.readouterr().out)
+    assert code == 1
+    (finding,) = [f for f in document["findings"] if f["code"] == "torch-files-missing"]
+    assert finding["variant"] == "no-record" and finding["severity"] == "blocker"
+    assert finding["repairs"] == ["start-fresh"] and finding["evidence"]["init_missing"] is True
+    assert "start file __init__.py is missing" in finding["title"]
+    main(["diagnose", "--root", str(image.root), "--env", ALL_USERS + r"\python.exe", "--json", "-", "--quiet",
+          "--lang", "zh_CN"])
+    chinese = json.loads(capsys.readouterr().out)
+    (chinese_finding,) = [f for f in chinese["findings"] if f["code"] == "torch-files-missing"]
+    assert "缺少启动文件 __init__.py" in chinese_finding["title"]
 
 
 def test_xformers_built_for_the_cuda_build_beside_the_cpu_build_says_which_build_and_never_another_xformers(

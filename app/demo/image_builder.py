@@ -114,6 +114,9 @@ class ImageBuilder:
     def torch_version_file(self, site_packages: str, version: str, cuda: Optional[str] = None) -> Path:
         text = (f"__version__ = '{version}'\ndebug = False\n"
                 f"cuda: Optional[str] = {cuda!r}\nhip: Optional[str] = None\n")
+        init = ntpath.join(site_packages, "torch", "__init__.py")
+        if not self.host(init).exists():  # torch's start file, as every install has it (a real wheel's stays)
+            self.write(init, "from torch.version import __version__  # a stand-in for torch's own start file\n")
         return self.write(ntpath.join(site_packages, "torch", "version.py"), "from typing import Optional\n" + text)
 
     def save(self) -> None:

@@ -18,8 +18,14 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
     if ctx.env is None or ctx.env.torch is None:
         return
     report = check_torch_files(ctx.env, cancel=ctx.cancel, shown_site=ctx.display(ctx.env.site_packages))
-    if report.record is None:
-        return  # installed without pip's record (e.g. conda): nothing to compare with
+    if report.record is None:  # installed without pip's record (conda, a copied folder): nothing to compare with,
+        init = ctx.env.torch.folder / "__init__.py"  # but without its __init__.py torch cannot be PyTorch at all
+        if not init.is_file():
+            yield ctx.finding("torch-files-missing", BLOCKER, {
+                "files": ["__init__.py"], "count": 1, "missing": ["torch/__init__.py"], "missing_count": 1,
+                "folder": ctx.display(ctx.env.torch.folder), "init_missing": True, "record": None},
+                ["start-fresh"], variant="no-record")
+        return
     changed = report.missing + report.size_changed + report.hash_changed
     if not changed:
         return
