@@ -311,3 +311,29 @@ def test_every_error_code_has_plain_words_in_both_languages():
     for lang in LANGUAGES:
         text = download_error_text(DownloadError("offline", host="example.com"), lang)
         assert "example.com" in text and "HRESULT" not in text
+
+
+def test_the_systems_trust_store_checks_certificates(serve, monkeypatch, tmp_path):
+    """A company proxy's root in the system's store (here: OpenSSL's default file, SSL_CERT_FILE) is trusted, as
+    the browser and pip trust it; requests' own bundle (certifi) alone does not know it."""
+    import requests
+
+    url = serve("/system-trust.bin")
+    ca = os.environ["REQUESTS_CA_BUNDLE"]
+    monkeypatch.delenv("REQUESTS_CA_BUNDLE")
+    monkeypatch.delenv("CURL_CA_BUNDLE", raising=False)  # requests reads it too (this machine sets both)
+    monkeypatch.setenv("SSL_CERT_FILE", ca)
+    result = download(url, tmp_path / "out.bin", max_bytes=CAP, **FAST)
+    assert (tmp_path / "out.bin").read_bytes() == DATA and result.size == len(DATA)
+    error = failure(download, url, tmp_path / "certifi.bin", max_bytes=CAP, session=requests.Session(), **FAST)
+    assert error.code == "tls"
+
+
+def test_a_certificate_the_users_pip_names_is_the_one_used(serve, monkeypatch, tmp_path):
+    from app.repair.download import new_session
+
+    url = serve("/pip-cert.bin")
+    ca = os.environ["REQUESTS_CA_BUNDLE"]
+    monkeypatch.delenv("REQUESTS_CA_BUNDLE")
+    download(url, tmp_path / "out.bin", max_bytes=CAP, session=new_session(Path(ca)), **FAST)
+    assert (tmp_path / "out.bin").read_bytes() == DATA

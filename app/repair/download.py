@@ -11,6 +11,9 @@ zip) comes through here.
   exponential backoff; the count restarts whenever an attempt brought new bytes.
 - The system proxy: requests' default `trust_env` is kept, so HTTPS_PROXY / HTTP_PROXY / NO_PROXY (and on
   Windows the Internet Options proxy, which urllib reads from the registry) apply, as does REQUESTS_CA_BUNDLE.
+- The system's trust store (`new_session`): certificates are checked by Windows itself (truststore, as pip does
+  since 24.2), so a company proxy that inspects TLS with its own root in the Windows store works here as it does
+  in the browser and in pip. A certificate the user's pip names, or REQUESTS_CA_BUNDLE, is used instead.
 - Errors are `DownloadError(code, **values)`; `download_error_text` turns one into plain words (en, zh_CN) from
   `resources/ui_text.json` (`download.error.<code>`). No user-facing words live in this module.
 - requests and urllib3 are imported by the functions that use them, not here: the wizard imports this module at
@@ -416,6 +419,43 @@ def _backoff(policy: _Policy, failures: int, token: Optional[CancelToken], url: 
         time.sleep(delay)
 
 
+def new_session(cert: Optional[Path] = None) -> requests.Session:
+    """The one way a requests session is made: `cert` (the company certificate the user's pip trusts) when given;
+    else REQUESTS_CA_BUNDLE / CURL_CA_BUNDLE when set (requests reads them); else the system's trust store
+    (truststore: Windows' CertGetCertificateChain, macOS' Security framework, OpenSSL's default paths on Linux),
+    falling back to requests' own bundle where truststore is not installed (Python 3.9)."""
+    import requests
+
+    session = requests.Session()
+    if cert is not None:
+        session.verify = str(cert)
+        return session
+    if os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE"):
+        return session
+    try:
+        import truststore
+    except ImportError:
+        return session
+    session.mount("https://", _system_trust_adapter(truststore.SSLContext(ssl.PROTOCOL_TLS_CLIENT)))
+    return session
+
+
+def _system_trust_adapter(context: ssl.SSLContext):
+    """A requests adapter whose connections (direct, and through a proxy) are checked with `context`."""
+    from requests.adapters import HTTPAdapter
+
+    class SystemTrust(HTTPAdapter):
+        def init_poolmanager(self, *args, **kwargs):
+            kwargs["ssl_context"] = context
+            return super().init_poolmanager(*args, **kwargs)
+
+        def proxy_manager_for(self, proxy, **kwargs):
+            kwargs["ssl_context"] = context
+            return super().proxy_manager_for(proxy, **kwargs)
+
+    return SystemTrust()
+
+
 def download(url: str, target: Path, *, max_bytes: int, sha256: Optional[str] = None,
              progress: Optional[ProgressCallback] = None, token: Optional[CancelToken] = None,
              verify_file: Optional[VerifyFile] = None, connect_timeout: float = CONNECT_TIMEOUT,
@@ -427,7 +467,6 @@ def download(url: str, target: Path, *, max_bytes: int, sha256: Optional[str] = 
     `max_bytes` refuses a bigger file (announced or streamed). `sha256` (hex) is checked before the rename;
     so is `verify_file(temporary_path)`, which raises DownloadError to refuse. `retries` is how many failed
     attempts in a row (without new bytes) are tried again."""
-    import requests
 
     _require_https(url)
     target = Path(target)
@@ -435,7 +474,7 @@ def download(url: str, target: Path, *, max_bytes: int, sha256: Optional[str] = 
     policy = _Policy(connect_timeout, read_timeout, retries, backoff)
     expected = sha256.lower() if sha256 else None
     own_session = session is None
-    session = session or requests.Session()
+    session = session or new_session()
     try:
         folder.mkdir(parents=True, exist_ok=True)
         fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=folder)
@@ -586,10 +625,9 @@ def _strong_validator(response: requests.Response) -> Optional[str]:
 def _retrying(session: Optional[requests.Session], policy: _Policy, token: Optional[CancelToken], url: str,
               attempt: Callable[[requests.Session], T]) -> T:
     """Run `attempt` until it returns, retrying what `_Retry` marks as worth retrying, with backoff."""
-    import requests
 
     own_session = session is None
-    session = session or requests.Session()
+    session = session or new_session()
     failures = 0
     try:
         while True:

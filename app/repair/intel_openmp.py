@@ -18,6 +18,7 @@ from app.repair.download import (
     RangeNotSupported,
     download,
     fetch_page,
+    new_session,
 )
 from app.repair.pip_settings import PipSettings
 from app.repair.wheel_member import (
@@ -72,13 +73,8 @@ def fetch_runtime(system: System, settings: PipSettings, folder: Path, *, token:
                   progress: Optional[Callable[[DownloadProgress], None]] = None) -> tuple[Path, dict]:
     """`libiomp5md.dll` from the pinned wheel, into `folder`, verified. Returns (path, facts for the journal)."""
     entry = download_catalog()["intel_openmp"]
-    import requests
-
-    session = requests.Session()
-    if settings.cert:
-        cert = system.host_path(settings.cert)
-        if cert is not None and cert.is_file():
-            session.verify = str(cert)  # the company certificate the user's pip trusts
+    cert = system.host_path(settings.cert) if settings.cert else None
+    session = new_session(cert if cert is not None and cert.is_file() else None)  # the certificate pip trusts
     try:
         index, wheel = find_wheel(settings, session, token)
         target = folder / "libiomp5md.dll"

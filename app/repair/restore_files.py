@@ -38,7 +38,7 @@ from app.inventory.integrity import RecordEntry, RecordFolders, installed_record
 from app.inventory.machine import MachineFacts
 from app.inventory.packages import canonical
 from app.probes.finding import Finding
-from app.repair.download import DownloadError, RangeNotSupported, download, fetch_page
+from app.repair.download import DownloadError, RangeNotSupported, download, fetch_page, new_session
 from app.repair.journal import Transaction
 from app.repair.pip_settings import read_pip_settings
 from app.repair.plan import Change, Plan, PlanRefused, said
@@ -385,13 +385,9 @@ class RestoreTorchFiles:
               token: Optional[CancelToken] = None) -> None:
         folder = transaction.folder / "downloads"
         folder.mkdir(parents=True, exist_ok=True)
-        import requests
-
-        session = requests.Session()
         cert = plan.download.get("cert")
         host_cert = system.host_path(cert) if cert else None
-        if host_cert is not None and host_cert.is_file():
-            session.verify = str(host_cert)  # the company certificate the user's pip trusts
+        session = new_session(host_cert if host_cert is not None and host_cert.is_file() else None)
         # (verified copy, target, its SHA-256): every file is checked before any is placed
         fetched: list[tuple[Path, Path, str]] = []
         try:
