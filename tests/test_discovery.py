@@ -211,3 +211,29 @@ def test_registry_path_to_nowhere_is_skipped(machine):
     found, _ = run(image)
     assert len(found) == len(expected)
     assert ntpath.join("C:\\", "Gone") not in {str(e.exec_prefix) for e in found}
+
+
+def test_the_store_python_is_the_folder_its_registration_names(tmp_path):
+    """Windows keeps an older Store Python in WindowsApps while an update waits, and a user cannot list that folder
+    at all: the install Windows really runs is the one the package's registration names (PackageRootFolder in this
+    user's AppModel repository), read by name."""
+    from app.inventory.discovery import APPMODEL_PACKAGES
+
+    image = ImageBuilder(tmp_path / "img")
+    apps = r"C:\Program Files\WindowsApps"
+    old = apps + r"\PythonSoftwareFoundation.Python.3.12_3.12.2000.0_x64__qbz5n2kfra8p0"
+    new = apps + r"\PythonSoftwareFoundation.Python.3.12_3.12.2800.0_x64__qbz5n2kfra8p0"
+    python_files(image, old, minor=12, machine="x86")  # the leftover: listed first, and another machine type
+    python_files(image, new, minor=12)
+    package = LOCAL + r"\Packages\PythonSoftwareFoundation.Python.3.12_qbz5n2kfra8p0"
+    torch(image, package + r"\LocalCache\local-packages\Python312\site-packages", "2.5.1+cpu")
+    image.save()
+    listed = [e for e in discover(OfflineImage(image.root)) if e.kind == "store"]
+    assert [str(e.python).lower() for e in listed] == [str(image.host(old + r"\python.exe")).lower()]
+
+    image.set_value(APPMODEL_PACKAGES + r"\PythonSoftwareFoundation.Python.3.12_3.12.2800.0_x64__qbz5n2kfra8p0",
+                    "PackageRootFolder", "REG_SZ", new)
+    image.save()
+    (store,) = [e for e in discover(OfflineImage(image.root)) if e.kind == "store"]
+    assert store.python == image.host(new + r"\python.exe")
+    assert store.python_cpu_type == 0x8664 and store.torch.version.startswith("2.5.1")

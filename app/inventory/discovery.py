@@ -219,15 +219,36 @@ def _store_pythons_of(system: System, local: str) -> Iterator[PythonEnvironment]
         minor = match.group(1)
         userbase = descend(package, "LocalCache", "local-packages")
         site = descend(userbase, f"Python3{minor}", "site-packages") if userbase else None
-        installs = system.host_path(r"C:\Program Files\WindowsApps")
-        install = next((p for p in children(installs) if p.name.lower().startswith(
-            f"pythonsoftwarefoundation.python.3.{minor}_") and child(p, "python.exe")), None)
+        install = _store_install(system, minor)
         alias = descend(system.host_path(local), "Microsoft", "WindowsApps", package.name, "python.exe")
         python = child(install, "python.exe") if install else alias
         if python is None:
             continue
         folder = install or python.parent
         yield describe(system, python, "store", folder, folder, folder, f"3.{minor}", site=site, userbase=userbase)
+
+
+APPMODEL_PACKAGES = r"HKCU\Software\Classes\Local Settings\Software\Microsoft\Windows\CurrentVersion\AppModel" \
+                    r"\Repository\Packages"
+
+
+def _store_install(system: System, minor: str) -> Optional[Path]:
+    """Where Windows installed the Store Python 3.<minor> package. Its registration (this user's AppModel
+    repository: `PackageRootFolder`) names the folder Windows really runs, also while an older version waits in
+    `Program Files\\WindowsApps` to be removed, and `WindowsApps` itself cannot be listed by a user; a listing (a
+    copied drive, an administrator) is the fallback. None when neither can be read: the environment is then
+    described from its app alias (a 0-byte link: its machine type cannot be read from it)."""
+    prefix = f"pythonsoftwarefoundation.python.3.{minor}_"
+    for name in system.registry_subkeys(APPMODEL_PACKAGES):
+        if not name.lower().startswith(prefix):
+            continue
+        root = system.registry_value(f"{APPMODEL_PACKAGES}\\{name}", "PackageRootFolder")
+        folder = system.host_path(str(root.data)) if root is not None and isinstance(root.data, str) else None
+        if folder is not None and (folder / "python.exe").is_file():  # read by name: the folder may not be listable
+            return folder
+    installs = system.host_path(r"C:\Program Files\WindowsApps")
+    return next((p for p in children(installs) if p.name.lower().startswith(prefix) and child(p, "python.exe")),
+                None)
 
 
 def _places(system: System, profiles: list[UserProfile], drives: Optional[Iterable[str]]) -> list[Path]:
