@@ -59,6 +59,9 @@ def _tdd_rthook() -> None:
             stream = open(os.devnull, "r" if name == "stdin" else "w", encoding="utf-8")  # noqa: SIM115
         setattr(sys, name, stream)
         setattr(sys, f"__{name}__", stream)
+    # the shell does not wait for a windowed program and reads the same console: no question is asked there
+    # (app/cli/output.py shares_shell_console; TorchDllDoctor-cli.exe, a console program, is the one to ask)
+    sys._tdd_borrowed_console = attached and "stdin" in names
     if attached and "stdout" in names:
         # cmd.exe does not wait for a windowed program and has already printed its prompt: start on a new line
         sys.stdout.write("\n")

@@ -123,12 +123,6 @@ def test_every_command_of_the_parser_has_a_module():
     assert set(commands.choices) == set(COMMANDS)
 
 
-@pytest.mark.skipif(os.name == "nt", reason="off Windows the live computer cannot be opened")
-def test_the_elevated_step_off_windows_is_a_usage_error_in_one_line(tmp_path):
-    code, out, err = run("elevated-step", str(tmp_path / "job.json"))
-    assert code == ExitCode.ERROR and out == "" and err.strip() == words("error.not_windows")
-
-
 def test_main_and_python_dash_m_app_give_the_same_exit_code(capsys):
     assert type(main(["undo", "--transaction", "nope"])) is int
     assert "nope" in capsys.readouterr().err
@@ -144,6 +138,32 @@ def test_explain_reads_the_paste_from_the_stdin_it_is_handed_also_as_utf16():
     stdin = io.TextIOWrapper(io.BytesIO(b"\xff\xfe" + pasted.encode("utf-16-le")))  # PowerShell's way
     code, out, err = run("explain", "-", "--lang", "zh_CN", stdin=stdin)
     assert code == ExitCode.OK and "libomp140.x86_64.dll" in out and err == ""
+
+
+def test_explain_reads_a_file_that_holds_the_text(tmp_path):
+    saved = tmp_path / "error.txt"
+    saved.write_bytes(b"\xff\xfe" + ('OSError: [WinError 126] Error loading "C:\\x\\torch\\lib\\fbgemm.dll" or one of '
+                                     'its dependencies.').encode("utf-16-le"))
+    code, out, err = run("explain", str(saved))
+    assert code == ExitCode.OK and "fbgemm.dll" in out, err
+
+
+def test_the_windowed_exe_asks_nothing_on_a_console_it_borrowed_from_the_shell(fresh_demo, monkeypatch):
+    """cmd and PowerShell do not wait for the windowed TorchDllDoctor.exe: a "y" typed there goes to the shell. So
+    no question is asked (the console program TorchDllDoctor-cli.exe is named), and explain - reads nothing."""
+    lib = fresh_demo / DEMO_TORCH_LIB[3:].replace("\\", "/")
+    console = Terminal("y\n")
+    monkeypatch.setattr(sys, "_tdd_borrowed_console", True, raising=False)
+    monkeypatch.setattr(sys, "__stdin__", console)
+    code, out, err = run(*place_argv(fresh_demo), stdin=console)
+    assert code == ExitCode.ERROR and words("cli.repair.needs_yes.windowed") in err
+    assert "TorchDllDoctor-cli.exe" in err and not (lib / LIBOMP).exists()
+    assert console.readline() == "y\n", "the answer was read"
+    code, out, err = run("explain", "-", stdin=console)
+    assert code == ExitCode.ERROR and words("explain.shell_console") in err
+    monkeypatch.setattr(sys, "_tdd_borrowed_console", False)
+    code, out, err = run(*place_argv(fresh_demo), stdin=Terminal("y\n"))
+    assert code == ExitCode.OK, err
 
 
 def test_a_repair_asks_on_the_terminal_it_is_handed_and_a_no_changes_nothing(fresh_demo):

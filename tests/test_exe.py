@@ -71,6 +71,23 @@ def test_the_exe_is_windowed_asinvoker_and_carries_the_apps_version_and_icon(app
     assert len(icons) >= 6  # resources/icons/app.ico: 16 to 256 px
 
 
+def test_the_command_line_has_a_console_program_of_its_own_beside_the_wizard(lab, app_exe):
+    """cmd and PowerShell wait for a console program and let it read their console; TorchDllDoctor-cli.exe is the
+    same app (the same _internal) built as one, with its own version resource; it answers on its own streams."""
+    cli = app_exe.exe.with_name("TorchDllDoctor-cli.exe")
+    pe = pefile.PE(str(cli))
+    try:
+        assert pe.OPTIONAL_HEADER.Subsystem == pefile.SUBSYSTEM_TYPE["IMAGE_SUBSYSTEM_WINDOWS_CUI"]
+        strings = {k.decode(): v.decode() for info in pe.FileInfo[0] if info.Key == b"StringFileInfo"
+                   for table in info.StringTable for k, v in table.entries.items()}
+        assert strings["OriginalFilename"] == "TorchDllDoctor-cli.exe" and strings["ProductVersion"] == __version__
+    finally:
+        pe.close()
+    assert cli.stat().st_size < 20 << 20, "the console program carries the app again instead of sharing _internal"
+    done = lab.run_exe(cli, ["explain", "WinError 126"], timeout=300)
+    assert done.returncode == 0 and "126" in done.stdout, (done.stdout[-2000:], done.stderr[-2000:])
+
+
 def test_the_bundle_holds_resources_and_not_what_the_app_never_uses(app_exe):
     files = {p.relative_to(app_exe.dist).as_posix().lower(): p for p in app_exe.dist.rglob("*") if p.is_file()}
     names = {Path(f).name for f in files}
@@ -193,9 +210,9 @@ def test_exe_without_the_vc_runtime_replay_and_static_analysis_name_the_same_dll
     assert problem["severity"] == "blocker" and problem["contradicted_by_replay"] is False
 
 
-def test_exe_runs_its_elevated_helper_as_itself(lab, app_exe, tmp_path):
-    """`repair --action enable-long-paths`: the frozen app starts ITSELF with `elevated-step JOB` (ShellExecuteExW
-    "runas"; no prompt under Wine), which writes HKLM; undo goes through a second elevated step."""
+def test_exe_writes_a_machine_value_through_windows_reg_exe(lab, app_exe, tmp_path):
+    """`repair --action enable-long-paths`: the frozen app never starts itself elevated; Windows' reg.exe is
+    (ShellExecuteExW "runas"; no prompt under Wine), which writes HKLM; undo goes through reg.exe again."""
     env = lab_env(lab, "exe-elevated", torch_version="2.4.1")
     data = {"TDD_DATA_DIR": to_windows_path(tmp_path / "journal")}
     lab.wine_reg(["delete", FS, "/v", "LongPathsEnabled", "/f"])
@@ -203,9 +220,9 @@ def test_exe_runs_its_elevated_helper_as_itself(lab, app_exe, tmp_path):
         result = run(lab, app_exe, "repair", "--env", to_windows_path(env), "--action", "enable-long-paths", "--yes",
                      env=data)
         assert query(lab, FS, "LongPathsEnabled") == ("REG_DWORD", "0x1"), (result.stdout[-2000:], result.stderr)
-        transaction, _ = journal(tmp_path)
-        results = json.loads((transaction / "elevated" / "elevated-1.json.result.json").read_text("utf-8"))
-        assert results["results"] == [{"op": "set-value", "ok": True, "code": None, "detail": ""}]
+        transaction, records = journal(tmp_path)
+        assert not (transaction / "elevated").exists()  # no job, no helper: nothing of ours ran elevated
+        assert [r["op"] for r in records if r["kind"] == "intent"] == ["machine-value"]
         undone = run(lab, app_exe, "undo", "--last", env=data)
         assert "Undone" in undone.stdout, undone.stderr[-2000:]
         assert query(lab, FS, "LongPathsEnabled") is None

@@ -85,13 +85,20 @@ def test_a_v_tag_releases_the_zip_the_one_file_exe_the_wheel_and_the_sdist_with_
 def test_the_release_is_signed_only_with_a_certificate_and_says_so_without_one():
     release = _workflow()["jobs"]["release"]
     assert release["env"]["HAVE_CERTIFICATE"] == "${{ secrets.WINDOWS_CERTIFICATE_PFX_BASE64 != '' }}"
-    sign, skipped = _step(release, "Sign the programs"), _step(release, "Signing skipped")
-    assert sign["if"] == "env.HAVE_CERTIFICATE == 'true'" and skipped["if"] == "env.HAVE_CERTIFICATE != 'true'"
-    assert "/tr http://timestamp.digicert.com" in sign["run"] and "dist\\onefile\\TorchDllDoctor.exe" in sign["run"]
+    carried, onefile = _step(release, "Sign what the programs carry"), _step(release, "Sign the one-file program")
+    skipped = _step(release, "Signing skipped")
+    for sign in (carried, onefile):
+        assert sign["if"] == "env.HAVE_CERTIFICATE == 'true'" and "/tr http://timestamp.digicert.com" in sign["run"]
+    assert skipped["if"] == "env.HAVE_CERTIFICATE != 'true'"
+    # what the one-file build unpacks is signed where PyInstaller collects it from, before that build
+    assert "site-packages" in carried["run"] and "dist\\TorchDllDoctor" in carried["run"]
+    assert "dist\\onefile\\TorchDllDoctor.exe" in onefile["run"] and "verify /pa /all" in onefile["run"]
     assert "::warning" in skipped["run"] and "not signed" in skipped["run"]
     names = [s.get("name") for s in release["steps"]]
-    assert names.index("Sign the programs") < names.index("Zip the one-folder build, build the wheel and the sdist, "
-                                                          "and sum them")  # signed before zipping
+    build = names.index("Build the one-file TorchDllDoctor.exe")
+    assert names.index("Sign what the programs carry") < build < names.index("Sign the one-file program")
+    assert names.index("Sign the one-file program") < names.index("Zip the one-folder build, build the wheel and "
+                                                                  "the sdist, and sum them")  # signed before zipping
 
 
 def _release_files(*arguments: str) -> subprocess.CompletedProcess:

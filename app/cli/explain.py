@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import locale
 import os
+from pathlib import Path
 from typing import Optional
 
 from app.cli.base import ExitCode, language_for, open_system
@@ -24,6 +25,9 @@ def _language(explicit: Optional[str]) -> str:
     return language_for(explicit, system)
 
 
+MAX_FILE_BYTES = 4 << 20  # a pasted traceback is kilobytes; a log of megabytes is read from its start
+
+
 def _decoded(data: bytes) -> str:
     if data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # PowerShell and Notepad write UTF-16
         return data.decode("utf-16", errors="replace")
@@ -36,9 +40,18 @@ def _decoded(data: bytes) -> str:
 def run(args: argparse.Namespace, output: Output) -> ExitCode:
     lang = _language(args.lang)
     if args.error == ["-"]:
+        if output.shares_shell_console():
+            output.note(words("explain.shell_console", lang))
+            return ExitCode.ERROR
         try:
             text = _decoded(output.read_bytes())
         except (OSError, ValueError) as exc:
+            output.note(printable(words("explain.unreadable", lang, error=exc)))
+            return ExitCode.PROBLEM
+    elif len(args.error) == 1 and Path(args.error[0]).is_file():  # a file holding the text, as saved
+        try:
+            text = _decoded(Path(args.error[0]).read_bytes()[:MAX_FILE_BYTES])
+        except OSError as exc:
             output.note(printable(words("explain.unreadable", lang, error=exc)))
             return ExitCode.PROBLEM
     else:

@@ -54,9 +54,17 @@ class Output:
             Path(destination).write_text(text + "\n", encoding="utf-8")
 
     def can_ask(self) -> bool:
-        """Whether somebody at a terminal can answer a question."""
+        """Whether somebody at a terminal can answer a question: never through a console the windowed .exe only
+        borrowed (cmd and PowerShell do not wait for it, so what is typed goes to the shell)."""
+        if self.shares_shell_console():
+            return False
         isatty = getattr(self.stdin, "isatty", None)
         return bool(isatty and isatty())
+
+    def shares_shell_console(self) -> bool:
+        """Whether standard input is the console of the shell that started the windowed TorchDllDoctor.exe
+        (packaging/rthook_windows.py attached it): the shell reads that console at the same time."""
+        return bool(getattr(sys, "_tdd_borrowed_console", False)) and self.stdin is getattr(sys, "__stdin__", None)
 
     def ask(self, question: str) -> str:
         """The answer typed after `question`, stripped; empty at the end of input."""
@@ -64,9 +72,12 @@ class Output:
         return (self.stdin.readline() if self.stdin is not None else "").strip()
 
     def read_bytes(self) -> bytes:
-        """All of standard input, as bytes (a console's own encoding is decoded by the caller)."""
+        """All of standard input, as bytes (a console's own encoding is decoded by the caller). OSError from a
+        console borrowed from the shell (shares_shell_console), which would fight the shell for every line."""
         if self.stdin is None:
             return b""
+        if self.shares_shell_console():
+            raise OSError("standard input is the shell's console (TorchDllDoctor-cli.exe reads it)")
         buffer = getattr(self.stdin, "buffer", None)
         return buffer.read() if buffer is not None else self.stdin.read().encode("utf-8")
 

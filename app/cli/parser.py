@@ -67,12 +67,6 @@ def build_parser() -> argparse.ArgumentParser:
     repair.add_argument("--yes", action="store_true", help="make the changes without asking")
     repair.add_argument("--json", metavar="FILE", help="write the outcome as JSON to FILE, or to standard output: -")
     repair.add_argument("--lang", choices=("en", "zh_CN"), help="language of the words (default: the computer's)")
-    repair.add_argument("--no-restore-point", action="store_true",
-                        help="install-vc-runtime: do not make a System Restore point first")
-
-    step = commands.add_parser("elevated-step")  # hidden: the elevated helper (app/repair/elevated.py)
-    step.add_argument("job")
-    step.add_argument("sha256", nargs="?")  # the job's SHA-256: without it, the job is refused
 
     undo = commands.add_parser("undo", help="undo a repair: every file and setting back as it was")
     which = undo.add_mutually_exclusive_group(required=True)
@@ -87,8 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
     history.add_argument("--lang", choices=("en", "zh_CN"), help="language of the words (default: the computer's)")
 
     explain = commands.add_parser("explain", help="say in plain words what a Windows error message means")
-    explain.add_argument("error", nargs="*", help="the error text (or its number), as pasted; - reads it from "
-                         "standard input (any length); empty text: a message and exit 1")
+    explain.add_argument("error", nargs="*", help="the error text (or its number), as pasted; a file holding it; "
+                         "- reads it from standard input (any length); empty text: a message and exit 1")
     explain.add_argument("--lang", choices=("en", "zh_CN"), help="language of the answer (default: the computer's)")
     return parser
 
