@@ -1,4 +1,4 @@
-"""The entry point (`python -m app`, the .exe, the elevated helper): parse the command line, then run the command,
+"""The entry point (`python -m app`, the .exe): parse the command line, then run the command,
 or open the wizard when there is none. The commands live in app/cli/; DESIGN.md has the contract."""
 
 from __future__ import annotations

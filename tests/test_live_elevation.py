@@ -5,8 +5,10 @@ with the code the test chose.
 What Wine proves and cannot (measured here, Wine 8.0): ShellExecuteExW starts an .exe whatever the verb ("runas",
 "open", even an unknown one) and shows no consent prompt; the program gets the same full administrator token
 (TokenElevationType 2) as one started without "runas". So these tests prove the call itself (structure layout,
-quoting, the process handle, the sliced wait, the exit code, cancel and timeout ending the installer, HKLM writes
-read back through LiveWindows and read_machine_facts) but not that Windows elevates, and the user's "No"
+quoting, the process handle, the sliced wait, the exit code, a Stop and a time-out that never end Microsoft's
+installer halfway, the installer held from its check to its start, Windows Installer's busy flag, reg.exe
+writing machine values, HKLM read back through LiveWindows and read_machine_facts) but not that Windows
+elevates, and the user's "No"
 (ERROR_CANCELLED) cannot happen under Wine: it is simulated by a ShellExecuteExW stand-in failing with 1223.
 """
 
@@ -48,25 +50,15 @@ out["x86_32"] = {k: [v.type, v.data] for k, v in
 out["vc_runtimes"] = [[e.arch, e.view, e.installed, e.version] for e in read_machine_facts(system).vc_runtimes]
 """
 
-CANCEL = r"""
-token = CancelToken()
-threading.Timer(0.5, token.cancel).start()
-start = time.monotonic()
-try:
-    out["code"] = system.run_elevated(ARGV, 60, token)
-except Cancelled:
-    out["cancelled_after"] = time.monotonic() - start
-time.sleep(4)  # past the stand-in's 3 s "install": had it survived, it would have logged its exit and written HKLM
-out["x64"] = {k: v.data for k, v in system.registry_values(RUNTIMES + "\\x64").items()}
-"""
-
 TIMEOUT = r"""
+from app.system.base import StillRunning
 start = time.monotonic()
 try:
     system.run_elevated(ARGV, 1.0)
-except TimeoutError as exc:
+except StillRunning as exc:
     out["timeout"] = [str(exc), time.monotonic() - start]
-time.sleep(4)
+time.sleep(4)  # past the stand-in's 3 s "install": it was not ended, so it finishes
+out["x64"] = {k: v.data for k, v in system.registry_values(RUNTIMES + "\\x64").items()}
 """
 
 ACTIONS = r"""
@@ -183,25 +175,13 @@ def test_repair_and_uninstall_switches(lab, tmp_path, standin_exe, clean_runtime
 
 @pytest.mark.wine
 @pytest.mark.slow
-def test_cancel_ends_the_installer_and_raises_cancelled(lab, tmp_path, standin_exe, clean_runtimes):
-    out, log = elevated(lab, tmp_path, standin_exe, CANCEL, exit=0, sleep_ms=3000)
-
-    assert "code" not in out, "run_elevated returned instead of raising Cancelled"
-    assert 0.4 < out["cancelled_after"] < 2.5
-    assert log is not None and "Applying for 3000 ms" in log
-    assert "Exit code" not in log, "the installer was not ended: it finished its work"
-    assert out["x64"] == {}
-
-
-@pytest.mark.wine
-@pytest.mark.slow
-def test_timeout_ends_the_installer(lab, tmp_path, standin_exe, clean_runtimes):
+def test_a_timeout_stops_the_waiting_not_the_installer(lab, tmp_path, standin_exe, clean_runtimes):
     out, log = elevated(lab, tmp_path, standin_exe, TIMEOUT, exit=0, sleep_ms=3000)
 
     message, seconds = out["timeout"]
-    assert "vc_redist.x64.exe did not finish within 1 s" in message
+    assert "vc_redist.x64.exe did not finish within 1 s; it is still running" in message
     assert seconds < 2.5
-    assert log is not None and "Exit code" not in log
+    assert log is not None and "Exit code: 0x0" in log and out["x64"]["Installed"] == 1
 
 
 @pytest.mark.wine
@@ -233,251 +213,142 @@ def test_installer_command_quotes_like_the_c_runtime():
             installer_command(bad)
 
 
-# -- the elevated helper itself: what it trusts (app/repair/elevated.py) ------------------------------------------
-HELPER = r"""
-import hashlib, os, shutil
-from pathlib import Path
-from app.repair.elevated import helper_argv, read_results, run_job
-from app.system.files import sha256_of
-JOBS = Path(os.environ["TDD_TEST_JOBS"])
+# -- what is held is what runs: the installer pinned from its check to its start (elevation.pinned_file) ---------
+PINNED = r"""
+import ctypes, hashlib, os, shutil, subprocess
+from app.system.elevation import pinned_file
 INSTALLER = ARGV[0]
-calls = []
-real_run_elevated = system.run_elevated
-
-def counted(argv, timeout, cancel=None):  # the real LiveWindows.run_elevated, counted (one per permission prompt)
-    calls.append(argv)
-    before_prompt(argv)
-    return real_run_elevated(argv, timeout, cancel)
-
-def before_prompt(argv):
-    pass
-
-system.run_elevated = counted
-
-def installer_step(tries=1, wait_s=0, sha256=None):
-    return {"op": "run-installer", "installer": INSTALLER, "sha256": sha256 or sha256_of(Path(INSTALLER)),
-            "arguments": ARGV[1:], "retry": {"tries": tries, "wait_s": wait_s}}
-
-def x64():
-    return {k: v.data for k, v in system.registry_values(RUNTIMES + "\\x64").items()}
+folder = os.path.dirname(INSTALLER)
+with pinned_file(INSTALLER) as (final, data):
+    out["final"] = final
+    out["sha256"] = hashlib.sha256(data).hexdigest()
+    attempts = {}
+    def attempt(name, action):
+        try:
+            action()
+            attempts[name] = "done"
+        except OSError as exc:
+            attempts[name] = f"refused {getattr(exc, 'winerror', None)}"
+    attempt("write", lambda: open(INSTALLER, "r+b").close())
+    attempt("replace", lambda: os.replace(INSTALLER + ".other", INSTALLER))
+    attempt("rename", lambda: os.rename(INSTALLER, INSTALLER + ".moved"))
+    attempt("delete", lambda: os.remove(INSTALLER))
+    attempt("read", lambda: open(INSTALLER, "rb").read(2))
+    out["attempts"] = attempts
+    out["code"] = system.run_elevated([final, "/install", "/quiet", "/norestart"], 60)
+out["x64"] = {k: v.data for k, v in system.registry_values(RUNTIMES + "\\x64").items()}
+with open(INSTALLER, "r+b"):  # held no more: the file is the user's again
+    out["writable_after"] = True
 """
 
-RUN_FROM_ADMIN_FOLDER = r"""
-seen = []
-code, results = run_job(system, JOBS, [installer_step()], 120, on_result=seen.append)
-out.update(code=code, results=results, calls=len(calls), x64=x64())
-out["admin_folder_left"] = os.path.exists(os.path.dirname(results[0]["installer"]))
-"""
-
-BUSY = r"""
-seen = []
-start = time.monotonic()
-code, results = run_job(system, JOBS, [installer_step(tries=3, wait_s=WAIT)], 120, on_result=seen.append)
-out.update(code=code, results=results, calls=len(calls), seconds=time.monotonic() - start, x64=x64())
-out["states_seen"] = [r[0].get("state") for r in seen]
-"""
-
-SWAPPED_JOB = r"""
-def before_prompt(argv):  # another program of the user rewrites the job while Windows asks for permission
-    job = Path(argv[-2])
-    data = json.dumps({"steps": [{"op": "set-value", "key": r"HKLM\SYSTEM\CurrentControlSet\Control\FileSystem",
-                                  "name": "LongPathsEnabled", "value": {"type": "REG_DWORD", "data": 1}}]})
-    job.write_bytes(data.encode("utf-8"))
-
-code, results = run_job(system, JOBS, [installer_step()], 120)
-out.update(code=code, results=results, calls=len(calls), x64=x64())
-value = system.registry_value(r"HKLM\SYSTEM\CurrentControlSet\Control\FileSystem", "LongPathsEnabled")
-out["long_paths"] = None if value is None else value.data
-"""
-
-SWAPPED_INSTALLER = r"""
-SWAP = os.environ["TDD_TEST_SWAP"]
-checked = sha256_of(Path(SWAP if os.environ.get("TDD_TEST_CHECKED") == "swap" else INSTALLER))
-
-def before_prompt(argv):  # another program of the user replaces the checked installer while Windows asks
-    shutil.copyfile(SWAP, INSTALLER)
-
-code, results = run_job(system, JOBS, [installer_step(sha256=checked)], 120)
-out.update(code=code, results=results, calls=len(calls), x64=x64())
-"""
-
-NOT_ALLOWED = r"""
-for name, steps in (("unknown-step", [{"op": "run", "argv": [INSTALLER, "/install"]}]),
-                    ("unknown-key", [{"op": "set-value", "key": r"HKLM\SOFTWARE\Microsoft\Windows\CurrentVersion\Run",
-                                      "name": "tdd-test", "value": {"type": "REG_SZ", "data": INSTALLER}}])):
-    JOBS.mkdir(parents=True, exist_ok=True)
-    job = JOBS / (name + ".json")  # written by hand: run_job itself refuses such a job before the prompt
-    data = json.dumps({"steps": steps}).encode("utf-8")
-    job.write_bytes(data)
-    code = system.run_elevated(helper_argv(str(job), hashlib.sha256(data).hexdigest()), 120)
-    out[name] = [code, read_results(job)]
-value = system.registry_value(r"HKLM\SOFTWARE\Microsoft\Windows\CurrentVersion\Run", "tdd-test")
-out["run_key"] = None if value is None else value.data
-out["x64"] = x64()
-"""
-
-CANCEL_HELPER = r"""
+STOP_WHILE_RUNNING = r"""
 token = CancelToken()
-trace = Path(os.environ["TDD_STANDIN_TRACE"])
-cancelled_at = []
-
-def cancel_once_the_installer_ran():  # then the helper waits (1618), or the installer still "installs"
-    while not trace.exists() and not token.cancelled:
-        time.sleep(0.05)
-    time.sleep(1.0)
-    cancelled_at.append(time.monotonic())
-    token.cancel()
-
-threading.Thread(target=cancel_once_the_installer_ran, daemon=True).start()
+told = []
+threading.Timer(0.5, token.cancel).start()
+start = time.monotonic()
 try:
-    run_job(system, JOBS, [installer_step(tries=3, wait_s=30)], 120, token)
+    out["code"] = system.run_elevated(ARGV, 60, token, on_stop_asked=lambda: told.append(time.monotonic() - start))
 except Cancelled:
-    out["cancelled_after"] = time.monotonic() - cancelled_at[0]
-time.sleep(5)  # past the stand-in's "install": had it outlived the helper, it would have written HKLM by now
-out["x64"] = x64()
-out["calls"] = len(calls)
+    out["cancelled_after"] = time.monotonic() - start
+out["told_after"] = told
+out["x64"] = {k: v.data for k, v in system.registry_values(RUNTIMES + "\\x64").items()}
+"""
+
+BUSY_FLAG = r"""
+import ctypes, subprocess, sys
+from ctypes import wintypes
+out["busy_before"] = system.installer_busy()
+holder = subprocess.Popen([sys.executable, "-c",
+    "import ctypes, time; h = ctypes.windll.kernel32.CreateMutexW(None, True, 'Global\\\\_MSIExecute'); "
+    "print('held', flush=True); time.sleep(3)"], stdout=subprocess.PIPE, text=True)
+out["holder"] = holder.stdout.readline().strip()
+out["busy_while_held"] = system.installer_busy()
+holder.wait(30)
+out["busy_after"] = system.installer_busy()
+"""
+
+REG = r"""
+from app.system.base import RegistryValue
+from app.system.elevation import reg_argv, system_folder
+FS = r"HKLM\SYSTEM\CurrentControlSet\Control\FileSystem"
+MM = r"HKLM\SYSTEM\CurrentControlSet\Control\Session Manager\Memory Management"
+out["reg"] = reg_argv(system_folder(), FS, "LongPathsEnabled", None)[0]
+seen = []
+real = system.run_elevated
+def counted(argv, timeout, cancel=None, on_stop_asked=lambda: None):
+    seen.append(argv[0])
+    return real(argv, timeout, cancel, on_stop_asked)
+system.run_elevated = counted
+before = system.registry_value(MM, "PagingFiles")
+for value in (RegistryValue("REG_DWORD", 1), None, RegistryValue("REG_DWORD", 0)):
+    system.set_machine_value(FS, "TddTestLongPaths", value)
+    now = system.registry_value(FS, "TddTestLongPaths")
+    out.setdefault("dword", []).append(None if now is None else now.data)
+paging = RegistryValue("REG_MULTI_SZ", ["C:\\pagefile.sys 16384 32768", "?:\\pagefile.sys"])
+system.set_machine_value(MM, "TddTestPagingFiles", paging)
+out["multi"] = system.registry_value(MM, "TddTestPagingFiles").data
+system.set_machine_value(MM, "TddTestPagingFiles", None)
+system.set_machine_value(FS, "TddTestLongPaths", None)
+out["programs"] = sorted(set(seen))
+out["prompts"] = len(seen)
 """
 
 
-def helper_run(lab, tmp_path, standin_exe, body, installer=None, **standin):
-    """Run `body` (after PROLOGUE and HELPER) in the lab's Windows Python with a stand-in signed like Microsoft's
-    (tests/standin sign_standin: Wine's WinVerifyTrust accepts it, KNOWLEDGE.md) as INSTALLER and its install
-    command as ARGV. The stand-in's settings go through TDD_STANDIN_* (the helper copies only the .exe); its
-    trace file says when and from where it ran. Returns (output dict, trace lines, the log's text or None)."""
-    from tests.standin import sign_standin
+@pytest.mark.wine
+@pytest.mark.slow
+def test_the_installer_is_held_from_its_check_until_it_has_started(lab, tmp_path, standin_exe, clean_runtimes):
+    """While held, no program can write, replace, rename or delete the installer; what was read through the held
+    handle is the file that runs (its SHA-256), and it is started by its final path."""
+    import hashlib
 
-    extra = standin.pop("_env", {})
-    downloads = tmp_path / "下载 downloads"
-    exe = installer or sign_standin(standin_exe, downloads / "vc_redist.x64.exe")
-    log = tmp_path / "log dir 日志" / "vc_redist x64.log"
-    log.parent.mkdir(exist_ok=True)
-    trace = tmp_path / "trace.txt"
-    argv = [to_windows_path(exe), *SWITCHES, to_windows_path(log)]
-    script = PROLOGUE.format(repo=to_windows_path(REPO_ROOT), argv=argv, runtimes=RUNTIMES) + HELPER + body + \
-        "\nprint(json.dumps(out))\n"
-    variables = {"TDD_TEST_JOBS": to_windows_path(tmp_path / "jobs"), "TDD_STANDIN_TRACE": to_windows_path(trace),
-                 "TDD_STANDIN_EXIT": "0", **{f"TDD_STANDIN_{k.upper()}": str(v) for k, v in standin.items()}}
-    variables.update(extra)
-    result = lab.run_python(["-c", script], env=variables, timeout=300)
-    assert result.returncode == 0, result.stderr[-3000:]
-    out = json.loads(result.stdout.strip().splitlines()[-1])
-    lines = trace.read_text(encoding="utf-8-sig").splitlines() if trace.exists() else []
-    return out, lines, log.read_text(encoding="utf-8-sig") if log.exists() else None
+    (tmp_path / "下载 downloads").mkdir()
+    other = tmp_path / "下载 downloads" / "vc_redist.x64.exe.other"
+    other.write_bytes(b"MZ another program")
+    out, log = elevated(lab, tmp_path, standin_exe, PINNED, exit=0)
 
-
-def runs(lines):
-    """(unix time in s, exe path, command line) of each run of the stand-in, from its trace."""
-    found = []
-    for line in lines:
-        _, stamp, rest = line.split(" ", 2)
-        exe, _, command = rest.removeprefix("exe=").partition(" cmd=")
-        found.append((int(stamp) / 1000, exe, command))
-    return found
-
-
-ADMIN_FOLDER = r"C:\Program Files\TorchDllDoctor\installers" + "\\"  # Wine 8 has no %SystemRoot%\SystemTemp
+    assert out["sha256"] == hashlib.sha256(standin_exe.read_bytes()).hexdigest()
+    assert out["final"].lower().endswith("vc_redist.x64.exe") and "下载 downloads" in out["final"]
+    attempts = out["attempts"]
+    assert attempts["read"] == "done"
+    for action in ("write", "replace", "rename", "delete"):
+        assert attempts[action].startswith("refused"), (action, attempts)
+    assert out["code"] == 0 and out["x64"]["Installed"] == 1, "the held installer could not be started"
+    assert out["writable_after"]
 
 
 @pytest.mark.wine
 @pytest.mark.slow
-def test_the_helper_runs_the_checked_installer_from_an_admin_only_folder(lab, tmp_path, standin_exe, clean_runtimes):
-    out, lines, log = helper_run(lab, tmp_path, standin_exe, RUN_FROM_ADMIN_FOLDER)
+def test_a_stop_while_microsofts_installer_runs_waits_for_it_then_says_cancelled(lab, tmp_path, standin_exe,
+                                                                                   clean_runtimes):
+    """The installer is never ended halfway (Windows Installer would go on without it): the Stop is said at once,
+    honoured once it has ended."""
+    out, log = elevated(lab, tmp_path, standin_exe, STOP_WHILE_RUNNING, exit=0, sleep_ms=3000)
 
-    assert out["code"] == 0 and out["calls"] == 1
-    (result,) = out["results"]
-    assert result["ok"] and result["code"] == 0 and [t["code"] for t in result["tries"]] == [0]
-    ((_, exe, command),) = runs(lines)
-    assert exe.startswith(ADMIN_FOLDER) and exe.endswith("\\vc_redist.x64.exe"), exe
-    assert exe == result["installer"]
-    assert len(exe[len(ADMIN_FOLDER):].split("\\")[0]) == 16  # a new folder with a random name
-    folder = exe.rsplit("\\", 1)[0]
-    assert f'/install /quiet /norestart /log "{folder}\\vc_redist x64.log"' in command  # its log there too
-    assert not out["admin_folder_left"], "the admin-only folder was not removed"
-    assert log is not None and "Exit code: 0x0, restarting: No" in log, "the log was not copied back"
-    assert out["x64"]["Version"] == "v14.44.35211.00"
+    assert "code" not in out, "run_elevated returned instead of raising Cancelled"
+    (told,) = out["told_after"]
+    assert 0.4 < told < 1.5, "the Stop was not said while the installer ran"
+    assert 2.9 < out["cancelled_after"] < 10, "Cancelled came before the installer had ended"
+    assert log is not None and "Exit code: 0x0" in log, "the installer was ended halfway"
+    assert out["x64"]["Installed"] == 1
 
 
 @pytest.mark.wine
 @pytest.mark.slow
-def test_another_installation_is_waited_for_inside_one_elevated_step(lab, tmp_path, standin_exe, clean_runtimes):
-    wait = 2
-    state = tmp_path / "busy-once.flag"
-    out, lines, _ = helper_run(lab, tmp_path, standin_exe, f"WAIT = {wait}\n" + BUSY, first_exit=1618,
-                               state=to_windows_path(state))
+def test_windows_installers_busy_flag_is_read(lab, tmp_path, standin_exe):
+    out, _ = elevated(lab, tmp_path, standin_exe, BUSY_FLAG, exit=0)
 
-    assert out["code"] == 0 and out["calls"] == 1, out  # ONE permission prompt for both tries
-    (result,) = out["results"]
-    assert [t["code"] for t in result["tries"]] == [1618, 0]
-    (first, _, _), (second, _, _) = runs(lines)
-    assert second - first >= wait, (first, second)  # the stand-in's own clock: the wait really passed
-    assert result["tries"][1]["started"] - result["tries"][0]["ended"] >= wait
-    assert "waiting" in out["states_seen"], out["states_seen"]  # what the unelevated side shows meanwhile
-    assert out["x64"]["Version"] == "v14.44.35211.00"
-    print(f"1618 then 0 in one elevated step: {second - first:.2f} s between the tries, {out['seconds']:.1f} s "
-          f"in all, {out['calls']} elevation")
+    assert out["holder"] == "held"
+    assert out == {**out, "busy_before": False, "busy_while_held": True, "busy_after": False}
 
 
 @pytest.mark.wine
 @pytest.mark.slow
-def test_a_job_changed_while_the_prompt_is_up_is_refused(lab, tmp_path, standin_exe, clean_runtimes):
-    fs = r"HKLM\SYSTEM\CurrentControlSet\Control\FileSystem"
-    lab.wine_reg(["delete", fs, "/v", "LongPathsEnabled", "/f"])
-    out, lines, _ = helper_run(lab, tmp_path, standin_exe, SWAPPED_JOB)
+def test_machine_values_are_written_by_windows_own_reg_exe_and_read_back(lab, tmp_path, standin_exe):
+    """System.set_machine_value on a live Windows: reg.exe from the system folder, started through run_elevated
+    (one prompt per value), DWORD, delete and a list with spaces, each read back through winreg."""
+    out, _ = elevated(lab, tmp_path, standin_exe, REG, exit=0)
 
-    assert out["code"] == 1 and out["calls"] == 1
-    (result,) = out["results"]
-    assert result["op"] == "job" and not result["ok"]
-    assert "the job file changed after it was written" in result["detail"]
-    assert out["long_paths"] is None, "the swapped job's step ran"
-    assert lines == [] and out["x64"] == {}, "the installer ran"
-
-
-@pytest.mark.parametrize(("checked", "why"), [
-    ("original", "refused: the installer changed after it was checked"),  # another signed file: its hash differs
-    ("swap", "refused: the installer is not signed by Microsoft Corporation"),  # the hash fits, no signature
-])
-@pytest.mark.wine
-@pytest.mark.slow
-def test_an_installer_swapped_after_its_check_is_refused(lab, tmp_path, standin_exe, clean_runtimes, checked, why):
-    from tests.standin import sign_standin
-
-    swap = sign_standin(standin_exe, tmp_path / "other" / "vc_redist.x64.exe") if checked == "original" else \
-        standin_exe  # "original": signed too, by another certificate; "swap": the unsigned build
-    out, lines, _ = helper_run(lab, tmp_path, standin_exe, SWAPPED_INSTALLER,
-                               _env={"TDD_TEST_SWAP": to_windows_path(swap), "TDD_TEST_CHECKED": checked})
-
-    assert out["calls"] == 1
-    (result,) = out["results"]
-    assert result["op"] == "run-installer" and not result["ok"]
-    assert result["detail"].startswith(why), result["detail"]
-    assert lines == [] and out["x64"] == {}, "the swapped installer ran"
-
-
-@pytest.mark.wine
-@pytest.mark.slow
-def test_an_unknown_step_or_registry_key_is_refused_by_the_helper(lab, tmp_path, standin_exe, clean_runtimes):
-    out, lines, _ = helper_run(lab, tmp_path, standin_exe, NOT_ALLOWED)
-
-    for name, why in (("unknown-step", "unknown step 'run'"), ("unknown-key", "is not a value this app changes")):
-        code, results = out[name]
-        assert code == 1 and [r["op"] for r in results] == ["job"] and why in results[0]["detail"], out[name]
-    assert out["run_key"] is None and lines == [] and out["x64"] == {}
-
-
-@pytest.mark.parametrize(("moment", "standin"), [
-    ("waiting", {"first_exit": 1618}),  # the helper waits 30 s for another installation
-    ("installing", {"sleep_ms": 4000}),  # the installer runs, as a child of the helper
-])
-@pytest.mark.wine
-@pytest.mark.slow
-def test_cancel_ends_the_helper_and_its_installer(lab, tmp_path, standin_exe, clean_runtimes, moment, standin):
-    """Cancel (1 s after the stand-in started) ends the helper with TerminateProcess; the job object the helper put
-    itself in (elevation.contain_children) ends the installer with it, which would otherwise run on."""
-    if "first_exit" in standin:
-        standin["state"] = to_windows_path(tmp_path / "busy-once.flag")
-    out, lines, _ = helper_run(lab, tmp_path, standin_exe, CANCEL_HELPER, **standin)
-
-    assert out["calls"] == 1
-    assert out.get("cancelled_after", 99) < 1.0, out  # run_elevated's wait sees the cancel within a slice
-    assert len(runs(lines)) == 1, "the helper tried again after the cancel"
-    assert out["x64"] == {}, f"cancelled while {moment}, yet the installer finished"
+    assert out["reg"].lower() == "c:\\windows\\system32\\reg.exe"
+    assert out["programs"] == [out["reg"]] and out["prompts"] == 6
+    assert out["dword"] == [1, None, 0]
+    assert out["multi"] == ["C:\\pagefile.sys 16384 32768", "?:\\pagefile.sys"]

@@ -1,7 +1,8 @@
-"""Machine-wide settings through the elevated helper, in the Windows lab (Windows CPython under Wine): the CLI
-`repair --action enable-long-paths --yes` writes HKLM LongPathsEnabled=1 through `elevated-step` (started by
-LiveWindows.run_elevated, ShellExecuteExW "runas"), undo writes the value before back through another elevated
-step; a dead entry of the machine PATH is removed and put back the same way. Read back with `wine reg query`."""
+"""Machine-wide settings in the Windows lab (Windows CPython under Wine): the CLI `repair --action enable-long-paths
+--yes` writes HKLM LongPathsEnabled=1 through Windows' own reg.exe (started by LiveWindows.run_elevated,
+ShellExecuteExW "runas"; nothing of ours elevated), undo writes the value before back the same way; a dead entry
+of the machine PATH is not changed by the app (its undo could not be held to a value of ours): the plan says to
+remove it by hand, and the registry is untouched. Read back with `wine reg query`."""
 
 from __future__ import annotations
 
@@ -20,9 +21,16 @@ ENVIRONMENT = r"HKLM\SYSTEM\CurrentControlSet\Control\Session Manager\Environmen
 DEAD = r"C:\no such folder\dead entry"  # ASCII: `wine reg query` prints in the console code page
 
 SCRIPT = r"""
-import sys
+import json, os, sys
 sys.path.insert(0, {repo!r})
 from app.main import main
+from app.system.live import LiveWindows
+_run_elevated = LiveWindows.run_elevated
+def run_elevated(self, argv, timeout, cancel=None, on_stop_asked=lambda: None):  # the real one, each program noted
+    with open(os.environ["TDD_TEST_ELEVATED"], "a", encoding="utf-8") as out:
+        out.write(json.dumps(argv) + "\n")
+    return _run_elevated(self, argv, timeout, cancel, on_stop_asked)
+LiveWindows.run_elevated = run_elevated
 raise SystemExit(main({argv!r}))
 """
 
@@ -35,8 +43,14 @@ def env(lab):
 def cli(lab, env, tmp_path, *argv):
     script = tmp_path / "cli.py"
     script.write_text(SCRIPT.format(repo=to_windows_path(REPO_ROOT), argv=list(argv)), encoding="utf-8")
-    return lab.run_python([script], env={"TDD_DATA_DIR": to_windows_path(tmp_path / "journal")}, timeout=600,
-                          torch_env=env)
+    return lab.run_python([script], env={"TDD_DATA_DIR": to_windows_path(tmp_path / "journal"),
+                                         "TDD_TEST_ELEVATED": to_windows_path(tmp_path / "elevated.jsonl")},
+                          timeout=600, torch_env=env)
+
+
+def elevated(tmp_path):
+    log = tmp_path / "elevated.jsonl"
+    return [json.loads(line) for line in log.read_text("utf-8").splitlines()] if log.exists() else []
 
 
 def query(lab, key, name):
@@ -57,7 +71,7 @@ def journal(tmp_path):
 
 
 @pytest.mark.parametrize("before", ["0", None])
-def test_enable_long_paths_through_the_elevated_helper_and_undo(lab, env, tmp_path, before):
+def test_enable_long_paths_through_windows_reg_exe_and_undo(lab, env, tmp_path, before):
     lab.wine_reg(["delete", FS, "/v", "LongPathsEnabled", "/f"])
     if before is not None:
         lab.wine_reg(["add", FS, "/v", "LongPathsEnabled", "/t", "REG_DWORD", "/d", before, "/f"])
@@ -70,18 +84,21 @@ def test_enable_long_paths_through_the_elevated_helper_and_undo(lab, env, tmp_pa
         (intent,) = [r for r in records if r["kind"] == "intent"]
         assert intent["op"] == "machine-value" and intent["after"] == {"type": "REG_DWORD", "data": 1}
         assert intent["before"] == (None if before is None else {"type": "REG_DWORD", "data": 0})
-        results = json.loads((transaction / "elevated" / "elevated-1.json.result.json").read_text("utf-8"))
-        assert results["results"] == [{"op": "set-value", "ok": True, "code": None, "detail": ""}]
+        (argv,) = elevated(tmp_path)  # one permission prompt, for Windows' reg.exe and nothing else
+        assert argv[0].lower() == "c:\\windows\\system32\\reg.exe"
+        assert argv[1:] == ["add", FS, "/v", "LongPathsEnabled", "/t", "REG_DWORD", "/d", "1", "/f", "/reg:64"]
 
         undo = cli(lab, env, tmp_path, "undo", "--last")
         assert "Undone" in undo.stdout, (undo.stdout[-3000:], undo.stderr[-3000:])
         assert query(lab, FS, "LongPathsEnabled") == (None if before is None else ("REG_DWORD", "0x0"))
-        assert (transaction / "elevated" / "elevated-2.json.result.json").exists()  # undo: another elevated step
+        argvs = elevated(tmp_path)  # undo: a second prompt, reg.exe again
+        assert len(argvs) == 2 and argvs[1][0] == argv[0]
+        assert argvs[1][1] == ("delete" if before is None else "add")
     finally:
         lab.wine_reg(["delete", FS, "/v", "LongPathsEnabled", "/f"])
 
 
-def test_a_dead_machine_path_entry_is_removed_and_put_back(lab, env, tmp_path):
+def test_a_dead_machine_path_entry_is_left_for_the_user_and_nothing_is_elevated(lab, env, tmp_path):
     original = query(lab, ENVIRONMENT, "Path")
     assert original is not None and original[0] == "REG_EXPAND_SZ"
     dead_path = original[1] + ";" + DEAD
@@ -89,13 +106,10 @@ def test_a_dead_machine_path_entry_is_removed_and_put_back(lab, env, tmp_path):
     try:
         plan = cli(lab, env, tmp_path, "repair", "--env", to_windows_path(env), "--action", "remove-path-entry",
                    "--plan")
-        assert "set-machine-value" not in plan.stdout and "whole computer" in plan.stdout, plan.stdout[-3000:]
-        result = cli(lab, env, tmp_path, "repair", "--env", to_windows_path(env), "--action", "remove-path-entry",
-                     "--yes")
-        assert query(lab, ENVIRONMENT, "Path") == ("REG_EXPAND_SZ", original[1]), (result.stdout[-3000:],
-                                                                                   result.stderr[-3000:])
-        undo = cli(lab, env, tmp_path, "undo", "--last")
-        assert "Undone" in undo.stdout, (undo.stdout[-3000:], undo.stderr[-3000:])
+        text = plan.stdout + plan.stderr
+        assert "in the computer-wide PATH, not in yours" in text, text[-3000:]
+        cli(lab, env, tmp_path, "repair", "--env", to_windows_path(env), "--action", "remove-path-entry", "--yes")
         assert query(lab, ENVIRONMENT, "Path") == ("REG_EXPAND_SZ", dead_path)
+        assert elevated(tmp_path) == []
     finally:
         lab.wine_reg(["add", ENVIRONMENT, "/v", "Path", "/t", "REG_EXPAND_SZ", "/d", original[1], "/f"])

@@ -1,8 +1,8 @@
 """The paging file in the Windows lab (Windows CPython under Wine): LiveWindows reads PagingFiles as `reg add` wrote it,
 the commit figures (GlobalMemoryStatusEx), the system drive's free space and whether the setting changed since Windows
 started, and the probe turns them into a blocker for a CUDA torch\\lib larger than what can be committed; the CLI's
-`repair --action paging-file-system-managed --yes` writes `?:\\pagefile.sys` through `elevated-step` (ShellExecuteExW
-"runas"), and undo writes the value before back through another elevated step. Read back with `wine reg query`."""
+`repair --action paging-file-system-managed --yes` writes `?:\\pagefile.sys` through Windows' reg.exe (ShellExecuteExW
+"runas"), and undo writes the value before back the same way. Read back with `wine reg query`."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import shutil
 import pytest
 
 from tests.conftest import lab_env
-from tests.test_live_machine_settings import cli, journal, query
+from tests.test_live_machine_settings import cli, elevated, journal, query
 from tests.winelab import REPO_ROOT, to_windows_path
 
 pytestmark = [pytest.mark.wine, pytest.mark.wheels, pytest.mark.slow]
@@ -90,7 +90,7 @@ def test_the_probe_reads_the_live_setting_and_commit_figures(lab, tmp_path, pagi
     assert finding["evidence"]["largest"][0] == "cudnn_cnn_infer64_8.dll"
 
 
-def test_the_repair_writes_system_managed_through_the_elevated_helper_and_undo_puts_it_back(
+def test_the_repair_writes_system_managed_through_reg_exe_and_undo_puts_it_back(
         lab, tmp_path, paging_setting):
     env = lab_env(lab, "paging-file-repair", torch_version="2.4.1")
     assert lab.wine_reg(["add", MM, "/v", "PagingFiles", "/t", "REG_MULTI_SZ", "/d", FIXED, "/f"]) == 0
@@ -106,10 +106,10 @@ def test_the_repair_writes_system_managed_through_the_elevated_helper_and_undo_p
     assert intent["before"] == {"type": "REG_MULTI_SZ", "data": [FIXED]}
     assert intent["after"] == {"type": "REG_MULTI_SZ", "data": ["?:\\pagefile.sys"]}
     assert any(r["kind"] == "note" and r.get("restart_needed") for r in records)
-    results = json.loads((transaction / "elevated" / "elevated-1.json.result.json").read_text("utf-8"))
-    assert results["results"] == [{"op": "set-value", "ok": True, "code": None, "detail": ""}]
+    (argv,) = elevated(tmp_path)
+    assert argv[0].lower().endswith("\\system32\\reg.exe") and argv[1] == "add" and "REG_MULTI_SZ" in argv
 
     undo = cli(lab, env, tmp_path, "undo", "--last")
     assert "Undone" in undo.stdout, (undo.stdout[-3000:], undo.stderr[-3000:])
     assert query(lab, MM, "PagingFiles") == ("REG_MULTI_SZ", FIXED)
-    assert (transaction / "elevated" / "elevated-2.json.result.json").exists()  # undo: another elevated step
+    assert len(elevated(tmp_path)) == 2  # undo: reg.exe again

@@ -74,11 +74,11 @@ def test_programs_we_start_do_not_inherit_the_folders_qt_put_on_path(system):
 
 
 def test_diagnose_reads_this_computer_and_writes_the_json_document(tmp_path):
-    from app.repair.elevated import app_argv  # this Python with the app on its path (an embeddable one too)
-
     out = tmp_path / "diagnosis.json"
-    done = subprocess.run(app_argv("diagnose", "--env", sys.prefix, "--json", str(out), "--quiet"), cwd=REPO,
-                          capture_output=True, text=True, timeout=600)
+    bootstrap = f"import sys; sys.path.insert(0, {str(REPO)!r}); from app.main import main; " \
+                "raise SystemExit(main(sys.argv[1:]))"  # the app on the path (an embeddable Python ignores cwd)
+    done = subprocess.run([sys.executable, "-c", bootstrap, "diagnose", "--env", sys.prefix, "--json", str(out),
+                           "--quiet"], cwd=REPO, capture_output=True, text=True, timeout=600)
     # 3: this Python has no torch, nothing to check (the document says so)
     assert done.returncode in (0, 1, 3) and out.exists(), (done.returncode, done.stderr[-3000:])
     document = json.loads(out.read_text(encoding="utf-8"))
@@ -114,3 +114,41 @@ def test_the_restart_manager_names_a_process_that_has_a_dll_loaded(tmp_path):
     finally:
         child.kill()
         child.wait()
+
+
+def test_a_held_installer_cannot_be_changed_nor_its_folder_renamed(tmp_path):
+    """What the elevated step relies on (app/system/elevation.py pinned_file): while the installer is held, no
+    program can write, replace, rename or delete it, nor rename a folder on its way (NTFS refuses to rename a
+    folder with an open file below it); a path through a junction is refused."""
+    from app.system.elevation import pinned_file
+
+    folder = tmp_path / "downloads"
+    folder.mkdir()
+    installer = folder / "vc_redist.x64.exe"
+    installer.write_bytes(b"MZ" + bytes(100))
+    with pinned_file(str(installer)) as (final, data):
+        assert data == installer.read_bytes()
+        for action in (lambda: open(installer, "r+b").close(), lambda: os.remove(installer),  # noqa: SIM115
+                       lambda: os.rename(installer, folder / "moved.exe"),
+                       lambda: os.rename(folder, tmp_path / "moved")):
+            with pytest.raises(OSError):
+                action()
+    junction = tmp_path / "through"
+    done = subprocess.run(["cmd", "/c", "mklink", "/J", str(junction), str(folder)], capture_output=True)
+    if done.returncode == 0:
+        with pytest.raises(OSError, match="link or junction"), pinned_file(str(junction / "vc_redist.x64.exe")):
+            pass
+
+
+def test_a_store_python_is_read_from_the_folder_its_registration_names(system):
+    """Where a Microsoft Store Python is installed for this user (the runner may have none): its package's
+    PackageRootFolder holds a python.exe that can be read by name, although WindowsApps cannot be listed."""
+    from app.inventory.discovery import APPMODEL_PACKAGES, _store_install
+
+    names = [n for n in system.registry_subkeys(APPMODEL_PACKAGES)
+             if n.lower().startswith("pythonsoftwarefoundation.python.3.")]
+    if not names:
+        pytest.skip("no Store Python on this computer")
+    minor = names[0].split("_")[0].rsplit(".", 1)[-1]
+    install = _store_install(system, minor)
+    assert install is not None and (install / "python.exe").stat().st_size > 0

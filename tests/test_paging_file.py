@@ -18,9 +18,7 @@ from app.main import main
 from app.probes import paging_file
 from app.probes.error_text import classify_error
 from app.probes.runner import run_diagnosis
-from app.repair.elevated import perform, read_results, value_json, value_of
 from app.repair.journal import Journal
-from app.system.base import RegistryValue
 from app.system.offline import OfflineImage
 
 GB = 1 << 30
@@ -186,28 +184,6 @@ def test_the_repair_refuses_a_system_managed_or_unknown_setting(tmp_path, capsys
     absent = sd_image(tmp_path / "absent", None)
     assert main(["repair", "--root", str(absent.root), *argv]) == 1
     assert "could not be read" in capsys.readouterr().err
-
-
-def test_a_list_value_goes_through_the_elevated_helper_as_a_list(tmp_path):
-    image = sd_image(tmp_path / "image", [FIXED_2GB])
-    value = RegistryValue("REG_MULTI_SZ", [r"?:\pagefile.sys"])
-    assert value_of(json.loads(json.dumps(value_json(value)))) == value
-    job = tmp_path / "job.json"
-    job.write_text(json.dumps({"steps": [{"op": "set-value", "key": MM, "name": "PagingFiles",
-                                          "value": value_json(value), "record": "a" * 32}]}), encoding="utf-8")
-    import hashlib
-
-    assert perform(OfflineImage(image.root), job, hashlib.sha256(job.read_bytes()).hexdigest(),
-                   tmp_path / "records") == 0
-    assert [r["ok"] for r in read_results(job)] == [True]
-    assert OfflineImage(image.root).registry_value(MM, "PagingFiles") == value
-    job.write_text(json.dumps({"steps": [{"op": "set-value", "key": MM, "name": "PagingFiles",
-                                          "value": {"type": "REG_SZ", "data": "C:\\pagefile.sys"},
-                                          "record": "b" * 32}]}),
-                   encoding="utf-8")
-    assert perform(OfflineImage(image.root), job, hashlib.sha256(job.read_bytes()).hexdigest(),
-                   tmp_path / "records") == 1
-    assert OfflineImage(image.root).registry_value(MM, "PagingFiles") == value  # refused: unchanged
 
 
 def test_explain_of_winerror_1455_points_to_the_paging_file_repair():

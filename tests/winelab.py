@@ -93,6 +93,7 @@ APP_DEPS = (
     "idna==3.10",
     "certifi==2024.8.30",
     "charset-normalizer==3.4.0",
+    "truststore==0.10.5",  # certificates checked by Windows' own trust store (app/repair/download.py new_session)
 )
 
 #: The frozen app's Windows wheels: Qt for the wizard (PySide6-Essentials, as pyproject), what the app imports
@@ -640,7 +641,7 @@ class WineLab:
             seconds = time.monotonic() - started
             (folder / "pyinstaller.log").write_text(proc.stdout + proc.stderr, encoding="utf-8")
             dist = folder / "dist"
-            exes = sorted(dist.rglob("*.exe"))
+            exes = sorted(p for p in dist.rglob("*.exe") if not p.name.lower().endswith("-cli.exe"))  # the wizard's
             if proc.returncode != 0 or not exes:
                 raise RuntimeError(f"PyInstaller failed (exit {proc.returncode}):\n{proc.stderr[-6000:]}")
             shutil.rmtree(folder / "work", ignore_errors=True)

@@ -7,7 +7,7 @@ import traceback
 from typing import Callable, Optional
 
 from app.cancel import Cancelled
-from app.cli import deps, diagnose, elevated_step, explain, history, repair, undo
+from app.cli import deps, diagnose, explain, history, repair, undo
 from app.cli.base import ExitCode, UsageError
 from app.cli.output import Output
 from app.i18n import pick_language, words
@@ -20,7 +20,6 @@ COMMANDS: dict[str, Command] = {
     "repair": repair.run,
     "undo": undo.run,
     "history": history.run,
-    "elevated-step": elevated_step.run,
 }
 
 

@@ -53,27 +53,13 @@ def download_printer(lang: str, output: Output) -> Callable:
     return show
 
 
-def say_restore_point(transaction, lang: str, output: Output) -> None:
-    """Whether the elevated step made a System Restore point, plainly (also when Windows did not allow one)."""
-    for record in transaction.records if transaction is not None else []:
-        made = record.get("restore_point") if record.get("kind") == "note" else None
-        if made is None:
-            continue
-        if made["ok"]:
-            output.line(words("repair.restore_point.made", lang))
-        else:
-            why = str(made.get("detail") or "")
-            reason = why.partition(":")[0] if why.partition(":")[0] in ("unavailable", "protection-off") else "error"
-            output.line(words("repair.restore_point.not_allowed", lang,
-                              reason=words(f"repair.restore_point.reason.{reason}", lang), detail=why))
-
-
 def _confirmed(args: argparse.Namespace, lang: str, output: Output) -> ExitCode | None:
     """None when the changes may go ahead; else the exit code of not asking or of a No."""
     if args.yes:
         return None
     if not output.can_ask():
-        output.note(words("cli.repair.needs_yes", lang))
+        output.note(words("cli.repair.needs_yes.windowed" if output.shares_shell_console() else "cli.repair.needs_yes",
+                          lang))
         return ExitCode.ERROR
     if output.ask(words("cli.repair.confirm", lang)).lower() not in YES:
         output.line(words("cli.repair.declined", lang))
@@ -87,7 +73,6 @@ def run(args: argparse.Namespace, output: Output) -> ExitCode:
     from app.repair.journal import Journal
     from app.repair.plan import PlanRefused
     from app.repair.run import FIXED, RESTART_NEEDED, apply_plan, plan_repair
-    from app.repair.vc_runtime import InstallerFailed
 
     system = open_system(args.root)
     lang = language_for(args.lang, system)
@@ -110,10 +95,6 @@ def run(args: argparse.Namespace, output: Output) -> ExitCode:
                                                                      if p.severity == "blocker"]},
                                                   indent=2, ensure_ascii=False))
         return ExitCode.PROBLEM
-    if args.no_restore_point and plan.download.get("restore_point"):
-        from app.repair.vc_runtime import without_restore_point
-
-        plan = without_restore_point(plan)
     say_plan(plan, lang, output)
     if args.plan:
         return ExitCode.OK
@@ -128,11 +109,8 @@ def run(args: argparse.Namespace, output: Output) -> ExitCode:
         outcome = apply_plan(system, env, plan, diagnosis, journal, on_output=show_output,
                              on_progress=download_printer(lang, output))
     except Exception as failed:  # noqa: BLE001 - whatever stopped it, it was rolled back: say why, plainly
-        if isinstance(failed, InstallerFailed) and getattr(failed, "transaction", None) is not None:
-            say_restore_point(failed.transaction, lang, output)  # this repair's, never an older one's
         output.note(failure_text(failed, lang))  # the same words the wizard shows
         return ExitCode.PROBLEM
-    say_restore_point(outcome.transaction, lang, output)
     left = [p.lead.text(lang).title for p in outcome.problems_left]
     if outcome.state == FIXED:
         output.line(words("cli.repair.fixed", lang))

@@ -1,5 +1,5 @@
-"""The one check of a VC++ installer, made twice: when it is downloaded, and again by the elevated helper on its own
-copy in the administrators-only folder, just before it runs. Small on purpose: the helper imports it elevated."""
+"""The one check of a VC++ installer, made twice: when it is downloaded, and again on the held file just before
+Windows starts it elevated (app/repair/vc_runtime.py run_installer)."""
 
 from __future__ import annotations
 

@@ -90,7 +90,7 @@ class Record(str, Enum):
     BEGIN = "begin"
     INTENT = "intent"  # a change is about to be made: what, and what was there before
     APPLIED = "applied"  # it was made
-    NOTE = "note"  # facts for the report (where files came from, a restore point)
+    NOTE = "note"  # facts for the report (where files came from, the installer's tries)
     FINISH = "finish"  # the repair ended, with its outcome
     ROLLBACK_BEGIN = "rollback-begin"
     RESTORED = "restored"  # one change put back
@@ -309,11 +309,10 @@ class Transaction:
         self._step(number, intent, lambda: user_setting_change.apply(system, name, value))
 
     def set_machine_value(self, system: System, key: str, name: str, value: Optional[RegistryValue]) -> None:
-        """A machine-wide value (HKLM): the value before is recorded, then the elevated helper writes it."""
+        """A machine-wide value (HKLM): the value before is recorded, then Windows' reg.exe writes it elevated."""
         number = self._next_step()
         intent = machine_value_change.prepare(system, key, name, value)
-        self._step(number, intent, lambda: machine_value_change.apply(system, self, key, name, value,
-                                                                      intent["record"]))
+        self._step(number, intent, lambda: machine_value_change.apply(system, self, key, name, value))
 
     def change_packages(self, system: System, packages: dict,
                         on_output: Callable[[str], None] = lambda line: None,
@@ -326,7 +325,7 @@ class Transaction:
 
     def run_installer(self, system: System, arch: str, installer: Path,
                       runner: Callable[[list[str]], tuple[int, str]]) -> None:
-        """Run a system-wide installer (the one elevated step). Recorded, but never undone."""
+        """Run a system-wide installer (Microsoft's, elevated). Recorded, but never undone."""
         number = self._next_step()
         intent = installer_change.prepare(system, arch, installer)
 

@@ -5,8 +5,8 @@ installed with: Windows chooses the drive and grows the file as the commit charg
 drive's free space). It is chosen over `C:\\pagefile.sys 0 0` (system-managed on C: only), which would move a paging
 file the user had put on another drive, because the system drive is often the full one.
 
-The change is one machine value, written by the one elevated helper and journalled (undo writes the value before
-back, through the helper again); in a copied drive, registry.json directly. Windows reads the setting only when it
+The change is one machine value, written by Windows' reg.exe started elevated and journalled (undo writes the value
+before back the same way); in a copied drive, registry.json directly. Windows reads the setting only when it
 starts, so the transaction notes that a restart is needed, and the plan says so first.
 """
 

@@ -187,52 +187,22 @@ class UserSettings:
                 if path and same:
                     changes.append(Change("set-variable", path[0], value=";".join(kept)))
                     user["path"] = (path[0], ";".join(kept))
-                elif finding.code == "path-dead-entry" and system.can_run_programs:
-                    machine_change = _machine_path_change(system, entry, changes)
-                    if machine_change is not None:
-                        changes.append(machine_change)
-                    else:
-                        notes.append(said("repair.note.machine_path", entry=entry))
-                else:
+                else:  # the machine PATH: its undo could not be held to a value of ours (changes/machine_values.py)
                     notes.append(said("repair.note.machine_path", entry=entry))
         if not changes:
             raise PlanRefused(notes or [said("repair.refused.nothing_to_do", action=self.id)])
         merged: dict[str, Change] = {c.target.lower(): c for c in changes}  # one change per variable, the last
-        machine = any(c.kind == "set-machine-value" for c in merged.values())
-        if machine:
-            notes = [*notes, said("repair.note.machine_elevated")]
         return Plan(self.id, None, system.windows_path(env.python) if env else "", list(merged.values()),
-                    needs_admin=machine and system.elevates_machine_changes, notes=notes)
+                    notes=notes)
 
     def apply(self, system: System, plan: Plan, transaction: Transaction,
               on_output: Callable[[str], None] = lambda line: None, on_progress=None,
               token: Optional[CancelToken] = None) -> None:
         for change in plan.changes:
-            if change.kind == "set-machine-value":
-                apply_machine_change(system, transaction, change)
-            else:
-                transaction.set_user_variable(system, change.target, change.value)
+            transaction.set_user_variable(system, change.target, change.value)
 
 
-MACHINE_ENVIRONMENT_KEY = r"HKLM\SYSTEM\CurrentControlSet\Control\Session Manager\Environment"
 LONG_PATHS_KEY = r"HKLM\SYSTEM\CurrentControlSet\Control\FileSystem"
-
-
-def _machine_path_change(system: System, entry: str, changes: list[Change]) -> Optional[Change]:
-    """The machine PATH without the dead entry `entry` (after the changes already planned), or None."""
-    target = f"{MACHINE_ENVIRONMENT_KEY}\\Path"
-    planned = next((c for c in changes if c.target.lower() == target.lower()), None)
-    current = system.registry_value(MACHINE_ENVIRONMENT_KEY, "Path")
-    if current is None or current.type not in ("REG_SZ", "REG_EXPAND_SZ"):
-        return None
-    text = planned.value if planned is not None else str(current.data)
-    entries = text.split(";")
-    kept = [e for e in entries if not (e.strip() and _same_folder(system, e, entry))]
-    if len(kept) == len(entries):
-        return None
-    if planned is not None:
-        changes.remove(planned)
-    return Change("set-machine-value", target, value=";".join(kept), data_type=current.type)
 
 
 def apply_machine_change(system: System, transaction: Transaction, change: Change) -> None:
@@ -242,8 +212,8 @@ def apply_machine_change(system: System, transaction: Transaction, change: Chang
 
 
 class EnableLongPaths:
-    """`enable-long-paths`: LongPathsEnabled = 1 (HKLM FileSystem), through the elevated helper; undo writes the
-    value before back (0, or no value) through it again. In an image: registry.json directly."""
+    """`enable-long-paths`: LongPathsEnabled = 1 (HKLM FileSystem), through Windows' reg.exe started elevated; undo
+    writes the value before back (0, or no value) the same way. In an image: registry.json directly."""
 
     id = "enable-long-paths"
     sources = ()

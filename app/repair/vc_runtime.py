@@ -1,16 +1,25 @@
 """`install-vc-runtime`: download Microsoft's Visual C++ Redistributable (resources/catalog.json), check it is signed
-by Microsoft and new enough, and run it as the one elevated step: `vc_redist.<arch>.exe /install /quiet /norestart
-/log <file>`. Afterwards the registry (both views) and the runtime DLLs are read again, then diagnosis runs again.
+by Microsoft and new enough, and start that installer itself with administrator rights:
+`vc_redist.<arch>.exe /install /quiet /norestart`. Nothing of ours runs elevated (app/system/elevation.py): the file
+is held (System.pinned) from its last check until Windows has started it, so what was checked is what runs, and
+the permission prompt names Microsoft Corporation. Afterwards the registry (both views) and the runtime DLLs are
+read again, then diagnosis runs again.
 
-A system-wide runtime is shared by every program, so undo does not remove it (the plan says so).
+A system-wide runtime is shared by every program, so undo does not remove it (the plan says so). Windows
+Installer, which does the installer's work, makes a System Restore point itself when System Restore is on
+(docs/facts.md, "Restore points").
 
-Another installation running (1618) is waited for inside the one elevated step (app/repair/elevated.py): one
-permission prompt, however many tries. A restart needed (3010, 1641) with the old runtime DLLs still in System32 is
-no failure: Windows replaces DLLs in use at the reboot, so the transaction gets a `restart_needed` note instead.
+Another installation running: Windows Installer's busy flag is waited for before the prompt (so the installer
+rarely answers 1618); when it still answers 1618, the app waits BUSY_WAIT_S and asks again, up to BUSY_TRIES
+times, saying so. A restart needed (3010, 1641) with the old runtime DLLs still in System32 is no failure: Windows
+replaces DLLs in use at the reboot, so the transaction gets a `restart_needed` note instead.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import time
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -20,23 +29,22 @@ from app.i18n import words
 from app.inventory.environment import PythonEnvironment
 from app.inventory.machine import CORE_VC_DLLS, MachineFacts, read_machine_facts
 from app.probes.finding import Finding
-from app.repair.elevated import run_job
 from app.repair.installer_check import installer_refusal
 from app.repair.journal import Transaction
 from app.repair.plan import Change, Plan, PlanRefused, cannot_here, said
 from app.resources import download_catalog
-from app.system.base import ElevationDeclined, System
-from app.system.files import sha256_of
+from app.system.base import ElevationDeclined, StillRunning, System
+from app.system.files import sha256_of, write_bytes
 
 TIMEOUT_S = 1800.0
-BUSY_WAIT_S = 60  # 1618: another installation is running; the elevated helper waits this long between tries
-BUSY_TRIES = 5
+BUSY_WAIT_S = 60  # 1618: another installation is running; waited this long before asking again
+BUSY_TRIES = 3  # each try is a permission prompt of its own
+BUSY_POLL_S = 2.0  # how often Windows Installer's busy flag is looked at while it is set
 # exit code -> outcome (KNOWLEDGE.md)
 OK_CODES = {0: "installed", 1638: "newer-present", 5100: "newer-present", 3010: "restart-needed",
             1641: "restart-started"}
 RESTART_OUTCOMES = ("restart-needed", "restart-started")
 BUSY, USER_CANCELLED = 1618, 1602
-APPLICATION_INSTALL = 0  # the restore point's kind (SRSetRestorePointW, app/system/restore_point.py)
 
 
 class InstallerFailed(Exception):
@@ -91,21 +99,19 @@ class InstallVCRuntime:
                    for arch in archs]
         return Plan(self.id, None, system.windows_path(env.python) if env else "", changes, needs_admin=True,
                     download_bytes=sum(catalog[a]["approx_bytes"] for a in archs),
-                    download={"archs": archs, "restore_point": True},
+                    download={"archs": archs},
                     notes=[said("repair.note.vc.admin"), said("repair.note.vc.restore_point")])
 
     def apply(self, system: System, plan: Plan, transaction: Transaction,
               on_output: Callable[[str], None] = lambda line: None, on_progress=None,
               token: Optional[CancelToken] = None) -> None:
-        restore = [bool(plan.download.get("restore_point"))]  # once, before the first installer
         outcomes: list[str] = []
         for arch in plan.download["archs"]:
             installer, verified = fetch_installer(system, arch, transaction.folder / "downloads", on_progress, token)
 
-            def runner(argv: list[str], verified: str = verified) -> tuple[int, str]:
-                code, outcome = run_installer(system, argv, on_output, token, transaction.folder / "elevated",
-                                              verified, restore[0], transaction.note)
-                restore[0] = False
+            def runner(argv: list[str], verified: str = verified, installer: Path = installer) -> tuple[int, str]:
+                code, outcome = run_installer(system, argv, on_output, token, verified, transaction.note,
+                                              installer.with_suffix(".log"))
                 outcomes.append(outcome)
                 return code, outcome
 
@@ -130,7 +136,7 @@ class InstallVCRuntime:
 def fetch_installer(system: System, arch: str, folder: Path, progress,
                     token: Optional[CancelToken]) -> tuple[Path, str]:
     """vc_redist.<arch>.exe from Microsoft's permanent link, refused unless signed by Microsoft and new enough;
-    (its path, the SHA-256 of the file that passed the checks: the elevated helper runs only a file with it)."""
+    (its path, the SHA-256 of the file that passed the checks: only a file with it is started, run_installer)."""
     from app.repair.download import DownloadError, download  # requests: only when something is downloaded
 
     catalog = download_catalog()["vc_redist"]
@@ -148,64 +154,97 @@ def fetch_installer(system: System, arch: str, folder: Path, progress,
     return target, verified[-1]
 
 
-def without_restore_point(plan: Plan) -> Plan:
-    """The user opted out (`--no-restore-point`): no restore point, and the plan says so."""
-    plan.download["restore_point"] = False
-    plan.notes = [said("repair.note.vc.no_undo") if n == said("repair.note.vc.restore_point") else n
-                  for n in plan.notes]
-    return plan
-
-
 def run_installer(system: System, argv: list[str], on_output: Callable[[str], None],
-                  token: Optional[CancelToken], folder: Path, sha256: str, restore_point: bool = False,
-                  note: Callable[[dict], None] = lambda record: None) -> tuple[int, str]:
-    """Run the installer through the elevated helper, in ONE elevated step (one permission prompt): first a
-    restore point, when asked; then the installer, which the helper copies into an admin-only folder and runs
-    only when it still has `sha256` and Microsoft's signature there. While another installation runs (1618) the
-    helper waits BUSY_WAIT_S and tries again, up to BUSY_TRIES times, and says so in its result file, which is
-    watched here to tell the user. (exit code, outcome); `note` keeps the restore point's and the tries' facts."""
-    steps = [{"op": "run-installer", "installer": argv[0], "arguments": argv[1:], "sha256": sha256,
-              "retry": {"tries": BUSY_TRIES, "wait_s": BUSY_WAIT_S}}]
-    if restore_point:
-        steps.insert(0, {"op": "restore-point", "kind": APPLICATION_INSTALL,
-                         "description": "Torch DLL Doctor: Microsoft Visual C++ Redistributable"})
-    told: set[int] = set()
-
-    def on_result(results: list[dict]) -> None:
-        ran = next((r for r in results if r.get("op") == "run-installer"), None)
-        if ran is not None and ran.get("state") == "waiting" and len(ran.get("tries") or []) not in told:
-            told.add(len(ran["tries"]))
-            on_output(said("repair.vc.busy_wait", seconds=ran.get("wait_s")))  # words in both languages
-
-    try:
-        helper_code, results = run_job(system, folder, steps, TIMEOUT_S + BUSY_TRIES * BUSY_WAIT_S, token,
-                                       on_result)
-    except ElevationDeclined:
-        raise InstallerFailed("declined") from None
-    for result in results:
-        if result["op"] == "restore-point":
-            note({"restore_point": {"ok": result["ok"], "detail": result["detail"]}})
-    refused = next((r for r in results if r["op"] == "job"), None)
-    if refused is not None:
-        raise InstallerFailed("refused", detail=refused["detail"])
-    ran = next((r for r in results if r["op"] == "run-installer"), None)
-    if ran is not None and ran.get("tries"):
-        tries = ran["tries"]
-        note({"installer_run": {"from": ran.get("installer"), "tries": [t["code"] for t in tries],
-                                "waited_s": round(tries[-1]["started"] - tries[0]["ended"], 3) if len(tries) > 1
-                                else 0}})
-    if ran is not None and not ran["ok"]:
-        if str(ran["detail"]).startswith("refused:"):
-            raise InstallerFailed("refused", detail=ran["detail"])
-        raise InstallerFailed("failed", code=helper_code, log=ran["detail"])
-    code = ran["code"] if ran is not None else helper_code  # no result file: the helper's own exit code
+                  token: Optional[CancelToken], sha256: str, note: Callable[[dict], None] = lambda record: None,
+                  kept_log: Optional[Path] = None) -> tuple[int, str]:
+    """Start Microsoft's installer `argv` elevated: held from its check until it runs (System.pinned), checked
+    again from the bytes held (the SHA-256 `sha256` of the download's check, Microsoft's signature), after waiting
+    while Windows Installer is busy. A 1618 all the same: wait BUSY_WAIT_S and ask again, up to BUSY_TRIES times.
+    (exit code, outcome); `note` keeps the tries' facts; the installer's own log (Burn writes it into %TEMP%) is
+    copied to `kept_log` for the report."""
+    tries: list[int] = []
+    started = time.time()
+    for attempt in range(1, BUSY_TRIES + 1):
+        _wait_while_busy(system, on_output, token)
+        try:
+            with system.pinned(argv[0]) as (final, data):
+                digest = hashlib.sha256(data).hexdigest()
+                if not hmac.compare_digest(digest, sha256.lower()):
+                    raise InstallerFailed("refused", detail=f"SHA-256 {digest}, checked: {sha256.lower()}")
+                held = system.host_path(final)
+                refusal = installer_refusal(system, held) if held is not None else "is not on this computer"
+                if refusal is not None:
+                    raise InstallerFailed("refused", detail=f"the installer {refusal}")
+                code = system.run_elevated([final, *argv[1:]], TIMEOUT_S, token,
+                                           on_stop_asked=lambda: on_output(said("repair.vc.cannot_stop")))
+        except ElevationDeclined:
+            raise InstallerFailed("declined") from None
+        except StillRunning:
+            raise InstallerFailed("still-running", minutes=round(TIMEOUT_S / 60)) from None
+        except OSError as exc:
+            if isinstance(exc, InstallerFailed):
+                raise
+            raise InstallerFailed("failed", code="-", log=f"{exc.__class__.__name__}: {exc}") from None
+        tries.append(code)
+        if code != BUSY or attempt == BUSY_TRIES:
+            break
+        on_output(said("repair.vc.busy_wait", seconds=BUSY_WAIT_S))  # words in both languages
+        if token is not None and token.wait(BUSY_WAIT_S):
+            token.check()
+        elif token is None:
+            time.sleep(BUSY_WAIT_S)
+    note({"installer_run": {"from": argv[0], "tries": tries}})
+    log = _installer_log(system, argv[0], started, kept_log)
     if code in OK_CODES:
         return code, OK_CODES[code]
     if code == USER_CANCELLED:
         raise InstallerFailed("cancelled")
     if code == BUSY:
         raise InstallerFailed("busy")
-    raise InstallerFailed("failed", code=code, log=_log_tail(Path(argv[-1])))
+    raise InstallerFailed("failed", code=code, log=_log_tail(log) if log is not None else "")
+
+
+def _wait_while_busy(system: System, on_output: Callable[[str], None], token: Optional[CancelToken]) -> None:
+    """Before a permission prompt: while Windows Installer is busy with another installation, wait (said once),
+    at most BUSY_WAIT_S * BUSY_TRIES; Stop is honoured while waiting."""
+    deadline, told = time.monotonic() + BUSY_WAIT_S * BUSY_TRIES, False
+    while system.installer_busy() and time.monotonic() < deadline:
+        if not told:
+            told = True
+            on_output(said("repair.vc.busy_before"))
+        if token is not None:
+            if token.wait(BUSY_POLL_S):
+                token.check()
+        else:
+            time.sleep(BUSY_POLL_S)
+
+
+BURN_LOG_PREFIX = {"x64": "dd_vcredist_amd64_", "x86": "dd_vcredist_x86_", "arm64": "dd_vcredist_arm64_"}
+
+
+def _installer_log(system: System, installer: str, started: float, kept: Optional[Path]) -> Optional[Path]:
+    """The log Microsoft's installer wrote itself (Burn: %TEMP%\\dd_vcredist_<arch>_<time>.log, the newest one begun
+    after `started`; not its packages' `_000_…` logs), copied to `kept`; None when there is none (no log is not a
+    failed install: the exit code says how it went)."""
+    name = installer.replace("/", "\\").rsplit("\\", 1)[-1].lower()
+    arch = "x86" if "x86" in name else "arm64" if "arm64" in name else "x64"
+    folder = system.temp_folder()
+    try:
+        logs = [p for p in folder.iterdir() if p.name.lower().startswith(BURN_LOG_PREFIX[arch])
+                and p.suffix.lower() == ".log" and "_0" not in p.stem[len(BURN_LOG_PREFIX[arch]):]
+                and p.stat().st_mtime >= started - 2]
+    except OSError:
+        return None
+    if not logs:
+        return None
+    newest = max(logs, key=lambda p: p.stat().st_mtime)
+    if kept is None:
+        return newest
+    try:
+        write_bytes(kept, newest.read_bytes())
+        return kept
+    except OSError:
+        return newest
 
 
 def _log_tail(log: Path, lines: int = 12) -> str:

@@ -9,10 +9,11 @@ from __future__ import annotations
 import ntpath
 import os
 import re
+import tempfile
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional, Union
+from typing import Callable, ContextManager, Optional, Union
 
 from app.cancel import CancelToken
 from app.system import files
@@ -33,11 +34,15 @@ class NotAvailable(Exception):
 
 
 class NeedsElevation(PermissionError):
-    """The change is machine-wide (HKLM...): only the elevated helper may make it, never the app itself."""
+    """The change is machine-wide (HKLM...): only Windows' own reg.exe, elevated, makes it, never the app itself."""
 
 
 class ElevationDeclined(Exception):
     """The user said No at Windows' consent (UAC) prompt (ERROR_CANCELLED): nothing ran."""
+
+
+class StillRunning(TimeoutError):
+    """A program started elevated had not ended when the wait for it did: it still runs (it is not ended)."""
 
 
 @dataclass(frozen=True)
@@ -163,24 +168,38 @@ class System(ABC):
         """Run a program and wait for it. Raises NotAvailable where programs cannot run; TimeoutError or
         Cancelled once the program and everything it started have ended (app/system/process.py)."""
 
-    def run_elevated(self, argv: list[str], timeout: float, cancel: Optional[CancelToken] = None) -> int:
-        """Run one installer (argv[0]: its absolute .exe path, e.g. vc_redist.x64.exe) with administrator rights,
-        in its own process, and return its exit code. The only elevated step of a repair (DESIGN.md): the caller
-        passes the installer's argv, nothing else is ever elevated. Raises ElevationDeclined when the user says
-        No at the consent prompt, Cancelled or TimeoutError once the installer has been ended, NotAvailable where
+    owner_window: int = 0  # the wizard's window (HWND), when there is one: the permission prompt's owner
+
+    def run_elevated(self, argv: list[str], timeout: float, cancel: Optional[CancelToken] = None,
+                     on_stop_asked: Callable[[], None] = lambda: None) -> int:
+        """Run one of Microsoft's programs (argv[0]: its absolute .exe path: a held, checked vc_redist, or
+        Windows' reg.exe) with administrator rights, in its own process, and return its exit code. Nothing of ours
+        is ever elevated (app/system/elevation.py). Raises ElevationDeclined when the user says No at the consent
+        prompt, Cancelled when Stop was asked for (once the program has ended: it is never ended halfway;
+        `on_stop_asked` is told at once), StillRunning when it has not ended within `timeout`, NotAvailable where
         programs cannot run, ValueError for anything but an absolute .exe path, OSError when it cannot start."""
         raise NotAvailable("this machine cannot run programs elevated")
+
+    def pinned(self, windows_path: str) -> ContextManager[tuple[str, bytes]]:
+        """Hold a file so that nobody can change, replace, rename or delete it while held: (its final Windows path,
+        its bytes read through the held handle). OSError when it is reached through a link."""
+        raise NotAvailable("files cannot be held for a program here")
+
+    def installer_busy(self) -> bool:
+        """Whether Windows Installer is running another installation now."""
+        return False
+
+    def temp_folder(self) -> Path:
+        """This user's temporary folder (where Microsoft's installer writes its own log)."""
+        return Path(tempfile.gettempdir())
 
     elevates_machine_changes: bool = True  # False where machine-wide values are written directly (an image)
 
     def set_machine_value(self, key: str, name: str, value: Optional[RegistryValue]) -> None:
-        """Write (or delete, with None) one machine-wide value (HKLM\\...). On a live machine only the elevated
-        helper (app/repair/elevated.py) calls this; an offline image has no elevation and writes registry.json."""
+        """Write (or delete, with None) one machine-wide value (HKLM\\...): on a live machine through Windows' own
+        reg.exe, started elevated (one permission prompt), then read back; an offline image has no elevation and
+        writes registry.json. OSError when the value is not what was asked for afterwards."""
         raise NotAvailable("this machine cannot change machine-wide settings")
-
-    def create_restore_point(self, description: str, kind: int) -> tuple[bool, str]:
-        """A System Restore point (only from the elevated helper): (True, "") or (False, why not)."""
-        return False, "unavailable: no System Restore here"
 
     # -- memory and disks (the paging-file probe) -----------------------------------------------------------
     def memory_status(self) -> Optional[MemoryStatus]:
@@ -350,6 +369,16 @@ def machine_key(key: str) -> str:
     if hive.upper() not in ("HKLM", "HKEY_LOCAL_MACHINE") or not path or any(not p or "\0" in p for p in parts):
         raise ValueError(f"not a key under HKLM: {key!r}")
     return "HKLM\\" + path
+
+
+def same_value(a: Optional[RegistryValue], b: Optional[RegistryValue]) -> bool:
+    """Whether two values are the same as the registry holds them (a list and a tuple of texts alike)."""
+    if a is None or b is None:
+        return a is b
+    def norm(data: object) -> object:
+        return list(data) if isinstance(data, (list, tuple)) else data
+
+    return a.type == b.type and norm(a.data) == norm(b.data)
 
 
 def check_registry_value(name: str, value: Optional[RegistryValue]) -> None:

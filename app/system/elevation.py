@@ -1,22 +1,25 @@
-"""The one elevated step: start an installer (vc_redist) with administrator rights and wait for its exit code.
+r"""What runs with administrator rights, and nothing else: Microsoft's own programs, started "runas".
 
-DESIGN.md, "Repair transactions": only the installer step runs elevated, in its own process; the app itself stays
-`asInvoker`. So this module never elevates the app, a shell or a script host: the caller passes the installer's
-argv, whose first item must be an absolute path to an .exe (ShellExecuteEx would otherwise search App Paths and
-PATH for it).
+DESIGN.md, "Repair transactions", and README "Decisions": the app itself stays `asInvoker`, and no code of ours
+ever runs elevated (its files lie where the user unzipped it, where any program of that user could swap them
+while the permission prompt is up). What is elevated is one of two programs administrators own or Microsoft signs:
+- Microsoft's Visual C++ installer itself (`vc_redist.<arch>.exe /install /quiet /norestart`), the very file that
+  was checked after the download, held open (`pinned_file`) so that nobody can change, replace, rename or delete it
+  between its check and the moment Windows has started it; the prompt names Microsoft Corporation;
+- Windows' registry tool `%SystemRoot%\System32\reg.exe` (`reg_argv`), for the few machine values this app
+  writes; the prompt names Microsoft Windows.
 
-How: ShellExecuteExW with the verb "runas" (Windows shows its consent prompt), SEE_MASK_NOCLOSEPROCESS for the
-process handle, SEE_MASK_NOASYNC (the call returns only once the launch is complete) and SEE_MASK_FLAG_NO_UI (no
-shell error dialogs: the errors are reported by us), SW_HIDE. The wait is WaitForSingleObject in short slices so
-that a CancelToken is honoured: on cancel or timeout the installer is ended with TerminateProcess.
+How: ShellExecuteExW with the verb "runas" (Windows shows its consent prompt), owned by the wizard's window when
+there is one (`owner`, so the prompt comes to the front instead of flashing in the taskbar), SEE_MASK_NOCLOSEPROCESS
+for the process handle, SEE_MASK_NOASYNC (the call returns only once the launch is complete) and SEE_MASK_FLAG_NO_UI
+(no shell error dialogs: the errors are reported by us), SW_HIDE. The first item of argv must be an absolute path
+to an .exe (ShellExecuteEx would otherwise search App Paths and PATH for it).
 
-Limits: ShellExecuteExW blocks while the consent prompt is shown, so a cancel takes effect only after the user
-answers it. "No" at the prompt is ERROR_CANCELLED (1223): ElevationDeclined.
-
-The elevated side's own Windows calls live here too (the helper, app/repair/elevated.py, calls them):
-`contain_children` puts the helper into a job object that ends every process it starts when the helper ends
-(TerminateProcess from the unelevated side, on cancel or timeout, would otherwise leave the installer running),
-and `admin_only_folder` makes the folder an installer is copied into, checked in and run from.
+Stopping. Microsoft's installer is never ended halfway: its bootstrapper hands the work to Windows Installer,
+which goes on (or rolls back) whatever happens to the process we started, and the bootstrapper runs copies of itself
+that a TerminateProcess would not reach. So a Stop asked for while it runs is said (`on_stop_asked`) and honoured
+when the installer has ended; a time-out stops the waiting, not the installer, and says it still runs.
+"No" at the prompt is ERROR_CANCELLED (1223): ElevationDeclined.
 """
 
 from __future__ import annotations
@@ -24,14 +27,13 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ntpath
-import secrets
 import subprocess
 import time
 from ctypes import wintypes
-from typing import Iterator, Optional
+from typing import Callable, Iterator, Optional
 
 from app.cancel import Cancelled, CancelToken
-from app.system.base import ElevationDeclined
+from app.system.base import ElevationDeclined, StillRunning
 
 SEE_MASK_NOCLOSEPROCESS = 0x00000040
 SEE_MASK_NOASYNC = 0x00000100
@@ -43,9 +45,7 @@ WAIT_TIMEOUT = 0x00000102
 WAIT_FAILED = 0xFFFFFFFF
 COINIT_APARTMENTTHREADED = 0x2
 COINIT_DISABLE_OLE1DDE = 0x4
-TERMINATED_EXIT_CODE = 1602  # what the installer is ended with: ERROR_INSTALL_USEREXIT, "user cancelled"
 SLICE_MS = 50
-END_WAIT_MS = 10_000  # how long to wait for a terminated installer to be gone
 
 
 class SHELLEXECUTEINFOW(ctypes.Structure):
@@ -67,10 +67,11 @@ def installer_command(argv: list[str]) -> tuple[str, str]:
     return program, subprocess.list2cmdline(argv[1:])
 
 
-def run_elevated(argv: list[str], timeout: float, cancel: Optional[CancelToken] = None) -> int:
-    """Run the installer `argv` elevated and return its exit code. Raises ElevationDeclined when the user says No
-    at the consent prompt, Cancelled / TimeoutError after ending the installer, OSError when it cannot start (or
-    cannot be ended)."""
+def run_elevated(argv: list[str], timeout: float, cancel: Optional[CancelToken] = None, owner: int = 0,
+                 on_stop_asked: Callable[[], None] = lambda: None) -> int:
+    """Run `argv` elevated and return its exit code. Raises ElevationDeclined when the user says No at the consent
+    prompt, Cancelled when a Stop was asked for (before the start, or while it ran: then only after it ended),
+    StillRunning when it has not ended within `timeout`, OSError when it cannot start."""
     program, parameters = installer_command(argv)
     if cancel is not None:
         cancel.check()
@@ -82,14 +83,13 @@ def run_elevated(argv: list[str], timeout: float, cancel: Optional[CancelToken] 
     kernel32.WaitForSingleObject.restype = wintypes.DWORD
     kernel32.GetExitCodeProcess.argtypes = [wintypes.HANDLE, ctypes.POINTER(wintypes.DWORD)]
     kernel32.GetExitCodeProcess.restype = wintypes.BOOL
-    kernel32.TerminateProcess.argtypes = [wintypes.HANDLE, wintypes.UINT]
-    kernel32.TerminateProcess.restype = wintypes.BOOL
     kernel32.CloseHandle.argtypes = [wintypes.HANDLE]
     kernel32.CloseHandle.restype = wintypes.BOOL
 
     info = SHELLEXECUTEINFOW()
     info.cbSize = ctypes.sizeof(info)
     info.fMask = SEE_MASK_NOCLOSEPROCESS | SEE_MASK_NOASYNC | SEE_MASK_FLAG_NO_UI
+    info.hwnd = owner or None
     info.lpVerb = "runas"
     info.lpFile = program
     info.lpParameters = parameters or None
@@ -106,7 +106,7 @@ def run_elevated(argv: list[str], timeout: float, cancel: Optional[CancelToken] 
     if not process:
         raise OSError(f"{program} was started elevated, but Windows gave no handle to wait for it")
     try:
-        deadline = time.monotonic() + timeout
+        deadline, stop_asked = time.monotonic() + timeout, False
         while True:
             state = kernel32.WaitForSingleObject(process, SLICE_MS)
             if state == WAIT_OBJECT_0:
@@ -114,28 +114,21 @@ def run_elevated(argv: list[str], timeout: float, cancel: Optional[CancelToken] 
             if state != WAIT_TIMEOUT:
                 error = ctypes.get_last_error()
                 raise ctypes.WinError(error, f"could not wait for {program}: {ctypes.FormatError(error)}")
-            if cancel is not None and cancel.cancelled:
-                _end(kernel32, process, program)
-                raise Cancelled()
+            if cancel is not None and cancel.cancelled and not stop_asked:
+                stop_asked = True
+                on_stop_asked()
             if time.monotonic() >= deadline:
-                _end(kernel32, process, program)
-                raise TimeoutError(f"{ntpath.basename(program)} did not finish within {timeout:.0f} s")
+                raise StillRunning(f"{ntpath.basename(program)} did not finish within {timeout:.0f} s; it is "
+                                   "still running")
         code = wintypes.DWORD()
         if not kernel32.GetExitCodeProcess(process, ctypes.byref(code)):
             error = ctypes.get_last_error()
             raise ctypes.WinError(error, f"could not read the exit code of {program}: {ctypes.FormatError(error)}")
+        if stop_asked:
+            raise Cancelled(f"{ntpath.basename(program)} ended with {code.value} after Stop was asked for")
         return int(code.value)
     finally:
         kernel32.CloseHandle(process)
-
-
-def _end(kernel32, process, program: str) -> None:
-    """TerminateProcess, then wait until the installer is gone; OSError when it cannot be ended (it runs on)."""
-    if not kernel32.TerminateProcess(process, TERMINATED_EXIT_CODE):
-        error = ctypes.get_last_error()
-        raise ctypes.WinError(error, f"could not stop {program}; it is still running: {ctypes.FormatError(error)}")
-    if kernel32.WaitForSingleObject(process, END_WAIT_MS) != WAIT_OBJECT_0:
-        raise OSError(f"{program} was told to stop but is still running after {END_WAIT_MS // 1000} s")
 
 
 @contextlib.contextmanager
@@ -153,223 +146,121 @@ def _com_for_shell() -> Iterator[None]:
             ole32.CoUninitialize()
 
 
-# -- the elevated side -------------------------------------------------------------------------------------------
-JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE = 0x00002000
-JOB_OBJECT_EXTENDED_LIMIT_INFORMATION_CLASS = 9
-ERROR_ALREADY_EXISTS = 183
-SDDL_REVISION_1 = 1
-# protected (P: nothing inherited from the parent), SYSTEM and the Administrators group only, for the folder and
-# everything in it (OICI): no user, not even the one whose helper this is, can write, rename or delete in it
-ADMIN_ONLY_SDDL = "D:P(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)"
-# the same, and the Users group may read (the helper's results and the installer's log, copied out by the user's side)
-RESULTS_SDDL = "D:P(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)(A;OICI;FRFX;;;BU)"
-FOLDERID_PROGRAM_FILES = "{905E63B6-C1BF-494E-B29C-65B732D3D21A}"
-_children_job = None  # kept for the helper's lifetime: closing the last handle ends the processes in the job
 
 
-class _IO_COUNTERS(ctypes.Structure):
-    _fields_ = [(name, ctypes.c_ulonglong) for name in ("ReadOperationCount", "WriteOperationCount",
-                                                         "OtherOperationCount", "ReadTransferCount",
-                                                         "WriteTransferCount", "OtherTransferCount")]
+# -- the installer, held so that what was checked is what runs ---------------------------------------------------
+GENERIC_READ = 0x80000000
+FILE_SHARE_READ = 0x1
+OPEN_EXISTING = 3
+FILE_ATTRIBUTE_NORMAL = 0x80
+INVALID_HANDLE_VALUE = wintypes.HANDLE(-1).value
+MSI_BUSY_MUTEX = "Global\\_MSIExecute"  # held by Windows Installer while an installation runs
+SYNCHRONIZE = 0x00100000
 
 
-class _JOBOBJECT_BASIC_LIMIT_INFORMATION(ctypes.Structure):
-    _fields_ = [("PerProcessUserTimeLimit", ctypes.c_int64), ("PerJobUserTimeLimit", ctypes.c_int64),
-                ("LimitFlags", wintypes.DWORD), ("MinimumWorkingSetSize", ctypes.c_size_t),
-                ("MaximumWorkingSetSize", ctypes.c_size_t), ("ActiveProcessLimit", wintypes.DWORD),
-                ("Affinity", ctypes.c_size_t), ("PriorityClass", wintypes.DWORD), ("SchedulingClass", wintypes.DWORD)]
-
-
-class _JOBOBJECT_EXTENDED_LIMIT_INFORMATION(ctypes.Structure):
-    _fields_ = [("BasicLimitInformation", _JOBOBJECT_BASIC_LIMIT_INFORMATION), ("IoInfo", _IO_COUNTERS),
-                ("ProcessMemoryLimit", ctypes.c_size_t), ("JobMemoryLimit", ctypes.c_size_t),
-                ("PeakProcessMemoryUsed", ctypes.c_size_t), ("PeakJobMemoryUsed", ctypes.c_size_t)]
-
-
-class _SECURITY_ATTRIBUTES(ctypes.Structure):
-    _fields_ = [("nLength", wintypes.DWORD), ("lpSecurityDescriptor", ctypes.c_void_p),
-                ("bInheritHandle", wintypes.BOOL)]
-
-
-def contain_children() -> None:
-    """Put this process into a job object that is closed, and its processes ended, when this process ends (also
-    when it is killed): the installer the helper starts cannot outlive the helper. Processes started later inherit
-    the job, so there is no moment in which a child is outside it. Nested jobs exist since Windows 8."""
-    global _children_job
-    if _children_job is not None:
-        return
+@contextlib.contextmanager
+def pinned_file(path: str) -> Iterator[tuple[str, bytes]]:
+    """Open the file at the Windows path `path` for reading, sharing only reading: while it is held, no program
+    (of this user or, short of an administrator closing our handle, any other) can write it, replace it, rename or
+    delete it, nor rename a folder it lies in. Yields (its final path as Windows resolves it, with no link left
+    on the way; its bytes read through this handle). The installer is checked from those bytes and started by that
+    path while the handle is held: what was checked is what runs. OSError when the path goes through a link or a
+    junction (its final path differs), or the file cannot be opened so (another program has it open for writing)."""
     kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
-    kernel32.CreateJobObjectW.argtypes = [ctypes.c_void_p, wintypes.LPCWSTR]
-    kernel32.CreateJobObjectW.restype = wintypes.HANDLE
-    kernel32.SetInformationJobObject.argtypes = [wintypes.HANDLE, ctypes.c_int, ctypes.c_void_p, wintypes.DWORD]
-    kernel32.SetInformationJobObject.restype = wintypes.BOOL
-    kernel32.AssignProcessToJobObject.argtypes = [wintypes.HANDLE, wintypes.HANDLE]
-    kernel32.AssignProcessToJobObject.restype = wintypes.BOOL
-    kernel32.GetCurrentProcess.restype = wintypes.HANDLE
+    kernel32.CreateFileW.argtypes = [wintypes.LPCWSTR, wintypes.DWORD, wintypes.DWORD, ctypes.c_void_p,
+                                     wintypes.DWORD, wintypes.DWORD, wintypes.HANDLE]
+    kernel32.CreateFileW.restype = wintypes.HANDLE
+    kernel32.GetFinalPathNameByHandleW.argtypes = [wintypes.HANDLE, wintypes.LPWSTR, wintypes.DWORD,
+                                                   wintypes.DWORD]
+    kernel32.GetFinalPathNameByHandleW.restype = wintypes.DWORD
     kernel32.CloseHandle.argtypes = [wintypes.HANDLE]
-    job = kernel32.CreateJobObjectW(None, None)
-    if not job:
-        raise ctypes.WinError(ctypes.get_last_error(), "could not create a job object for the installer")
-    limits = _JOBOBJECT_EXTENDED_LIMIT_INFORMATION()
-    limits.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE
-    if not (kernel32.SetInformationJobObject(job, JOB_OBJECT_EXTENDED_LIMIT_INFORMATION_CLASS, ctypes.byref(limits),
-                                             ctypes.sizeof(limits))
-            and kernel32.AssignProcessToJobObject(job, kernel32.GetCurrentProcess())):
+    handle = kernel32.CreateFileW(path, GENERIC_READ, FILE_SHARE_READ, None, OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL,
+                                  None)
+    if handle == INVALID_HANDLE_VALUE or handle is None:
         error = ctypes.get_last_error()
-        kernel32.CloseHandle(job)
-        raise ctypes.WinError(error, f"could not hold the installer in a job object: {ctypes.FormatError(error)}")
-    _children_job = job
-
-
-def admin_only_folder() -> str:
-    """A new, empty folder that only SYSTEM and the Administrators group can write (nor rename, nor delete), as
-    a Windows path: ``%SystemRoot%\\SystemTemp\\TorchDllDoctor-<random>`` where SystemTemp exists (Windows 11
-    and updated Windows 10: the folder Windows keeps for its own elevated temporary files; only SYSTEM and
-    Administrators may even list it), else ``%ProgramFiles%\\TorchDllDoctor\\installers\\<random>`` (only
-    administrators may create anything in Program Files). The parent matters as much as the folder: a user
-    allowed to delete children of the parent could move our folder away and put one of theirs in its place.
-    Both folders are looked up through Windows (GetSystemWindowsDirectoryW, SHGetKnownFolderPath), never through
-    environment variables, which the user can set. The folder is created by us with a protected ACL
-    (ADMIN_ONLY_SDDL) and a random name, and CreateDirectoryW fails on a name that exists, so nobody can have
-    prepared it. A SystemTemp that exists but cannot be written gives way to the Program Files one."""
-    kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
-    kernel32.GetSystemWindowsDirectoryW.argtypes = [wintypes.LPWSTR, wintypes.UINT]
-    kernel32.GetSystemWindowsDirectoryW.restype = wintypes.UINT
-    kernel32.GetFileAttributesW.argtypes = [wintypes.LPCWSTR]
-    kernel32.GetFileAttributesW.restype = wintypes.DWORD
-
-    buffer = ctypes.create_unicode_buffer(32768)
-    if not kernel32.GetSystemWindowsDirectoryW(buffer, len(buffer)):
-        raise ctypes.WinError(ctypes.get_last_error(), "could not find the Windows folder")
-    system_temp = ntpath.join(buffer.value, "SystemTemp")
-    attributes = kernel32.GetFileAttributesW(system_temp)
-    directory, reparse = 0x10, 0x400
-    program_files = _known_folder(FOLDERID_PROGRAM_FILES)
-    places = [([program_files, ntpath.join(program_files, "TorchDllDoctor"),
-                ntpath.join(program_files, "TorchDllDoctor", "installers")], "")]
-    if attributes != 0xFFFFFFFF and attributes & directory and not attributes & reparse:
-        places.insert(0, ([system_temp], "TorchDllDoctor-"))  # when it cannot be written, the other one
-    failures = []
-    for parents, prefix in places:
-        try:
-            return _new_admin_folder(parents, prefix)
-        except OSError as exc:
-            failures.append(f"{parents[-1]}: {exc}")
-    raise OSError("no folder only administrators can write could be made: " + "; ".join(failures))
-
-
-def _new_admin_folder(parents: list[str], prefix: str) -> str:
-    kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
-    advapi32 = ctypes.WinDLL("advapi32", use_last_error=True)
-    kernel32.CreateDirectoryW.argtypes = [wintypes.LPCWSTR, ctypes.c_void_p]
-    kernel32.CreateDirectoryW.restype = wintypes.BOOL
-    kernel32.LocalFree.argtypes = [ctypes.c_void_p]
-    advapi32.ConvertStringSecurityDescriptorToSecurityDescriptorW.argtypes = [
-        wintypes.LPCWSTR, wintypes.DWORD, ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p]
-    advapi32.ConvertStringSecurityDescriptorToSecurityDescriptorW.restype = wintypes.BOOL
-    descriptor = ctypes.c_void_p()
-    if not advapi32.ConvertStringSecurityDescriptorToSecurityDescriptorW(ADMIN_ONLY_SDDL, SDDL_REVISION_1,
-                                                                         ctypes.byref(descriptor), None):
-        raise ctypes.WinError(ctypes.get_last_error(), "could not build the folder's access list")
-    attributes_in = _SECURITY_ATTRIBUTES(ctypes.sizeof(_SECURITY_ATTRIBUTES), descriptor, False)
+        raise ctypes.WinError(error, f"could not hold {path} for its check: {ctypes.FormatError(error)}")
     try:
-        for parent in parents[1:]:  # ours, under Program Files: made admin-only too when we are the first
-            if not kernel32.CreateDirectoryW(parent, ctypes.byref(attributes_in)):
-                error = ctypes.get_last_error()
-                if error != ERROR_ALREADY_EXISTS:
-                    raise ctypes.WinError(error, f"could not create {parent}: {ctypes.FormatError(error)}")
-        for _ in range(8):
-            folder = ntpath.join(parents[-1], prefix + secrets.token_hex(8))
-            if kernel32.CreateDirectoryW(folder, ctypes.byref(attributes_in)):
-                return folder
+        buffer = ctypes.create_unicode_buffer(32768)
+        if not kernel32.GetFinalPathNameByHandleW(handle, buffer, len(buffer), 0):
             error = ctypes.get_last_error()
-            if error != ERROR_ALREADY_EXISTS:
-                raise ctypes.WinError(error, f"could not create {folder}: {ctypes.FormatError(error)}")
-        raise OSError(f"could not create a new folder in {parents[-1]}")
+            raise ctypes.WinError(error, f"could not read where {path} really is: {ctypes.FormatError(error)}")
+        final = buffer.value[4:] if buffer.value.startswith("\\\\?\\") else buffer.value
+        if final.startswith("UNC\\"):
+            final = "\\" + final[3:]
+        if ntpath.normcase(ntpath.normpath(final)) != ntpath.normcase(ntpath.normpath(path)):
+            raise OSError(f"{path} is reached through a link or junction ({final}): not run")
+        yield final, _read_handle(kernel32, handle)
     finally:
-        kernel32.LocalFree(descriptor)
+        kernel32.CloseHandle(handle)
 
 
-def admin_records_folder() -> str:
-    """``%ProgramFiles%\\TorchDllDoctor\\records``: where the elevated helper keeps its own record of each machine
-    value it replaced, so that an undo restores only what the helper itself saw there (the user's journal can be
-    changed by any program of the user). Admin-only (ADMIN_ONLY_SDDL)."""
-    return _protected_folders(["TorchDllDoctor", "records"], ADMIN_ONLY_SDDL)
+def _read_handle(kernel32, handle) -> bytes:
+    kernel32.ReadFile.argtypes = [wintypes.HANDLE, ctypes.c_void_p, wintypes.DWORD,
+                                  ctypes.POINTER(wintypes.DWORD), ctypes.c_void_p]
+    kernel32.ReadFile.restype = wintypes.BOOL
+    chunks, block = [], ctypes.create_string_buffer(1 << 20)
+    got = wintypes.DWORD()
+    while True:
+        if not kernel32.ReadFile(handle, block, len(block), ctypes.byref(got), None):
+            error = ctypes.get_last_error()
+            raise ctypes.WinError(error, f"could not read the installer: {ctypes.FormatError(error)}")
+        if not got.value:
+            return b"".join(chunks)
+        chunks.append(block.raw[:got.value])
 
 
-def results_folder_path(job_sha256: str) -> str:
-    """Where the helper of the job with that SHA-256 writes its results and the installer's log:
-    ``%ProgramFiles%\\TorchDllDoctor\\results\\<first 32 hex digits>``, which only administrators can write and
-    users can read (the unelevated side copies out what it needs, and never lets the helper write in its folders)."""
-    return ntpath.join(_known_folder(FOLDERID_PROGRAM_FILES), "TorchDllDoctor", "results", job_sha256[:32])
-
-
-def admin_results_folder(job_sha256: str) -> str:
-    """results_folder_path, created (by the elevated helper) when it is not there: admins write, users read."""
-    return _protected_folders(["TorchDllDoctor", "results", job_sha256[:32]], RESULTS_SDDL, readable_from=1)
-
-
-def _protected_folders(parts: list[str], sddl: str, readable_from: Optional[int] = None) -> str:
-    """%ProgramFiles%\\<parts...>, each created with its access list when missing (the first parts admin-only,
-    those from `readable_from` on with `sddl`), and each a plain folder (a link is never used)."""
+def installer_busy() -> bool:
+    """Whether Windows Installer is running an installation now (its mutex `Global\\_MSIExecute` exists): then
+    Microsoft's installer would answer 1618, so the app waits before it asks for permission."""
     kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
-    advapi32 = ctypes.WinDLL("advapi32", use_last_error=True)
-    kernel32.CreateDirectoryW.argtypes = [wintypes.LPCWSTR, ctypes.c_void_p]
-    kernel32.CreateDirectoryW.restype = wintypes.BOOL
-    kernel32.GetFileAttributesW.argtypes = [wintypes.LPCWSTR]
-    kernel32.GetFileAttributesW.restype = wintypes.DWORD
-    kernel32.LocalFree.argtypes = [ctypes.c_void_p]
-    advapi32.ConvertStringSecurityDescriptorToSecurityDescriptorW.argtypes = [
-        wintypes.LPCWSTR, wintypes.DWORD, ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p]
-    advapi32.ConvertStringSecurityDescriptorToSecurityDescriptorW.restype = wintypes.BOOL
-    descriptors = []
-    try:
-        for text in (ADMIN_ONLY_SDDL, sddl):
-            descriptor = ctypes.c_void_p()
-            if not advapi32.ConvertStringSecurityDescriptorToSecurityDescriptorW(text, SDDL_REVISION_1,
-                                                                                 ctypes.byref(descriptor), None):
-                raise ctypes.WinError(ctypes.get_last_error(), "could not build the folder's access list")
-            descriptors.append(descriptor)
-        folder = _known_folder(FOLDERID_PROGRAM_FILES)
-        for number, part in enumerate(parts):
-            folder = ntpath.join(folder, part)
-            chosen = descriptors[1] if readable_from is not None and number >= readable_from else descriptors[0]
-            if number == len(parts) - 1:
-                chosen = descriptors[1]
-            attributes_in = _SECURITY_ATTRIBUTES(ctypes.sizeof(_SECURITY_ATTRIBUTES), chosen, False)
-            if not kernel32.CreateDirectoryW(folder, ctypes.byref(attributes_in)):
-                error = ctypes.get_last_error()
-                if error != ERROR_ALREADY_EXISTS:
-                    raise ctypes.WinError(error, f"could not create {folder}: {ctypes.FormatError(error)}")
-            attributes = kernel32.GetFileAttributesW(folder)
-            if attributes == 0xFFFFFFFF or not attributes & 0x10 or attributes & 0x400:
-                raise OSError(f"{folder} is not a plain folder (a link?): not used")
-        return folder
-    finally:
-        for descriptor in descriptors:
-            kernel32.LocalFree(descriptor)
+    kernel32.OpenMutexW.argtypes = [wintypes.DWORD, wintypes.BOOL, wintypes.LPCWSTR]
+    kernel32.OpenMutexW.restype = wintypes.HANDLE
+    kernel32.CloseHandle.argtypes = [wintypes.HANDLE]
+    handle = kernel32.OpenMutexW(SYNCHRONIZE, False, MSI_BUSY_MUTEX)
+    if handle:
+        kernel32.CloseHandle(handle)
+        return True
+    return ctypes.get_last_error() == 5  # ERROR_ACCESS_DENIED: it exists, we may not open it
 
 
-def _known_folder(folder_id: str) -> str:
-    class GUID(ctypes.Structure):
-        _fields_ = [("Data1", wintypes.DWORD), ("Data2", wintypes.WORD), ("Data3", wintypes.WORD),
-                    ("Data4", ctypes.c_ubyte * 8)]
+# -- Windows' registry tool, for the machine values this app writes -------------------------------------------------
+def system_folder() -> str:
+    """%SystemRoot%\\System32 as Windows says it is (GetSystemDirectoryW), never from a variable the user sets."""
+    kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
+    kernel32.GetSystemDirectoryW.argtypes = [wintypes.LPWSTR, wintypes.UINT]
+    kernel32.GetSystemDirectoryW.restype = wintypes.UINT
+    buffer = ctypes.create_unicode_buffer(32768)
+    if not kernel32.GetSystemDirectoryW(buffer, len(buffer)):
+        raise ctypes.WinError(ctypes.get_last_error(), "could not find the Windows system folder")
+    return buffer.value
 
-    ole32 = ctypes.WinDLL("ole32")
-    shell32 = ctypes.WinDLL("shell32")
-    guid = GUID()
-    ole32.CLSIDFromString.argtypes = [wintypes.LPCWSTR, ctypes.POINTER(GUID)]
-    if ole32.CLSIDFromString(folder_id, ctypes.byref(guid)) != 0:
-        raise OSError(f"not a folder id: {folder_id}")
-    path = ctypes.c_wchar_p()
-    shell32.SHGetKnownFolderPath.argtypes = [ctypes.POINTER(GUID), wintypes.DWORD, wintypes.HANDLE,
-                                             ctypes.POINTER(ctypes.c_wchar_p)]
-    shell32.SHGetKnownFolderPath.restype = ctypes.c_long
-    result = shell32.SHGetKnownFolderPath(ctypes.byref(guid), 0, None, ctypes.byref(path))
-    try:
-        if result != 0 or not path.value:
-            raise OSError(f"Windows did not say where the folder {folder_id} is (0x{result & 0xFFFFFFFF:08X})")
-        return path.value
-    finally:
-        ole32.CoTaskMemFree.argtypes = [ctypes.c_void_p]
-        ole32.CoTaskMemFree(ctypes.cast(path, ctypes.c_void_p))
+
+REG_MULTI_SZ_SEPARATOR = "|"  # reg.exe's /s: no path nor paging-file entry holds it
+
+
+def reg_argv(folder: str, key: str, name: str, value) -> list[str]:
+    """Windows' reg.exe command line (in `folder`, the system folder) that writes `value` (a RegistryValue; None:
+    delete it) as `key\\name` in the 64-bit view. Started directly (never through cmd.exe), so nothing in the
+    data is expanded: `%SystemRoot%` stays as written; the arguments are quoted as the C runtime parses them
+    (installer_command). ValueError for what reg.exe cannot write as given."""
+    spelled = key.strip().rstrip("\\")
+    if spelled.upper().startswith("HKEY_LOCAL_MACHINE\\"):
+        spelled = "HKLM" + spelled[len("HKEY_LOCAL_MACHINE"):]
+    if not spelled.upper().startswith("HKLM\\"):
+        raise ValueError(f"only machine values (HKLM) are written elevated: {key}")
+    reg = ntpath.join(folder, "reg.exe")
+    if value is None:
+        return [reg, "delete", spelled, "/v", name, "/f", "/reg:64"]
+    extra: list[str] = []
+    if value.type in ("REG_DWORD", "REG_QWORD"):
+        data = str(int(value.data))
+    elif value.type in ("REG_SZ", "REG_EXPAND_SZ"):
+        data = str(value.data)
+    elif value.type == "REG_MULTI_SZ":
+        items = list(value.data)
+        if any(REG_MULTI_SZ_SEPARATOR in item for item in items):
+            raise ValueError(f"{name}: an entry holds {REG_MULTI_SZ_SEPARATOR!r}, reg.exe's separator here")
+        data, extra = REG_MULTI_SZ_SEPARATOR.join(items), ["/s", REG_MULTI_SZ_SEPARATOR]
+    else:
+        raise ValueError(f"{value.type} is not written by this app")
+    return [reg, "add", spelled, "/v", name, "/t", value.type, *extra, "/d", data, "/f", "/reg:64"]

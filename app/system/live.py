@@ -10,6 +10,7 @@ from __future__ import annotations
 import ctypes
 import os
 import shutil
+import tempfile
 import threading
 import time
 from ctypes import wintypes
@@ -26,7 +27,7 @@ from app.system.base import (
     System,
     check_registry_value,
     check_variable,
-    machine_key,
+    same_value,
     user_key,
     variable_value,
 )
@@ -35,6 +36,7 @@ from app.system.process import run_process, users_environment
 HIVES = {"HKLM": "HKEY_LOCAL_MACHINE", "HKCU": "HKEY_CURRENT_USER", "HKU": "HKEY_USERS", "HKCR": "HKEY_CLASSES_ROOT"}
 USER_ENVIRONMENT = USER_ENVIRONMENT_KEY
 SYSTEM_ENVIRONMENT = r"HKLM\SYSTEM\CurrentControlSet\Control\Session Manager\Environment"
+REG_TIMEOUT_S = 300.0  # reg.exe writes at once; the time is the user's, to answer the permission prompt
 ARCHITECTURES = {9: "AMD64", 0: "x86", 12: "ARM64", 5: "ARM", 6: "IA64"}
 # IMAGE_FILE_MACHINE_* values (IsWow64Process2) as Windows names the architecture
 IMAGE_FILE_MACHINES = {0x8664: "AMD64", 0x14C: "x86", 0xAA64: "ARM64", 0x1C4: "ARM", 0x200: "IA64"}
@@ -150,8 +152,17 @@ class LiveWindows(System):
         self._write_value(self._winreg.HKEY_CURRENT_USER, key, user_key(key).partition("\\")[2], name, value)
 
     def set_machine_value(self, key: str, name: str, value: Optional[RegistryValue]) -> None:
-        """HKLM, 64-bit view, with winreg: only the elevated helper calls this (app/repair/elevated.py)."""
-        self._write_value(self._winreg.HKEY_LOCAL_MACHINE, key, machine_key(key).partition("\\")[2], name, value)
+        """HKLM, 64-bit view, through Windows' own reg.exe started elevated (app/system/elevation.py reg_argv): no
+        code of ours runs with administrator rights. Read back afterwards: the words come from the registry, not
+        from reg.exe's exit code."""
+        from app.system.elevation import reg_argv, system_folder
+
+        check_registry_value(name, value)
+        code = self.run_elevated(reg_argv(system_folder(), key, name, value), REG_TIMEOUT_S)
+        now = self.registry_value(key, name)
+        if not same_value(now, value):
+            raise OSError(f"{key}\\{name} was not changed (reg.exe ended with {code}; the value is "
+                          f"{now.data if now is not None else 'not there'})")
         if key.lower().endswith("\\environment"):
             self._announce_environment_change()
 
@@ -213,12 +224,6 @@ class LiveWindows(System):
         """Now minus GetTickCount64 (milliseconds since Windows started)."""
         self._kernel32.GetTickCount64.restype = ctypes.c_ulonglong
         return time.time() - self._kernel32.GetTickCount64() / 1000
-
-    def create_restore_point(self, description: str, kind: int) -> tuple[bool, str]:
-        """SRSetRestorePointW (app/system/restore_point.py); only from the elevated helper."""
-        from app.system.restore_point import create_restore_point
-
-        return create_restore_point(description, kind)
 
     # -- environment --------------------------------------------------------------------------------------
     def environment(self, scope: str) -> dict[str, str]:
@@ -337,11 +342,25 @@ class LiveWindows(System):
                                      on_output=(lambda line: on_output(_decode(line))) if on_output else None)
         return RunResult(code, _decode(out), _decode(err))
 
-    def run_elevated(self, argv: list[str], timeout: float, cancel: Optional[CancelToken] = None) -> int:
-        """ShellExecuteExW "runas" and a cancellable wait (app/system/elevation.py)."""
+    def run_elevated(self, argv: list[str], timeout: float, cancel: Optional[CancelToken] = None,
+                     on_stop_asked: Callable[[], None] = lambda: None) -> int:
+        """ShellExecuteExW "runas", owned by the wizard's window, and a wait (app/system/elevation.py)."""
         from app.system.elevation import run_elevated
 
-        return run_elevated(argv, timeout, cancel)
+        return run_elevated(argv, timeout, cancel, self.owner_window, on_stop_asked)
+
+    def pinned(self, windows_path: str):
+        from app.system.elevation import pinned_file
+
+        return pinned_file(windows_path)
+
+    def installer_busy(self) -> bool:
+        from app.system.elevation import installer_busy
+
+        return installer_busy()
+
+    def temp_folder(self) -> Path:
+        return Path(os.environ.get("TMP") or os.environ.get("TEMP") or tempfile.gettempdir())  # as GetTempPathW
 
 
 def _decode(data: bytes) -> str:

@@ -390,7 +390,8 @@ class OfflineImage(System):
             on_output: Optional[Callable[[str], None]] = None) -> RunResult:
         raise NotAvailable("programs cannot run inside an offline image")
 
-    def run_elevated(self, argv: list[str], timeout: float, cancel: Optional[CancelToken] = None) -> int:
+    def run_elevated(self, argv: list[str], timeout: float, cancel: Optional[CancelToken] = None,
+                     on_stop_asked: Callable[[], None] = lambda: None) -> int:
         raise NotAvailable("programs cannot run inside an offline image (an installer least of all)")
 
 

@@ -140,12 +140,12 @@ def render_all(folder: Path, scale: Optional[float], qt_arguments: list[str]) ->
         print("\n".join(str(p) for p in written))
         app.quit()
         return 0
-    from app.repair.elevated import app_argv
-
+    this_app = [sys.executable] if getattr(sys, "frozen", False) else [sys.executable, "-m", "app"]
+    root = Path(__file__).resolve().parent.parent.parent
     for each in SCALES:
         env = dict(os.environ, QT_SCALE_FACTOR=str(each))
-        done = subprocess.run(app_argv("--screenshot-pages", str(folder), "--scale", str(each), *qt_arguments),
-                              env=env, timeout=600)
+        done = subprocess.run([*this_app, "--screenshot-pages", str(folder), "--scale", str(each), *qt_arguments],
+                              env=env, timeout=600, cwd=root)
         if done.returncode != 0:
             return done.returncode
     return 0

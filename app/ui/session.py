@@ -71,12 +71,21 @@ class Session:
     outcomes: list[RepairOutcome] = field(default_factory=list)
     after: Optional[Diagnosis] = None  # the Verify page's diagnosis
     _scratch: Optional[tempfile.TemporaryDirectory] = None
+    owner_window: int = 0  # the wizard's window (HWND on Windows): Windows' permission prompt belongs to it
 
     def use(self, system: System, source: str, root: Optional[str] = None) -> None:
         """Look at another computer (this one, a copied drive, or the demo): everything found so far goes."""
         self.system, self.source, self.root = system, source, root
+        system.owner_window = self.owner_window
         self.environments, self.env, self.diagnosis, self.program = [], None, None, Program()
         self.options, self.chosen, self.guided, self.outcomes, self.after = [], [], [], [], None
+
+    def set_owner_window(self, handle: int) -> None:
+        """The window Windows' permission prompt is owned by, so that it comes to the front over the wizard instead
+        of flashing in the taskbar (from the GUI thread, once the window exists)."""
+        self.owner_window = handle
+        if self.system is not None:
+            self.system.owner_window = handle
 
     def has_something_to_offer(self) -> bool:
         """The wizard's one question for its page order: is there a repair, or guided steps, to show on the plan

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Optional
 
 from PySide6.QtCore import QCoreApplication, QEvent, QLibraryInfo, QLocale, QTranslator
-from PySide6.QtGui import QCloseEvent
+from PySide6.QtGui import QCloseEvent, QShowEvent
 from PySide6.QtWidgets import QApplication, QWizard
 
 from app.probes.base import Program
@@ -83,6 +84,12 @@ class DoctorWizard(QWizard):
             page.retranslate()
 
     failure_box = None
+
+    def showEvent(self, event: QShowEvent) -> None:
+        """Once the window exists, Windows' permission prompt gets it as its owner (Session.set_owner_window)."""
+        super().showEvent(event)
+        if sys.platform == "win32":
+            self.session.set_owner_window(int(self.winId()))
 
     def show_failure(self, error: BaseException, doing: str = "") -> None:
         """A failure in plain words, the details one click away (app/ui/failure.py)."""

@@ -5,7 +5,8 @@
  *
  *   vc_redist_standin.exe [/install | /repair | /uninstall] [/quiet | /passive] [/norestart] [/log FILE]
  *
- *   - writes a Burn-style log to FILE (when /log is given): a header, the action, and at the end
+ *   - writes a Burn-style log to FILE (when /log is given; else, as Burn does, to
+ *     %TEMP%\dd_vcredist_<amd64|x86>_<yyyymmddhhmmss>.log): a header, the action, and at the end
  *     "Exit code: 0x..., restarting: No" (plus "Error 0x80070643: Failed to install MSI package." for 1603);
  *   - on success (exit 0, 3010 or 1641) of /install or /repair, writes the registry values vc_redist writes:
  *     HKLM\SOFTWARE\Microsoft\VisualStudio\14.0\VC\Runtimes\<arch> with Installed=1 (DWORD),
@@ -249,6 +250,20 @@ int wmain(int argc, wchar_t **argv) {
         else if (!_wcsicmp(a, L"quiet") || !_wcsicmp(a, L"q") || !_wcsicmp(a, L"passive")) ui = a;
         else if (!_wcsicmp(a, L"norestart")) norestart = 1;
         else if ((!_wcsicmp(a, L"log") || !_wcsicmp(a, L"l")) && i + 1 < argc) log_path = argv[++i];
+    }
+    wchar_t default_log[MAX_PATH * 2];
+    if (!log_path) {  /* as Burn does without /log: %TEMP%\dd_vcredist_<amd64|x86>_<yyyymmddhhmmss>.log */
+        wchar_t temp[MAX_PATH];
+        SYSTEMTIME now;
+        GetLocalTime(&now);
+        DWORD n = GetTempPathW(MAX_PATH, temp);
+        if (n > 0 && n < MAX_PATH) {
+            _snwprintf(default_log, MAX_PATH * 2, L"%lsdd_vcredist_%ls_%04d%02d%02d%02d%02d%02d.log", temp,
+                       wcscmp(g_arch, L"x86") ? L"amd64" : L"x86", now.wYear, now.wMonth, now.wDay, now.wHour,
+                       now.wMinute, now.wSecond);
+            default_log[MAX_PATH * 2 - 1] = 0;
+            log_path = default_log;
+        }
     }
     if (log_path) g_log = _wfopen(log_path, L"wt, ccs=UTF-8");
 

@@ -9,7 +9,7 @@ step was cut short (a kill, a Stop, a failure) after its intent was written.
 from __future__ import annotations
 
 FILE, VARIABLE, PACKAGES, INSTALLER = "file", "variable", "packages", "installer"
-MACHINE_VALUE = "machine-value"  # a machine-wide (HKLM) value, written and restored by the elevated helper
+MACHINE_VALUE = "machine-value"  # a machine-wide (HKLM) value, written and restored by Windows' reg.exe, elevated
 RENAME = "rename"  # a file renamed in place (set aside), renamed back on undo
 
 

@@ -1,5 +1,6 @@
-"""A system-wide installer (vc_redist), run as the one elevated step. Recorded, never undone: other programs share
-what it installs, so a rollback leaves it (the plan says so); its own uninstaller or the restore point removes it."""
+"""A system-wide installer (Microsoft's vc_redist), started elevated itself. Recorded, never undone: other programs
+share what it installs, so a rollback leaves it (the plan says so); its own uninstaller, or the restore point Windows
+Installer makes when System Restore is on, removes it."""
 
 from __future__ import annotations
 
@@ -11,8 +12,7 @@ from app.system.files import sha256_of
 
 
 def prepare(system: System, arch: str, installer: Path) -> dict:
-    log = installer.with_suffix(".log")
-    argv = [system.windows_path(installer), "/install", "/quiet", "/norestart", "/log", system.windows_path(log)]
+    argv = [system.windows_path(installer), "/install", "/quiet", "/norestart"]  # its own log: %TEMP% (vc_runtime)
     return {"op": INSTALLER, "arch": arch, "argv": argv, "sha256": sha256_of(installer), "shown": argv[0]}
 
 

@@ -1,27 +1,70 @@
-"""A machine-wide registry value (HKLM), written by the one elevated helper (directly inside a copied drive); undo
-puts the value before back, while the value still holds what the step wrote. Through the helper, the value before
-is the helper's own record (kept in an administrators-only folder under the id the intent names), never the one
-in this user-writable journal."""
+"""A machine-wide registry value (HKLM): written through System.set_machine_value (on a live Windows, Windows' own
+reg.exe started elevated; inside a copied drive, directly); undo puts the value before back, while the value still
+holds what the step wrote.
+
+The journal lies in the user's folder, where any program of that user can change it, and an undo writes its
+"before" with administrator rights. So only the values this app writes can be written (ALLOWED_VALUES), and only
+in the form Windows itself gives them (`allowed`): LongPathsEnabled is 0, 1 or absent, and PagingFiles lists
+`X:\\pagefile.sys` entries with their sizes. Whatever the journal says, the worst an undo can do is put one of those
+back: no folder, no program, no text of anyone's choosing reaches the machine's settings."""
 
 from __future__ import annotations
 
-import secrets
+import re
 from typing import Optional
 
+from app.inventory.machine import LONG_PATHS_KEY
+from app.inventory.paging import MEMORY_MANAGEMENT_KEY
 from app.repair.changes import MACHINE_VALUE, RollbackStopped
-from app.repair.elevated import restore_machine_value, value_json, value_of, write_machine_value
 from app.system.base import RegistryValue, System
+
+PAGING_FILE_ENTRY = re.compile(r"^([A-Za-z?]):\\pagefile\.sys( \d{1,9} \d{1,9})?$", re.IGNORECASE)
+# (key, value name) -> its type, and whether it may be absent (deleted)
+ALLOWED_VALUES = {
+    (LONG_PATHS_KEY.lower(), "longpathsenabled"): ("REG_DWORD", True),
+    (MEMORY_MANAGEMENT_KEY.lower(), "pagingfiles"): ("REG_MULTI_SZ", False),
+}
+
+
+def value_json(value: Optional[RegistryValue]) -> Optional[dict]:
+    if value is None:
+        return None
+    if isinstance(value.data, bytes):
+        raise ValueError("binary registry values are not written by this app")
+    return {"type": value.type, "data": list(value.data) if isinstance(value.data, tuple) else value.data}
+
+
+def value_of(data: Optional[dict]) -> Optional[RegistryValue]:
+    return None if data is None else RegistryValue(data["type"], data["data"])
+
+
+def allowed(key: str, name: str, value: Optional[dict]) -> bool:
+    """Whether `value` (value_json's form; None: absent) is one this app may write as key\\name."""
+    spelled = re.sub(r"^HKEY_LOCAL_MACHINE\\", "HKLM\\\\", str(key).strip(), flags=re.IGNORECASE).rstrip("\\")
+    rule = ALLOWED_VALUES.get((spelled.lower(), str(name).lower()))
+    if rule is None:
+        return False
+    kind, may_be_absent = rule
+    if value is None:
+        return may_be_absent
+    if not isinstance(value, dict) or value.get("type") != kind:
+        return False
+    data = value.get("data")
+    if kind == "REG_DWORD":
+        return data in (0, 1) and not isinstance(data, bool)
+    return isinstance(data, list) and all(isinstance(d, str) and PAGING_FILE_ENTRY.match(d) for d in data)
 
 
 def prepare(system: System, key: str, name: str, value: Optional[RegistryValue]) -> dict:
+    after = value_json(value)
+    if not allowed(key, name, after):
+        raise ValueError(f"{key}\\{name} = {after!r:.100} is not a value this app writes")
     return {"op": MACHINE_VALUE, "key": key, "name": name, "shown": f"{key}\\{name}",
-            "before": value_json(system.registry_value(key, name)), "after": value_json(value),
-            "record": secrets.token_hex(16)}
+            "before": value_json(system.registry_value(key, name)), "after": after}
 
 
-def apply(system: System, transaction, key: str, name: str, value: Optional[RegistryValue],
-          record: Optional[str] = None) -> None:
-    write_machine_value(system, transaction.folder / "elevated", key, name, value, record)
+def apply(system: System, transaction, key: str, name: str, value: Optional[RegistryValue]) -> None:
+    system.set_machine_value(key, name, value)
 
 
 def undo(system: System, transaction, intent: dict, applied: bool) -> None:
@@ -30,13 +73,9 @@ def undo(system: System, transaction, intent: dict, applied: bool) -> None:
         return
     if now != intent["after"]:
         raise RollbackStopped("setting-changed-since", target=intent["shown"])
-    if not system.elevates_machine_changes:  # a copied drive: no elevation, no boundary to cross
-        write_machine_value(system, transaction.folder / "elevated", intent["key"], intent["name"],
-                            value_of(intent["before"]))
-        return
-    if not intent.get("record"):  # never a value from this user-writable journal through the elevated helper
-        raise RollbackStopped("setting-no-record", target=intent["shown"])
-    restore_machine_value(system, transaction.folder / "elevated", intent["record"], intent["shown"])
+    if not allowed(intent["key"], intent["name"], intent["before"]):  # never a text of the journal's choosing
+        raise RollbackStopped("setting-not-allowed", target=intent["shown"])
+    system.set_machine_value(intent["key"], intent["name"], value_of(intent["before"]))
 
 
 def targets(intent: dict) -> list:
