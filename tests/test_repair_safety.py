@@ -199,10 +199,13 @@ def test_downloads_are_not_kept_once_a_repair_is_finished_or_rolled_back(data_di
         assert (transaction.folder / "journal.jsonl").exists()
 
 
+@pytest.mark.parametrize("how", ["rollback", "undo"])
 def test_a_listed_interrupted_repair_undone_and_repaired_elsewhere_is_not_replayed_from_the_old_list(
-        torch_image, data_dir, tmp_path, capsys):
+        torch_image, data_dir, tmp_path, capsys, how):
     """The Welcome page lists an interrupted repair; the command line (a real second process) undoes it and
-    repairs again; then "Roll back now" with the listed records must not remove the new repair's file."""
+    repairs again; then "Roll back now" with the listed records must not remove the new repair's file: through
+    the rollback itself, and through run.undo (what the Welcome page's worker calls), which holds the
+    transaction first: holding it is where its journal is read again."""
     image = torch_image()
     lib = image.host(TORCH_LIB)
     repair, _go = start_paused(image, data_dir, "change:1", tmp_path)
@@ -216,7 +219,12 @@ def test_a_listed_interrupted_repair_undone_and_repaired_elsewhere_is_not_replay
         assert done.returncode in (0, 1), done.stderr
     assert (lib / "libomp140.x86_64.dll").is_file()
     with pytest.raises(TransactionChanged) as changed:
-        listed.rollback(OfflineImage(image.root))
+        if how == "rollback":
+            listed.rollback(OfflineImage(image.root))
+        else:
+            from app.repair.run import undo
+
+            undo(listed, Journal())
     assert (lib / "libomp140.x86_64.dll").is_file()  # the new repair's file is untouched
     assert Journal().last().state == DONE
     words_en, words_zh = failure_text(changed.value, "en"), failure_text(changed.value, "zh_CN")

@@ -256,11 +256,18 @@ class Transaction:
 
     # -- holding ---------------------------------------------------------------------------------------
     def hold(self) -> None:
-        """Take this transaction's lock for this process, or raise TransactionBusy."""
+        """The one way to take this transaction's lock (TransactionBusy when another process holds it). Under the
+        lock its journal is read again: one that changed since this object read it (undone, or repaired on, in
+        another window or on the command line) is let go at once and raises TransactionChanged, so nothing is
+        ever replayed from an old reading."""
         try:
             self._lock.acquire()
         except LockHeld as held:
             raise TransactionBusy(self.id, held.owner) from None
+        read, self.records = self.records, self._read()
+        if self.records != read:
+            self._lock.release()
+            raise TransactionChanged(self.id, self.state.value)
 
     def release(self) -> None:
         self._lock.release()
@@ -374,11 +381,7 @@ class Transaction:
             return
         mine = self._lock.held
         if not mine:
-            self.hold()
-            listed, self.records = self.records, self._read()  # what is on disk now, read under the lock
-            if self.records != listed:  # undone or gone on with elsewhere since it was read: not touched
-                self.release()
-                raise TransactionChanged(self.id, self.state.value)
+            self.hold()  # what is on disk now, read under the lock
         try:
             self._rollback(system)
         finally:

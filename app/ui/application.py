@@ -64,8 +64,8 @@ def new_wizard(*, demo: bool = False, root: Optional[str] = None, env: Optional[
     if env and session.system is not None:
         chosen = choose_environment(session.system, env)
         if chosen is not None:
-            session.environments, session.env = [chosen], chosen
-    session.lang = language_for(lang, session.system)
+            session.choose_environment(chosen, only=True)
+    session.set_language(language_for(lang, session.system))
     wizard = DoctorWizard(session)
     if demo:
         wizard.pages[ENVIRONMENTS].start_demo()

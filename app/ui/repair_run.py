@@ -198,7 +198,7 @@ class RepairRun:
         self._worker = None
         item = self.items[self.current]
         item.outcome = outcome
-        self.session.outcomes.append(outcome)
+        self.session.add_outcome(outcome)
         self._take_diagnosis(outcome.after)
         item.phase = {FIXED: Phase.DONE, RESTART_NEEDED: Phase.RESTART_NEEDED}.get(outcome.state, Phase.STILL_BLOCKED)
         self.log.append(Recorded(outcome.transaction.id))
@@ -282,7 +282,7 @@ class RepairRun:
         for item in done:
             if item.outcome.transaction.id in undone:
                 item.phase = Phase.ROLLED_BACK
-                self.session.outcomes = [o for o in self.session.outcomes if o is not item.outcome]
+                self.session.forget_outcomes({item.outcome.transaction.id})
                 item.outcome = None
             else:
                 item.phase = Phase.NOT_ROLLED_BACK
@@ -297,9 +297,7 @@ class RepairRun:
             self.on_closed()
 
     def _take_diagnosis(self, after: Diagnosis) -> None:
-        self.session.diagnosis = after
-        if after.environments:
-            self.session.env = after.environments[0]
+        self.session.take_repair_diagnosis(after)
 
 
 def rolled_itself_back(error: BaseException) -> bool:

@@ -80,6 +80,71 @@ class Session:
         self.environments, self.env, self.diagnosis, self.program = [], None, None, Program()
         self.options, self.chosen, self.guided, self.outcomes, self.after = [], [], [], [], None
 
+    # -- the one way the session changes: pages and models call these, nothing writes a field from outside ------
+    def set_language(self, lang: str) -> None:
+        self.lang = lang
+
+    def set_program(self, program: Program) -> None:
+        """The program that shows the error (what it imports before torch), for the next diagnosis."""
+        self.program = program
+
+    def set_pasted_error(self, text: str) -> None:
+        self.pasted_error = text
+
+    def clear_environments(self) -> None:
+        self.environments = []
+
+    def add_environment(self, env: PythonEnvironment) -> None:
+        self.environments.append(env)
+
+    def choose_environment(self, env: Optional[PythonEnvironment], *, only: bool = False) -> None:
+        """The environment the wizard looks at; another one than before forgets the program (what another program
+        imports first says nothing about this one). `only`: the one the user named, nothing else is searched."""
+        if env is not self.env:
+            self.program = Program()
+        self.env = env
+        if only and env is not None:
+            self.environments = [env]
+
+    def set_diagnosis(self, diagnosis: Optional[Diagnosis]) -> None:
+        """What the checks found (None while they run again)."""
+        self.diagnosis = diagnosis
+
+    def take_repair_diagnosis(self, after: Diagnosis) -> None:
+        """The checks after a repair or its rollback: what is found now, in the environment as it is now."""
+        self.diagnosis = after
+        if after.environments:
+            self.env = after.environments[0]
+
+    def set_options(self, options: list[RepairOption], chosen: list[RepairOption]) -> None:
+        """The repairs offered, and those chosen (split into the ones that change something and the guided)."""
+        self.options = options
+        self.choose_repairs(chosen)
+
+    def choose_repairs(self, chosen: list[RepairOption]) -> None:
+        self.chosen, self.guided = split_chosen(chosen)
+
+    def add_outcome(self, outcome: RepairOutcome) -> None:
+        self.outcomes.append(outcome)
+
+    def forget_outcomes(self, transaction_ids: set[str]) -> None:
+        """Repairs undone since: no longer this session's changes."""
+        self.outcomes = [o for o in self.outcomes if o.transaction.id not in transaction_ids]
+
+    def set_verified(self, after: Optional[Diagnosis]) -> None:
+        """The Verify page's diagnosis (None while it runs)."""
+        self.after = after
+
+    def use_scratch(self) -> Path:
+        """A scratch folder that lives as long as the session (the demo computer is built in it); with no data
+        folder of the user's own chosen (TDD_DATA_DIR), repairs are journalled there too, away from real ones."""
+        self.close()
+        self._scratch = tempfile.TemporaryDirectory(prefix="tdd-demo-")
+        scratch = Path(self._scratch.name)
+        if not os.environ.get("TDD_DATA_DIR"):
+            self.journal = Journal(scratch / "data")
+        return scratch
+
     def set_owner_window(self, handle: int) -> None:
         """The window Windows' permission prompt is owned by, so that it comes to the front over the wizard instead
         of flashing in the taskbar (from the GUI thread, once the window exists)."""
@@ -138,11 +203,7 @@ def open_demo(session: Session) -> OfflineImage:
     the user's own chosen (TDD_DATA_DIR), its repairs are journalled there too, away from real ones."""
     from app.demo.computer import build_demo_image
 
-    session.close()
-    session._scratch = tempfile.TemporaryDirectory(prefix="tdd-demo-")
-    scratch = Path(session._scratch.name)
-    if not os.environ.get("TDD_DATA_DIR"):
-        session.journal = Journal(scratch / "data")
+    scratch = session.use_scratch()
     return OfflineImage(build_demo_image(scratch / "demo"))
 
 

@@ -109,7 +109,7 @@ class DoctorWizard(QWizard):
         """From Findings: the checks once more, as `program` starts (what it imports before torch)."""
         if self.currentId() != FINDINGS:
             return
-        self.session.program = program
+        self.session.set_program(program)
         self.back()
         self.pages[DIAGNOSE].initializePage()
 
@@ -117,7 +117,7 @@ class DoctorWizard(QWizard):
         """Switch every page, Qt's own buttons and the findings' words to `lang`."""
         if lang == self.session.lang:
             return
-        self.session.lang = lang
+        self.session.set_language(lang)
         self.translations.use(lang)  # LanguageChange reaches every widget; Qt may post some of them, so:
         self.retranslate()
         for page in self.pages.values():

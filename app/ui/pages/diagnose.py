@@ -120,7 +120,7 @@ class DiagnosePage(Page):
         layout.addWidget(self.result)
 
     def initializePage(self) -> None:
-        self.session.diagnosis = None
+        self.session.set_diagnosis(None)
         self.set_ready(False)
         self.checklist.start(self.session.env)
         self.retranslate()
@@ -153,6 +153,6 @@ class DiagnosePage(Page):
             self.result.setText("")
 
     def _done(self, diagnosis) -> None:
-        self.session.diagnosis = diagnosis
+        self.session.set_diagnosis(diagnosis)
         self.set_ready(diagnosis is not None)
         self.retranslate()

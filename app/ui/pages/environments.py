@@ -10,7 +10,6 @@ from PySide6.QtCore import QItemSelectionModel, Qt
 from PySide6.QtWidgets import QAbstractItemView, QFileDialog, QHBoxLayout, QHeaderView, QTreeView, QVBoxLayout
 
 from app.cancel import Cancelled
-from app.probes.base import Program
 from app.system.offline import OfflineImage
 from app.ui.failure import failure_words
 from app.ui.models import ROLE_ITEM, EnvironmentModel
@@ -136,7 +135,7 @@ class EnvironmentsPage(Page):
             return
         if not folders:
             self.model.clear()
-            self.session.environments = []
+            self.session.clear_environments()
         self._state = SearchState.SEARCHING
         self._show_state()
         self.search.start(
@@ -148,7 +147,7 @@ class EnvironmentsPage(Page):
         if any(e.exec_prefix == env.exec_prefix for e in self.model.envs):
             return
         self.model.add(env)
-        self.session.environments.append(env)
+        self.session.add_environment(env)
         if not self.view.selectionModel().hasSelection() and env.torch is not None:
             self.select(len(self.model.envs) - 1)
         self._show_state()
@@ -171,9 +170,7 @@ class EnvironmentsPage(Page):
         rows = self.view.selectionModel().selectedRows()
         env = self.model.data(rows[0], ROLE_ITEM) if rows else None
         chosen = env if env is not None and env.torch is not None else None
-        if chosen is not self.session.env:
-            self.session.program = Program()  # what another program imports first says nothing about this one
-        self.session.env = chosen
+        self.session.choose_environment(chosen)
         self.set_ready(self.session.env is not None)
 
     # -- other places ---------------------------------------------------------------------------------------

@@ -111,9 +111,9 @@ class FinishPage(Page):
 
     def _undone(self, result: UndoResult) -> None:
         undone = {t.id for t in result.undone}
-        self.session.outcomes = [o for o in self.session.outcomes if o.transaction.id not in undone]
+        self.session.forget_outcomes(undone)
         if result.after is not None:
-            self.session.after = result.after
+            self.session.set_verified(result.after)
         if not result.complete:
             self.undo.setEnabled(True)
             self.said(lambda: failure_text(result.error, self.session.lang))

@@ -26,7 +26,7 @@ from app.i18n import words
 from app.repair.names import repair_name
 from app.ui.failure import failure_words
 from app.ui.pages.base import Page, wrapped
-from app.ui.session import recommended, repair_options, split_chosen
+from app.ui.session import recommended, repair_options
 from app.ui.workers import LatestRun
 
 
@@ -95,7 +95,7 @@ class PlanPage(Page):
     def initializePage(self) -> None:
         self.set_ready(False)
         self._state = PlanState.PLANNING
-        self.session.options, self.session.chosen, self.session.guided = [], [], []
+        self.session.set_options([], [])
         self.retranslate()
         system, env, diagnosis = self.session.system, self.session.env, self.session.diagnosis
         self.planning.start(self.doctor.pool, lambda worker: repair_options(system, env, diagnosis),
@@ -106,8 +106,7 @@ class PlanPage(Page):
         self._state = PlanState.IDLE
 
     def _planned(self, options) -> None:
-        self.session.options = options
-        self.session.chosen, self.session.guided = split_chosen(recommended(options))
+        self.session.set_options(options, recommended(options))
         self._state = PlanState.READY
         self.retranslate()
 
@@ -202,7 +201,7 @@ class PlanPage(Page):
             number = group.checkedId()
             if 0 <= number < len(options):
                 chosen.append(options[number])
-        self.session.chosen, self.session.guided = split_chosen(chosen)
+        self.session.choose_repairs(chosen)
         self._route()
 
     def _route(self) -> None:

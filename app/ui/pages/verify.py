@@ -29,7 +29,7 @@ class VerifyPage(Page):
         layout.addWidget(self.checklist, 1)
 
     def initializePage(self) -> None:
-        self.session.after = None
+        self.session.set_verified(None)
         self.set_ready(False)
         self.checklist.start(self.session.env)
         self.retranslate()
@@ -71,6 +71,6 @@ class VerifyPage(Page):
             "used.</p>").format(titles=titles))
 
     def _done(self, diagnosis) -> None:
-        self.session.after = diagnosis
+        self.session.set_verified(diagnosis)
         self.set_ready(True)
         self.retranslate()

@@ -133,7 +133,7 @@ class WelcomePage(Page):
     # -- the pasted error ---------------------------------------------------------------------------------
     def _explain(self) -> None:
         text = self.paste.toPlainText()
-        self.session.pasted_error = text
+        self.session.set_pasted_error(text)
         if not printable(text).strip():
             self._cause = None
             self._show_cause()
