@@ -1,6 +1,6 @@
 """Download benchmark: a 200 MB file of random bytes, served by the tests' local HTTPS server
 (tests/https_server.py, in its own process so that it does not share the interpreter with the client), fetched
-by our downloader (app/repair/download.py, SHA-256 checked, fsynced, renamed) and by `curl --cacert CA -o FILE`
+by our downloader (app/sources/download.py, SHA-256 checked, fsynced, renamed) and by `curl --cacert CA -o FILE`
 from the same server in the same run, alternating, several rounds each; medians. The target: ours >= 0.9x curl.
 
     python benchmarks/bench_download.py [--repeat 3] [--size-mb 200] [--json FILE]
@@ -47,7 +47,7 @@ def file_sha256(path: Path) -> str:
 
 
 def main() -> None:
-    from app.repair.download import CHUNK, download
+    from app.sources.download import CHUNK, download
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=3)
@@ -96,7 +96,7 @@ def main() -> None:
     ours_s, curl_s = statistics.median(ours), statistics.median(curl)
     results = {
         "file": f"{size} bytes of random data, served over HTTPS (TLS, HTTP/1.1) on 127.0.0.1 by tests/https_server.py",
-        "ours": f"app.repair.download.download: reads sized to the speed (at most {CHUNK} bytes), written in a "
+        "ours": f"app.sources.download.download: reads sized to the speed (at most {CHUNK} bytes), written in a "
                 "second thread, fsync + rename; without a pinned hash (as curl), and again with SHA-256 on the fly",
         "curl": "curl -sS --fail --cacert CA -o FILE URL (" + subprocess.run(
             ["curl", "--version"], capture_output=True, text=True).stdout.splitlines()[0] + ")",

@@ -23,8 +23,8 @@ from app.cli.parser import build_parser
 from app.demo.computer import DEMO_TORCH_LIB, DEMO_VENV, build_demo_image
 from app.i18n import words
 from app.main import main
-from app.repair.download import DownloadProgress
 from app.report.units import download_line, size_pair_text, size_text, speed_text, time_left_text
+from app.sources.download import DownloadProgress
 from app.system.offline import OfflineImage
 from app.system.typed_path import resolve_typed_path
 from tests.conftest import VENV

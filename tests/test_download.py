@@ -1,4 +1,4 @@
-"""The one downloader (app/repair/download.py) against a real HTTPS server on 127.0.0.1 (tests/https_server.py),
+"""The one downloader (app/sources/download.py) against a real HTTPS server on 127.0.0.1 (tests/https_server.py),
 trusted through REQUESTS_CA_BUNDLE, as any requests user would."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 
 from app.cancel import Cancelled, CancelToken
 from app.i18n import LANGUAGES, _texts
-from app.repair.download import (
+from app.sources.download import (
     ERROR_CODES,
     DownloadError,
     RangeNotSupported,
@@ -330,7 +330,7 @@ def test_the_systems_trust_store_checks_certificates(serve, monkeypatch, tmp_pat
 
 
 def test_a_certificate_the_users_pip_names_is_the_one_used(serve, monkeypatch, tmp_path):
-    from app.repair.download import new_session
+    from app.sources.download import new_session
 
     url = serve("/pip-cert.bin")
     ca = os.environ["REQUESTS_CA_BUNDLE"]

@@ -11,10 +11,10 @@ import shutil
 import pytest
 
 from app.main import main
-from app.repair.download import DownloadError
-from app.repair.intel_openmp import fetch_runtime
-from app.repair.pip_settings import read_pip_settings
 from app.resources import download_catalog
+from app.sources.download import DownloadError
+from app.sources.intel_openmp import fetch_runtime
+from app.sources.pip_settings import read_pip_settings
 from app.system.offline import OfflineImage
 from tests import realfiles
 from tests.conftest import TORCH_LIB, VENV, real

@@ -15,9 +15,9 @@ import pytest
 import requests
 
 from app.engine.versions import matches, version_tuple
-from app.repair.download import DownloadError
-from app.repair.wheel_member import RemoteWheel
 from app.resources import known_issues
+from app.sources.download import DownloadError
+from app.sources.wheel_member import RemoteWheel
 from tests import realfiles
 from tests.conftest import real
 

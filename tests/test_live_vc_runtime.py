@@ -43,13 +43,14 @@ import json, sys
 sys.path.insert(0, {repo!r})
 import app.resources
 import app.repair.vc_runtime as vc
+import app.sources.vc_redist as vc_source
 
 _catalog = app.resources.download_catalog
 def catalog():  # the test's one override: where vc_redist.x64.exe is downloaded from
     entry = _catalog()
     entry["vc_redist"]["x64"]["url"] = {url!r}
     return entry
-vc.download_catalog = catalog
+vc.download_catalog = vc_source.download_catalog = catalog
 vc.BUSY_WAIT_S = {busy_wait_s!r}
 from app.main import main
 from app.system.live import LiveWindows
@@ -345,13 +346,14 @@ import json, sys
 sys.path.insert(0, {repo!r})
 import app.resources
 import app.repair.vc_runtime as vc
+import app.sources.vc_redist as vc_source
 
 _catalog = app.resources.download_catalog
 def catalog():  # the test's one override, as for the CLI above
     entry = _catalog()
     entry["vc_redist"]["x64"]["url"] = {url!r}
     return entry
-vc.download_catalog = catalog
+vc.download_catalog = vc_source.download_catalog = catalog
 from PySide6.QtCore import Qt
 from app.ui.application import application, new_wizard
 from app.ui.pages.base import FINDINGS, FINISH, PLAN, REPAIR, VERIFY

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from app.demo.image_builder import ImageBuilder
-from app.repair.pip_settings import DEFAULT_INDEX, read_pip_settings
+from app.sources.pip_settings import DEFAULT_INDEX, read_pip_settings
 from app.system.offline import OfflineImage
 
 APPDATA_INI = r"C:\Users\alice\AppData\Roaming\pip\pip.ini"

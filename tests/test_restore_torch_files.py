@@ -14,7 +14,7 @@ import zipfile
 import pytest
 
 from app.main import main
-from app.repair.restore_files import InstalledPackage, hex_digest, indexes_for
+from app.sources.torch_wheels import InstalledPackage, hex_digest, indexes_for
 from tests import realfiles
 from tests.conftest import SITE, TORCH_LIB, VENV, real
 from tests.https_server import Fault

@@ -18,9 +18,9 @@ import zlib
 
 import pytest
 
-from app.repair.download import DownloadError, fetch_page
-from app.repair.wheel_member import LocalWheel, RemoteWheel, WheelError, parse_index_page
 from app.resources import resources_folder
+from app.sources.download import DownloadError, fetch_page
+from app.sources.wheel_member import LocalWheel, RemoteWheel, WheelError, parse_index_page
 from tests import realfiles
 from tests.conftest import real
 from tests.https_server import Fault

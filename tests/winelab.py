@@ -93,7 +93,7 @@ APP_DEPS = (
     "idna==3.10",
     "certifi==2024.8.30",
     "charset-normalizer==3.4.0",
-    "truststore==0.10.5",  # certificates checked by Windows' own trust store (app/repair/download.py new_session)
+    "truststore==0.10.5",  # certificates checked by Windows' own trust store (app/sources/download.py new_session)
 )
 
 #: The frozen app's Windows wheels: Qt for the wizard (PySide6-Essentials, as pyproject), what the app imports

@@ -3,7 +3,7 @@
     python -m tools.measure_runtime_imports [--releases 2.0.1,2.14.1] [--python cp311] [--out FILE]
 
 For each release (default: the newest patch of every minor release from 2.0 that PyPI's JSON API lists), the
-win_amd64 wheel of `--python` is read by HTTP ranges (`app.repair.wheel_member.RemoteWheel` over the one
+win_amd64 wheel of `--python` is read by HTTP ranges (`app.sources.wheel_member.RemoteWheel` over the one
 downloader): its central directory, then each DLL of torch\\lib, inflated from its start (a deflated member
 cannot be entered in the middle) into a temporary file and read with the app's PE reader (imports and
 delay imports, no exports). Every DLL of torch\\lib is read: torch_cpu.dll's import directory sits at about 95%
@@ -31,8 +31,8 @@ if __package__ in (None, ""):  # run as a script: make the repository importable
 
 from app.engine.pe import read_pe_stream
 from app.engine.versions import version_tuple
-from app.repair.wheel_member import RemoteWheel
 from app.resources import known_issues
+from app.sources.wheel_member import RemoteWheel
 
 PROJECT_API = "https://pypi.org/pypi/torch/json"  # every release's files (the per-version page 404s on some mirrors)
 MAX_MEMBER = 2 << 30  # torch_cpu.dll is about 250 MB; a CUDA build's torch_cuda.dll about 1 GB

@@ -18,8 +18,8 @@ from app.inventory.machine import LIBOMP140, MachineFacts
 from app.probes.finding import Finding
 from app.repair.journal import Transaction
 from app.repair.openmp_candidate import check_candidate, refusal_text
-from app.repair.pip_settings import read_pip_settings
 from app.resources import download_catalog
+from app.sources.pip_settings import read_pip_settings
 from app.system.base import RegistryValue, System
 from app.system.folders import child
 
@@ -142,7 +142,7 @@ class PlaceOpenMP:
         for change in plan.changes:
             source, digest = change.host_source, None
             if source is None:  # intel-openmp: download, verify, check, then place like any other source
-                from app.repair.intel_openmp import fetch_runtime
+                from app.sources.intel_openmp import fetch_runtime
 
                 settings = read_pip_settings(system, Path(plan.download["pip_prefix"]))
                 source, facts = fetch_runtime(system, settings, transaction.folder / "downloads",

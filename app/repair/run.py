@@ -51,7 +51,7 @@ class OutputLine:
 
 @dataclass(frozen=True)
 class DownloadMoved:
-    progress: object  # app.repair.download.DownloadProgress
+    progress: object  # app.sources.download.DownloadProgress
 
 
 RunEvent = Union[StepReached, OutputLine, DownloadMoved]  # what a running repair reports, typed

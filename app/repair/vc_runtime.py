@@ -29,12 +29,12 @@ from app.i18n import words
 from app.inventory.environment import PythonEnvironment
 from app.inventory.machine import CORE_VC_DLLS, MachineFacts, read_machine_facts
 from app.probes.finding import Finding
-from app.repair.installer_check import installer_refusal
 from app.repair.journal import Transaction
 from app.repair.plan import Change, Plan, PlanRefused, cannot_here, said
 from app.resources import download_catalog
+from app.sources.vc_redist import fetch_installer, installer_refusal
 from app.system.base import ElevationDeclined, StillRunning, System
-from app.system.files import sha256_of, write_bytes
+from app.system.files import write_bytes
 
 TIMEOUT_S = 1800.0
 BUSY_WAIT_S = 60  # 1618: another installation is running; waited this long before asking again
@@ -131,27 +131,6 @@ class InstallVCRuntime:
                               "version": old[0].version})
         elif old:  # registered, and no restart pending, but the files Windows loads are still the old ones
             raise InstallerFailed("old-files", dll=system.windows_path(old[0].path), version=old[0].version)
-
-
-def fetch_installer(system: System, arch: str, folder: Path, progress,
-                    token: Optional[CancelToken]) -> tuple[Path, str]:
-    """vc_redist.<arch>.exe from Microsoft's permanent link, refused unless signed by Microsoft and new enough;
-    (its path, the SHA-256 of the file that passed the checks: only a file with it is started, run_installer)."""
-    from app.repair.download import DownloadError, download  # requests: only when something is downloaded
-
-    catalog = download_catalog()["vc_redist"]
-    verified: list[str] = []
-
-    def verify(path: Path) -> None:
-        refusal = installer_refusal(system, path)
-        if refusal is not None:
-            raise DownloadError("verification-failed", host="aka.ms", detail=f"the installer {refusal}")
-        verified.append(sha256_of(path))
-
-    target = folder / f"vc_redist.{arch}.exe"
-    download(catalog[arch]["url"], target, max_bytes=catalog["max_bytes"], progress=progress, token=token,
-             verify_file=verify)
-    return target, verified[-1]
 
 
 def run_installer(system: System, argv: list[str], on_output: Callable[[str], None],

@@ -15,7 +15,7 @@ _SCALES = ((1e9, 1e9, "GB", 2), (1e5, 1e6, "MB", 1), (1e3, 1e3, "KB", 0), (0, 1,
 
 
 class Progress(Protocol):
-    """What a download reports (app.repair.download.DownloadProgress has these)."""
+    """What a download reports (app.sources.download.DownloadProgress has these)."""
 
     done: int
     total: Optional[int]

@@ -17,7 +17,6 @@ from typing import Any, Callable, Optional
 from app.cancel import Cancelled
 from app.failures import failure_text
 from app.probes.runner import Diagnosis
-from app.repair.download import DownloadCancelled, DownloadProgress
 from app.repair.journal import ROLLED_BACK, Transaction
 from app.repair.run import (
     FIXED,
@@ -31,6 +30,7 @@ from app.repair.run import (
     apply_plan,
     undo,
 )
+from app.sources.download import DownloadCancelled, DownloadProgress
 
 PROGRESS_EVERY_S = 0.1  # at most ten progress updates a second reach the GUI thread
 

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, BinaryIO, Callable, Iterator, Optional
 from urllib.parse import urldefrag, urljoin, urlsplit
 
 from app.cancel import CancelToken
-from app.repair.download import DownloadError, RangeNotSupported, fetch_range, remote_size
+from app.sources.download import DownloadError, RangeNotSupported, fetch_range, remote_size
 
 if TYPE_CHECKING:
     import requests

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Callable, Optional
 from urllib.parse import urlparse
 
 from app.cancel import CancelToken
-from app.repair.download import (
+from app.resources import download_catalog
+from app.sources.download import (
     DownloadError,
     DownloadProgress,
     RangeNotSupported,
@@ -20,8 +21,8 @@ from app.repair.download import (
     fetch_page,
     new_session,
 )
-from app.repair.pip_settings import PipSettings
-from app.repair.wheel_member import (
+from app.sources.pip_settings import PipSettings
+from app.sources.wheel_member import (
     JSON_ACCEPT,
     IndexFile,
     LocalWheel,
@@ -29,7 +30,6 @@ from app.repair.wheel_member import (
     parse_index_page,
     project_url,
 )
-from app.resources import download_catalog
 from app.system.base import System
 from app.system.files import write_bytes
 from app.system.signature import signed_by
