@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Installs Wine (64-bit) for the Windows lab (tests/winelab.py), only when it is missing. Idempotent.
 # The lab runs console programs headless (DISPLAY unset). Xvfb and Qt's X11 libraries are for
-# tests/test_x11_libraries.py (the wizard on an X server, with and without those libraries).
+# tests/gui/test_x11_libraries.py (the wizard on an X server, with and without those libraries).
 # Debian/Ubuntu with apt-get; run as root (CI is root). Usage: bash .ci/wine_setup.sh
 set -euo pipefail
 
 have_wine() { command -v wine >/dev/null 2>&1 && command -v wineserver >/dev/null 2>&1; }
 command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1 || { S=$([ "$(id -u)" -eq 0 ] || echo sudo); $S apt-get update -q && $S env DEBIAN_FRONTEND=noninteractive apt-get install -y -q gcc-mingw-w64-x86-64; }  # builds tests/standin (the stand-in vc_redist)
-command -v osslsigncode >/dev/null 2>&1 || { S=$([ "$(id -u)" -eq 0 ] || echo sudo); $S apt-get update -q && $S env DEBIAN_FRONTEND=noninteractive apt-get install -y -q osslsigncode; }  # signs the stand-in (tests/test_live_vc_runtime.py, test_signature.py)
+command -v osslsigncode >/dev/null 2>&1 || { S=$([ "$(id -u)" -eq 0 ] || echo sudo); $S apt-get update -q && $S env DEBIAN_FRONTEND=noninteractive apt-get install -y -q osslsigncode; }  # signs the stand-in (tests/lab/test_live_vc_runtime.py, test_signature.py)
 command -v Xvfb >/dev/null 2>&1 && [ -e /usr/lib/x86_64-linux-gnu/libxcb-cursor.so.0 ] || { S=$([ "$(id -u)" -eq 0 ] || echo sudo); $S apt-get update -q && $S env DEBIAN_FRONTEND=noninteractive apt-get install -y -q xvfb libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 libxcb-randr0 libxcb-render-util0 libxcb-shape0 libxcb-xinerama0 libxcb-xkb1 libxkbcommon-x11-0; }  # an X server, and the libraries Qt 6.5+ draws on X11 with
 # Fonts for Qt's offscreen platform under Wine (it finds none of its own): DejaVu (Latin) and WenQuanYi Micro Hei
 # (Chinese), handed to the app through TDD_FONT_DIR by tests/winelab.py (font_dir).

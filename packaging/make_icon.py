@@ -3,7 +3,7 @@
 Renders resources/icons/app.svg (the window icon the wizard shows) at every size Windows asks for, 16 to 256 px,
 each rendered at its own size rather than scaled down, and stores them as PNG entries of one ICO file (the format
 Windows Vista and later read). Default output: resources/icons/app.ico. Needs PySide6 (QtSvg is in
-PySide6-Essentials). The .ico is committed; tests/test_generated_files.py fails when it no longer shows the SVG.
+PySide6-Essentials). The .ico is committed; tests/unit/test_generated_files.py fails when it no longer shows the SVG.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ writes `resources/demo/torch-2.4.0.json.gz`: for each file its Windows path in t
 linker version, versions, DependentLoadFlags, its whole import table (normal and delay, names and
 ordinals) and the part of its exports that some file of the demo imports. `app.demo.computer` turns that
 back into small PE files. The output is deterministic (sorted keys, gzip mtime 0), so a stale resource
-shows up as a failing test (tests/test_demo.py).
+shows up as a failing test (tests/wheels/test_demo.py).
 """
 
 from __future__ import annotations

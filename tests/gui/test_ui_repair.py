@@ -1,0 +1,164 @@
+"""The Repair page off the happy path, clicked as a user would (pytest-qt, a real window offscreen): Stop after a
+change was made, closing the window during a repair and during its rollback, and a double-click on "Repair now"."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QWizard
+
+from app.repair.journal import Journal
+from app.ui.pages.base import REPAIR
+from app.ui.repair_run import RunState
+from tests.conftest import TORCH_LIB
+from tests.gui.test_ui import WAIT_MS, data_dir, forward, hashes, open_wizard, ready, to_plan  # noqa: F401 - fixtures
+
+
+def paused(monkeypatch, tmp_path: Path, point: str) -> tuple[Path, Path]:
+    go = tmp_path / f"go-{point.replace(':', '-')}"
+    monkeypatch.setenv("TDD_PAUSE_AT", point)
+    monkeypatch.setenv("TDD_PAUSE_FILE", str(go))
+    return go, Path(str(go) + ".reached")
+
+
+def test_stop_after_the_file_was_placed_rolls_it_back_and_says_so(torch_image, open_wizard, qtbot, monkeypatch,
+                                                                  tmp_path):
+    image = torch_image()
+    lib = image.host(TORCH_LIB)
+    before = hashes(lib)
+    wizard = open_wizard(root=str(image.root))
+    to_plan(qtbot, wizard)
+    go, reached = paused(monkeypatch, tmp_path, "applied:1")
+    forward(qtbot, wizard, REPAIR)
+    qtbot.waitUntil(reached.exists, timeout=WAIT_MS)
+    repair = wizard.pages[REPAIR]
+    assert (lib / "libomp140.x86_64.dll").exists() and repair.stop.isEnabled()
+    qtbot.mouseClick(repair.stop, Qt.MouseButton.LeftButton)
+    go.write_text("go")
+    qtbot.waitUntil(lambda: repair.state == RunState.ROLLED_BACK, timeout=WAIT_MS)
+    assert hashes(lib) == before
+    assert "put back as it was" in repair.status.text() and repair.isComplete()
+    (transaction,) = Journal().transactions()
+    assert transaction.state == "rolled-back"
+
+
+def test_closing_the_window_during_a_repair_and_again_during_its_rollback_waits_for_it(torch_image, open_wizard,
+                                                                                      qtbot, monkeypatch, tmp_path):
+    image = torch_image()
+    lib = image.host(TORCH_LIB)
+    before = hashes(lib)
+    wizard = open_wizard(root=str(image.root))
+    to_plan(qtbot, wizard)
+    go, reached = paused(monkeypatch, tmp_path, "change:1")
+    forward(qtbot, wizard, REPAIR)
+    qtbot.waitUntil(reached.exists, timeout=WAIT_MS)
+    repair = wizard.pages[REPAIR]
+    wizard.close()  # the window's X
+    qtbot.wait(50)
+    assert wizard.isVisible() and repair.state == RunState.ROLLING_BACK
+    assert "closes by itself" in repair.status.text()
+    go2, reached2 = paused(monkeypatch, tmp_path, "restore:1")  # hold the rollback itself half way
+    go.write_text("go")
+    qtbot.waitUntil(reached2.exists, timeout=WAIT_MS)
+    wizard.close()
+    qtbot.keyClick(wizard, Qt.Key.Key_Escape)  # again, and Esc: nothing closes a window that is putting back
+    qtbot.wait(50)
+    assert wizard.isVisible() and repair.state == RunState.ROLLING_BACK
+    go2.write_text("go")
+    qtbot.waitUntil(lambda: not wizard.isVisible(), timeout=WAIT_MS)  # closed by itself once put back
+    assert hashes(lib) == before
+    (transaction,) = Journal().transactions()
+    assert transaction.state == "rolled-back"
+
+
+def test_a_double_click_on_repair_now_repairs_once(torch_image, open_wizard, qtbot):
+    image = torch_image()
+    wizard = open_wizard(root=str(image.root))
+    to_plan(qtbot, wizard)
+    commit = wizard.button(QWizard.WizardButton.CommitButton)
+    qtbot.mouseDClick(commit, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(commit, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: wizard.pages[REPAIR].state == RunState.DONE, timeout=WAIT_MS)
+    time.sleep(0.2)
+    assert len(list(Journal().transactions())) == 1
+    assert wizard.currentId() == REPAIR
+
+
+@pytest.fixture(autouse=True)
+def no_pause_left(monkeypatch):
+    yield
+    monkeypatch.delenv("TDD_PAUSE_AT", raising=False)
+
+
+def test_a_rollback_that_stopped_on_a_changed_file_offers_keep_not_a_button_that_can_only_fail(torch_image,
+                                                                                              open_wizard, qtbot):
+    from app.main import main
+    from app.ui.pages.base import WELCOME
+
+    image = torch_image()
+    argv = ["--root", str(image.root), "--env", r"C:\Users\alice\ComfyUI\venv", "--yes"]
+    assert main(["repair", *argv, "--action", "place-libomp140"]) == 0
+    (image.host(TORCH_LIB) / "libomp140.x86_64.dll").write_bytes(b"MZ the user's own copy")
+    assert main(["undo", "--last"]) == 1  # stops rather than overwrite it
+    wizard = open_wizard(root=str(image.root))
+    welcome = wizard.pages[WELCOME]
+    qtbot.waitUntil(welcome.unfinished.isVisible, timeout=WAIT_MS)  # the journal is read in a worker
+    text = welcome.unfinished_text.text()
+    assert "stopped rather than overwrite a change made since" in text
+    assert "changed-since" not in text and "T0" not in text and "place-libomp140" not in text  # no codes, no ISO
+    assert welcome.keep.isVisible() and not welcome.rollback.isVisible()
+    qtbot.mouseClick(welcome.keep, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not welcome.unfinished.isVisible(), timeout=WAIT_MS)
+    assert Journal().unfinished() == [] and next(Journal().transactions()).state == "kept"
+    assert (image.host(TORCH_LIB) / "libomp140.x86_64.dll").read_bytes() == b"MZ the user's own copy"
+    again = open_wizard(root=str(image.root))
+    qtbot.waitUntil(lambda: not again.pages[WELCOME].reading.running, timeout=WAIT_MS)
+    assert not again.pages[WELCOME].unfinished.isVisible()  # not offered at every start
+
+
+def test_the_welcome_page_of_a_second_window_never_offers_to_roll_back_a_running_repair(torch_image, open_wizard,
+                                                                                         qtbot, data_dir, tmp_path):
+    from app.ui.pages.base import WELCOME
+    from tests.wheels.test_repair_safety import start_paused
+
+    image = torch_image()
+    repair, go = start_paused(image, data_dir, "change:1", tmp_path)
+    try:
+        wizard = open_wizard(root=str(image.root))
+        welcome = wizard.pages[WELCOME]
+        qtbot.waitUntil(lambda: "running in another window" in welcome.unfinished_text.text(), timeout=WAIT_MS)
+        assert not welcome.rollback.isVisible() or not welcome.rollback.isEnabled()
+    finally:
+        go.write_text("go")
+        repair.communicate(timeout=120)
+    assert repair.returncode == 0 and next(Journal().transactions()).state == "done"
+
+
+def test_keep_that_cannot_be_recorded_says_so_and_can_be_pressed_again(torch_image, open_wizard, qtbot,
+                                                                       monkeypatch):
+    from app.main import main
+    from app.repair.journal import Transaction
+    from app.ui.pages.base import WELCOME
+
+    image = torch_image()
+    argv = ["--root", str(image.root), "--env", r"C:\Users\alice\ComfyUI\venv", "--yes"]
+    assert main(["repair", *argv, "--action", "place-libomp140"]) == 0
+    (image.host(TORCH_LIB) / "libomp140.x86_64.dll").write_bytes(b"MZ the user's own copy")
+    assert main(["undo", "--last"]) == 1  # stops rather than overwrite it
+
+    def refused(self):
+        raise PermissionError(13, "Access is denied", str(self.folder))
+
+    monkeypatch.setattr(Transaction, "keep", refused)
+    wizard = open_wizard(root=str(image.root))
+    welcome = wizard.pages[WELCOME]
+    qtbot.waitUntil(welcome.keep.isVisible, timeout=WAIT_MS)
+    qtbot.mouseClick(welcome.keep, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: wizard.failure_box is not None and wizard.failure_box.isVisible(), timeout=WAIT_MS)
+    assert "could not be recorded" in wizard.failure_box.text()
+    assert welcome.keep.isVisible() and welcome.keep.isEnabled()  # pressed again once the cause is fixed
+    assert Journal().unfinished() != []
+    wizard.failure_box.close()

@@ -1,0 +1,268 @@
+"""Repair part 1 on offline images: the plan, placing the OpenMP runtime, undo byte for byte, crashes at every
+journal point (SIGKILL, then rollback), a damaged backup, a file the user changed afterwards, a full disk, files in
+use, and the user's own settings."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from app.demo.pe_writer import Export, build_pe
+from app.main import main
+from app.repair.in_use import processes_using
+from app.repair.journal import DONE, INTERRUPTED, ROLLED_BACK, Journal, RollbackStopped
+from tests.conftest import PYTHON_HOME, TORCH_LIB, VENV, tree_hashes
+
+REPO = Path(__file__).resolve().parents[2]
+LIBOMP = TORCH_LIB + r"\libomp140.x86_64.dll"
+PYTHON = VENV + r"\Scripts\python.exe"
+
+
+pytestmark = pytest.mark.usefixtures("data_dir")  # tests/conftest.py
+
+
+
+
+def cli(*argv: str) -> int:
+    return main(list(argv))
+
+
+def repair_argv(image, *extra: str) -> list[str]:
+    return ["repair", "--root", str(image.root), "--env", PYTHON, "--action", "openmp-runtime",
+            "--source", "torch-bundled", *extra]
+
+
+# -- the whole round trip ----------------------------------------------------------------------------------------
+def test_placing_the_runtime_fixes_torch_240_and_undo_puts_every_byte_back(torch_image, capsys):
+    image = torch_image()
+    lib = image.host(TORCH_LIB)
+    before = tree_hashes(lib)
+    assert cli("diagnose", "--root", str(image.root), "--quiet") == 1
+    capsys.readouterr()
+
+    assert cli(*repair_argv(image, "--plan")) == 0
+    plan = capsys.readouterr().out
+    assert "libomp140.x86_64.dll" in plan and "libiomp5md.dll" in plan and not (lib / "libomp140.x86_64.dll").exists()
+
+    assert cli(*repair_argv(image, "--yes", "--json", "-")) == 0
+    out = capsys.readouterr().out
+    outcome = json.loads(out[out.index("{"):])
+    assert outcome["state"] == "fixed" and outcome["problems_left"] == []
+    assert (lib / "libomp140.x86_64.dll").read_bytes() == (lib / "libiomp5md.dll").read_bytes()
+    assert cli("diagnose", "--root", str(image.root), "--quiet") == 0
+    capsys.readouterr()
+
+    assert cli("history", "--json", "-") == 0
+    (item,) = json.loads(capsys.readouterr().out)["transactions"]
+    assert item["state"] == DONE and item["action"] == "place-libomp140" and item["source"] == "torch-bundled"
+
+    assert cli("undo", "--last") == 0  # undone: torch is broken again, as before the repair, and it says so
+    out = capsys.readouterr().out
+    assert "Undone" in out and "PyTorch does not load again, as before the repair: libomp140.x86_64.dll" in out
+    assert tree_hashes(lib) == before
+    assert next(Journal().transactions()).state == ROLLED_BACK
+    assert cli("undo", "--last") == 1 and "no repair to undo" in capsys.readouterr().err
+
+
+def test_a_repair_speaks_chinese(torch_image, capsys):
+    image = torch_image()
+    assert cli(*repair_argv(image, "--plan", "--lang", "zh_CN")) == 0
+    out = capsys.readouterr().out
+    assert "修复计划" in out and "创建" in out and "撤销" in out
+
+
+def test_a_stub_runtime_as_the_only_source_is_refused_with_its_reason(torch_image, capsys):
+    image = torch_image()
+    lib = image.host(TORCH_LIB)
+    (lib / "libiomp5md.dll").unlink()
+    os.link(lib / "libiompstubs5md.dll", lib / "libiomp5md.dll")  # the single-threaded stub, renamed
+    assert cli(*repair_argv(image, "--yes")) == 1
+    assert "libiomp5md.dll" in capsys.readouterr().err
+    assert not (lib / "libomp140.x86_64.dll").exists()
+
+
+# -- crashes -------------------------------------------------------------------------------------------------------
+def run_killed(image, data_dir: Path, point: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "TDD_DATA_DIR": str(data_dir), "TDD_CRASH_AT": point}
+    code = f"import sys; sys.path.insert(0, {str(REPO)!r}); from app.main import main; sys.exit(main(sys.argv[1:]))"
+    return subprocess.run([sys.executable, "-c", code, *repair_argv(image, "--yes")], env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("replacing", [False, True], ids=["create", "replace"])
+def test_a_repair_killed_at_any_journal_point_is_found_and_rolled_back_byte_for_byte(torch_image, data_dir,
+                                                                                     replacing, capsys):
+    image = torch_image()
+    lib = image.host(TORCH_LIB)
+    if replacing:  # a wrong copy is already there: the repair replaces it, so it needs a backup
+        image.write(LIBOMP, build_pe(dll_name="libomp140.x86_64.dll", machine="x86", exports=[Export(703, "x")]))
+    before = tree_hashes(lib)
+    points = ["begin", "intent:1", "change:1", "applied:1", "finish"] + (["backup:1"] if replacing else [])
+    for point in points:
+        killed = run_killed(image, data_dir, point)
+        assert killed.returncode == -9, (point, killed.stderr[-2000:])
+        journal = Journal()
+        if point == "finish":  # everything was recorded before the kill: a finished repair, undone on request
+            assert journal.unfinished() == [] and journal.last().state == DONE
+            assert cli("undo", "--last") == 0
+            capsys.readouterr()
+            assert tree_hashes(lib) == before
+            continue
+        (unfinished,) = journal.unfinished()
+        assert unfinished.state == INTERRUPTED
+        assert cli("diagnose", "--root", str(image.root), "--quiet", "--json", os.devnull) in (0, 1)
+        assert f"undo --transaction {unfinished.id}" in capsys.readouterr().err  # offered at the next start
+        assert cli("undo", "--transaction", unfinished.id) == 0
+        capsys.readouterr()
+        assert tree_hashes(lib) == before, point
+        assert journal.unfinished() == []
+
+
+def test_a_rollback_killed_halfway_finishes_at_the_next_undo(torch_image, data_dir, capsys):
+    image = torch_image()
+    lib = image.host(TORCH_LIB)
+    before = tree_hashes(lib)
+    assert cli(*repair_argv(image, "--yes")) == 0
+    env = {**os.environ, "TDD_DATA_DIR": str(data_dir), "TDD_CRASH_AT": "restore:1"}
+    code = f"import sys; sys.path.insert(0, {str(REPO)!r}); from app.main import main; sys.exit(main(sys.argv[1:]))"
+    killed = subprocess.run([sys.executable, "-c", code, "undo", "--last"], env=env, capture_output=True, timeout=120)
+    assert killed.returncode == -9
+    (unfinished,) = Journal().unfinished()
+    assert cli("undo", "--transaction", unfinished.id) == 0
+    assert tree_hashes(lib) == before
+    capsys.readouterr()
+
+
+# -- undo never overwrites what it should not --------------------------------------------------------------------
+def test_a_file_changed_after_the_repair_stops_undo_and_both_copies_are_kept(torch_image, capsys):
+    image = torch_image()
+    image.write(LIBOMP, build_pe(dll_name="libomp140.x86_64.dll", machine="x86", exports=[Export(703, "x")]))
+    original = image.host(LIBOMP).read_bytes()
+    assert cli(*repair_argv(image, "--yes")) == 0
+    users_own = b"MZ the user's own newer copy"
+    image.host(LIBOMP).write_bytes(users_own)
+    assert cli("undo", "--last") == 1
+    err = capsys.readouterr().err
+    assert "changed after the repair" in err
+    assert image.host(LIBOMP).read_bytes() == users_own  # not overwritten
+    (transaction,) = Journal().unfinished()
+    backup = transaction.folder / "backups" / "1"
+    assert backup.read_bytes() == original and str(backup) in err
+
+
+def test_a_damaged_backup_is_never_restored(torch_image, capsys):
+    image = torch_image()
+    image.write(LIBOMP, build_pe(dll_name="libomp140.x86_64.dll", machine="x86", exports=[Export(703, "x")]))
+    assert cli(*repair_argv(image, "--yes")) == 0
+    placed = image.host(LIBOMP).read_bytes()
+    transaction = next(Journal().transactions())
+    (transaction.folder / "backups" / "1").write_bytes(b"damaged")
+    with pytest.raises(RollbackStopped) as stopped:
+        transaction.rollback(__import__("app.repair.run", fromlist=["system_for"]).system_for(transaction.machine))
+    assert stopped.value.code == "backup-damaged"
+    assert image.host(LIBOMP).read_bytes() == placed
+    capsys.readouterr()
+
+
+def mount_small_disk(folder: Path, size: str) -> bool:
+    folder.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)], capture_output=True)
+    return done.returncode == 0
+
+
+def test_a_full_disk_fails_cleanly_and_leaves_nothing_behind(torch_image, tmp_path, capsys):
+    image = torch_image()
+    lib = image.host(TORCH_LIB)
+    original = tmp_path / "lib-original"
+    os.rename(lib, original)
+    if not mount_small_disk(lib, "1M"):  # torch\\lib itself becomes a 1 MB disk
+        pytest.skip("cannot mount a small disk here (needs root)")
+    try:
+        (lib / "asmjit.dll").write_bytes((original / "asmjit.dll").read_bytes())
+        (lib / "libiomp5md.dll").symlink_to(original / "libiomp5md.dll")  # the 1.9 MB runtime does not fit
+        before = tree_hashes(lib)
+        assert cli(*repair_argv(image, "--yes")) == 1
+        assert "the disk is full" in capsys.readouterr().err
+        assert tree_hashes(lib) == before and not list(lib.glob(".*"))
+        assert next(Journal().transactions()).state == ROLLED_BACK
+    finally:
+        subprocess.run(["umount", str(lib)], capture_output=True)
+
+
+# -- files in use --------------------------------------------------------------------------------------------------
+def test_a_program_with_a_dll_of_torch_lib_mapped_is_named(torch_image):
+    image = torch_image()
+    dll = image.host(TORCH_LIB) / "asmjit.dll"
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import mmap, sys; f = open(sys.argv[1], 'rb'); m = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ); "
+        "print('ready', flush=True); sys.stdin.read()"), str(dll)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        target = image.host(TORCH_LIB) / "libomp140.x86_64.dll"
+        (found,) = [h for h in processes_using([target]) if h["pid"] == holder.pid]
+        assert str(dll.resolve()) in [str(Path(f).resolve()) for f in found["files"]]
+    finally:
+        holder.stdin.close()
+        holder.wait(10)
+        holder.stdout.close()
+    assert not [h for h in processes_using([target]) if h["pid"] == holder.pid]
+
+
+# -- the user's own settings -----------------------------------------------------------------------------------
+def user_variable(image, name: str):
+    from app.system.offline import OfflineImage
+
+    found = {k.lower(): v for k, v in OfflineImage(image.root).environment("user").items()}
+    return found.get(name.lower())
+
+def test_unsafe_variable_is_removed_from_the_users_settings_and_undo_brings_it_back(torch_image, capsys):
+    image = torch_image(libomp=True)
+    image.set_variable("user", "KMP_DUPLICATE_LIB_OK", "TRUE")
+    assert cli("repair", "--root", str(image.root), "--env", PYTHON, "--action", "unset-env-var", "--yes") == 0
+    from app.system.offline import OfflineImage
+
+    assert "KMP_DUPLICATE_LIB_OK" not in OfflineImage(image.root).environment("user")
+    assert cli("undo", "--last") == 0
+    assert OfflineImage(image.root).environment("user")["KMP_DUPLICATE_LIB_OK"] == "TRUE"
+    capsys.readouterr()
+
+
+def test_a_dead_entry_of_the_users_path_is_removed_and_undo_restores_the_path(torch_image, capsys):
+    image = torch_image(libomp=True)
+    image.set_variable("user", "PATH", r"C:\Gone\bin;" + PYTHON_HOME)
+    assert cli("repair", "--root", str(image.root), "--env", PYTHON, "--action", "remove-path-entry", "--yes") == 0
+
+    assert user_variable(image, "path") == PYTHON_HOME
+    assert cli("undo", "--last") == 0
+    assert user_variable(image, "path") == r"C:\Gone\bin;" + PYTHON_HOME
+    capsys.readouterr()
+
+
+def test_the_journal_lives_where_platformdirs_says(monkeypatch):
+    import platformdirs
+
+    from app.repair.journal import data_folder
+
+    monkeypatch.delenv("TDD_DATA_DIR")
+    assert data_folder() == Path(platformdirs.user_data_dir("TorchDllDoctor", appauthor=False))
+
+
+def test_the_users_own_visual_studio_copy_is_the_first_source(torch_image, capsys):
+    image = torch_image()
+    lib = image.host(TORCH_LIB)
+    vs = (r"C:\Program Files\Microsoft Visual Studio\2022\BuildTools\VC\Redist\MSVC\14.40.33807\debug_nonredist"
+          r"\x64\Microsoft.VC143.OpenMP.LLVM\libomp140.x86_64.dll")
+    image.copy(lib / "libiomp5md.dll", vs, link=True)  # stands in for Microsoft's build: same functions, same numbers
+    image.write(r"C:\ProgramData\Microsoft\VisualStudio\Packages\_Instances\abc\state.json", json.dumps(
+        {"installationPath": r"C:\Program Files\Microsoft Visual Studio\2022\BuildTools"}))
+    assert cli("repair", "--root", str(image.root), "--env", PYTHON, "--action", "place-libomp140", "--yes",
+               "--json", "-") == 0
+    out = capsys.readouterr().out
+    assert json.loads(out[out.index("{"):])["plan"]["source"] == "vs"
+    assert "Visual Studio" in out

@@ -1,0 +1,281 @@
+"""Repairs off the happy path, with real processes: a live repair is never taken for a crashed one (its lock dies
+with its process), one repair or undo at a time, the newest repair is the last one, a rollback that Windows refuses
+is recorded and said, and the downloads are not kept."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from app.failures import failure_text
+from app.main import main
+from app.repair.journal import (
+    DONE,
+    INTERRUPTED,
+    ROLLBACK_STOPPED,
+    ROLLED_BACK,
+    RUNNING,
+    Journal,
+    RepairBusy,
+    TransactionChanged,
+)
+from app.repair.run import undo
+from app.system.offline import OfflineImage
+from tests.conftest import TORCH_LIB, VENV, tree_hashes
+
+REPO = Path(__file__).resolve().parents[2]
+LIBOMP = TORCH_LIB + r"\libomp140.x86_64.dll"
+PYTHON = VENV + r"\Scripts\python.exe"
+BOOT = f"import sys; sys.path.insert(0, {str(REPO)!r}); from app.main import main; sys.exit(main(sys.argv[1:]))"
+
+
+pytestmark = pytest.mark.usefixtures("data_dir")  # tests/conftest.py
+
+
+
+
+def repair_argv(image, *extra: str) -> list[str]:
+    return ["repair", "--root", str(image.root), "--env", PYTHON, "--action", "openmp-runtime",
+            "--source", "torch-bundled", "--yes", *extra]
+
+
+def start_paused(image, data_dir: Path, point: str, tmp_path: Path) -> tuple[subprocess.Popen, Path]:
+    """A real second process running the repair, held at `point` until the returned file is created."""
+    go = tmp_path / f"go-{point.replace(':', '-')}"
+    env = {**os.environ, "TDD_DATA_DIR": str(data_dir), "TDD_PAUSE_AT": point, "TDD_PAUSE_FILE": str(go)}
+    process = subprocess.Popen([sys.executable, "-c", BOOT, *repair_argv(image)], env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    reached = Path(str(go) + ".reached")
+    deadline = time.monotonic() + 60
+    while not reached.exists():
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline, "the repair never reached its pause point"
+        time.sleep(0.02)
+    return process, go
+
+
+@pytest.mark.parametrize("point", ["intent:1", "change:1"])
+def test_a_running_repair_is_not_rolled_back_by_a_second_process(torch_image, data_dir, tmp_path, point, capsys):
+    image = torch_image()
+    lib = image.host(TORCH_LIB)
+    repair, go = start_paused(image, data_dir, point, tmp_path)
+    try:
+        (transaction,) = Journal().transactions()
+        assert transaction.state == RUNNING  # held by a live process: not a crash
+        assert Journal().unfinished() == [] and [t.id for t in Journal().running()] == [transaction.id]
+        assert main(["undo", "--last"]) == 1  # the second window's undo is refused, and touches nothing
+        err = capsys.readouterr().err
+        assert "Another repair or undo is running right now" in err and str(repair.pid) in err
+        with pytest.raises(RepairBusy):
+            undo(Journal().get(transaction.id))
+        assert main(["diagnose", "--root", str(image.root), "--quiet", "--json", os.devnull]) in (0, 1)
+        assert "undo --transaction" not in capsys.readouterr().err  # not offered for rollback while it runs
+    finally:
+        go.write_text("go")
+        out, err = repair.communicate(timeout=120)
+    assert repair.returncode == 0, err
+    assert (lib / "libomp140.x86_64.dll").read_bytes() == (lib / "libiomp5md.dll").read_bytes()
+    (transaction,) = Journal().transactions()
+    assert transaction.state == DONE  # the journal's state is the truth: the file is there, and undo removes it
+    assert main(["undo", "--last"]) in (0, 1)
+    capsys.readouterr()
+    assert not (lib / "libomp140.x86_64.dll").exists() and Journal().get(transaction.id).state == ROLLED_BACK
+
+
+def test_a_repair_killed_while_held_is_found_interrupted_and_rolled_back(torch_image, data_dir, tmp_path, capsys):
+    image = torch_image()
+    lib = image.host(TORCH_LIB)
+    before = tree_hashes(lib)
+    repair, _go = start_paused(image, data_dir, "change:1", tmp_path)
+    assert Journal().running()
+    repair.kill()
+    repair.communicate(timeout=30)
+    (transaction,) = Journal().unfinished()  # its lock died with it
+    assert transaction.state == INTERRUPTED
+    assert main(["undo", "--transaction", transaction.id]) in (0, 1)
+    capsys.readouterr()
+    assert tree_hashes(lib) == before and Journal().get(transaction.id).state == ROLLED_BACK
+
+
+def test_a_second_repair_waits_for_none_and_says_why(torch_image, data_dir, tmp_path, capsys):
+    image = torch_image()
+    first, go = start_paused(image, data_dir, "intent:1", tmp_path)
+    try:
+        assert main(repair_argv(image)) == 1
+        assert "Another repair or undo is running right now" in capsys.readouterr().err
+        assert len(list(Journal().transactions())) == 1  # the second one began nothing
+    finally:
+        go.write_text("go")
+        first.communicate(timeout=120)
+    assert first.returncode == 0
+
+
+def test_the_newest_of_two_repairs_made_in_one_second_is_the_last(data_dir):
+    journal = Journal()
+    older = journal.begin({"kind": "image", "root": "x"}, "place-libomp140", None, None, {})
+    newer = journal.begin({"kind": "image", "root": "x"}, "unset-env-var", None, None, {})
+    for transaction in (older, newer):
+        transaction.finish({"state": "fixed"})
+        transaction.release()
+    assert older.id[:15] == newer.id[:15] or older.id < newer.id  # the same second, most of the time
+    for _ in range(5):
+        assert journal.last().id == newer.id
+        assert [t.id for t in journal.transactions()] == [newer.id, older.id]
+
+
+def test_an_old_journal_folder_of_whole_seconds_sorts_by_its_time(data_dir):
+    journal = Journal()
+    old = journal.folder / "20251201-100000-ffffff"  # whole seconds, a year ago
+    old.mkdir(parents=True)
+    (old / "journal.jsonl").write_text(json.dumps({"kind": "begin", "machine": {}}) + "\n")
+    new = journal.begin({}, "place-libomp140", None, None, {})
+    new.release()
+    assert [t.id for t in journal.transactions()] == [new.id, old.name]
+
+
+def mount(folder: Path, *options: str) -> bool:
+    return subprocess.run(["mount", *options, str(folder)], capture_output=True).returncode == 0
+
+
+def test_an_undo_windows_refuses_is_recorded_said_and_finishes_later(torch_image, tmp_path, capsys):
+    image = torch_image()
+    lib = image.host(TORCH_LIB)
+    original = tmp_path / "lib-original"
+    os.rename(lib, original)
+    lib.mkdir()
+    if not mount(lib, "-t", "tmpfs", "-o", "size=64M", "tmpfs"):
+        pytest.skip("cannot mount a disk here (needs root)")
+    try:
+        for dll in original.iterdir():  # torch's big DLLs stay where they are: only links on the small disk
+            if dll.stat().st_size < (8 << 20):
+                (lib / dll.name).write_bytes(dll.read_bytes())
+            else:
+                (lib / dll.name).symlink_to(dll)
+        before = tree_hashes(lib)
+        assert main(repair_argv(image)) == 0
+        assert mount(lib, "-o", "remount,ro")  # the folder cannot be changed now, as when Windows says no
+        assert main(["undo", "--last"]) == 1
+        err = capsys.readouterr().err
+        assert "Undo stopped at" in err and "Windows did not allow" in err and "Traceback" not in err
+        (transaction,) = Journal().transactions()
+        assert transaction.state == ROLLBACK_STOPPED  # recorded: not "running", not called a crash
+        assert transaction.stopped["code"] == "refused" and "Read-only" in transaction.stopped["detail"]
+        assert [t.id for t in Journal().unfinished()] == [transaction.id]
+        assert mount(lib, "-o", "remount,rw")
+        assert main(["undo", "--transaction", transaction.id]) in (0, 1)
+        capsys.readouterr()
+        assert tree_hashes(lib) == before and Journal().get(transaction.id).state == ROLLED_BACK
+    finally:
+        subprocess.run(["umount", str(lib)], capture_output=True)
+
+
+def test_failure_words_of_a_busy_repair_are_plain_in_both_languages():
+    busy = RepairBusy({"pid": 4120, "since": "2026-12-01T09:30:00+00:00", "purpose": "place-libomp140"})
+    english, chinese = failure_text(busy, "en"), failure_text(busy, "zh_CN")
+    assert "4120" in english and "Nothing was changed" in english and "T09" not in english
+    assert "4120" in chinese and "另一个修复" in chinese
+
+
+def test_downloads_are_not_kept_once_a_repair_is_finished_or_rolled_back(data_dir):
+    journal = Journal()
+    for end in ("finish", "rollback"):
+        transaction = journal.begin({"kind": "image", "root": "x"}, "install-vc-runtime", None, None, {})
+        downloads = transaction.folder / "downloads"
+        downloads.mkdir()
+        (downloads / "vc_redist.x64.exe").write_bytes(b"MZ" + bytes(1 << 20))
+        (downloads / "vc_redist.x64.log").write_text("the installer's own log")
+        if end == "finish":
+            transaction.finish({"state": "fixed"})
+        else:
+            transaction.rollback(None)
+        transaction.release()
+        assert [p.name for p in downloads.iterdir()] == ["vc_redist.x64.log"]  # the installer is gone, its log stays
+        assert (transaction.folder / "journal.jsonl").exists()
+
+
+@pytest.mark.parametrize("how", ["rollback", "undo"])
+def test_a_listed_interrupted_repair_undone_and_repaired_elsewhere_is_not_replayed_from_the_old_list(
+        torch_image, data_dir, tmp_path, capsys, how):
+    """The Welcome page lists an interrupted repair; the command line (a real second process) undoes it and
+    repairs again; then "Roll back now" with the listed records must not remove the new repair's file: through
+    the rollback itself, and through run.undo (what the Welcome page's worker calls), which holds the
+    transaction first: holding it is where its journal is read again."""
+    image = torch_image()
+    lib = image.host(TORCH_LIB)
+    repair, _go = start_paused(image, data_dir, "change:1", tmp_path)
+    repair.kill()
+    repair.communicate(timeout=30)
+    (listed,) = Journal().unfinished()  # what the Welcome page read
+    env = {**os.environ, "TDD_DATA_DIR": str(data_dir)}
+    for argv in (["undo", "--transaction", listed.id], repair_argv(image)):
+        done = subprocess.run([sys.executable, "-c", BOOT, *argv], env=env, capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode in (0, 1), done.stderr
+    assert (lib / "libomp140.x86_64.dll").is_file()
+    with pytest.raises(TransactionChanged) as changed:
+        if how == "rollback":
+            listed.rollback(OfflineImage(image.root))
+        else:
+            from app.repair.run import undo
+
+            undo(listed, Journal())
+    assert (lib / "libomp140.x86_64.dll").is_file()  # the new repair's file is untouched
+    assert Journal().last().state == DONE
+    words_en, words_zh = failure_text(changed.value, "en"), failure_text(changed.value, "zh_CN")
+    assert "Nothing was touched" in words_en and "(it is now: undone)" in words_en and "没有动任何东西" in words_zh
+
+
+def test_an_undo_never_renames_over_a_file_written_at_the_original_name_meanwhile(tmp_path):
+    """The set-aside's undo: the original name taken after the check is refused by the rename itself."""
+    from app.system.files import rename_file
+
+    source, target = tmp_path / "libiomp5md.dll", tmp_path / "libiomp5md.dll.set-aside-by-torch-dll-doctor"
+    target.write_bytes(b"set aside")
+    source.write_bytes(b"written meanwhile")
+    with pytest.raises(FileExistsError):
+        rename_file(target, source)
+    assert source.read_bytes() == b"written meanwhile" and target.read_bytes() == b"set aside"
+    folder, taken = tmp_path / "torch.set-aside", tmp_path / "torch"
+    (folder / "lib").mkdir(parents=True)
+    taken.mkdir()
+    (taken / "__init__.py").write_text("new")
+    with pytest.raises(FileExistsError):
+        rename_file(folder, taken)
+    assert (taken / "__init__.py").read_text() == "new"
+
+
+def test_a_file_security_software_stopped_or_removed_is_named_with_what_to_do_in_both_languages():
+    """ERROR_VIRUS_INFECTED (225) and ERROR_VIRUS_DELETED (226), which Defender gives while a file is written:
+    said as such, with Protection history and an exclusion, never as a raw error."""
+    from app.failures import os_error_words, refusal_kind
+
+    for code in (225, 226):
+        error = OSError(22, "Operation did not complete successfully because the file contains a virus",
+                        r"C:\venv\torch\lib\torch_cpu.dll")
+        error.winerror = code
+        assert refusal_kind(error) == "virus"
+        english, chinese = os_error_words(error, "en"), os_error_words(error, "zh_CN")
+        assert "Protection history" in english and "torch_cpu.dll" in english and "保护历史记录" in chinese
+
+
+def test_a_one_file_build_never_takes_the_users_folder_for_its_own(monkeypatch, tmp_path):
+    """The one-file .exe runs from Downloads (or the Desktop, D:\\): only its extraction folder is the app's, so
+    the user's PATH entries under Downloads stay in the replay and in the modelled PATH."""
+    from app.system import process
+
+    downloads = tmp_path / "Downloads"
+    (downloads / "tools").mkdir(parents=True)
+    bundle = tmp_path / "Temp" / "_MEI12345"
+    bundle.mkdir(parents=True)
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    monkeypatch.setattr(sys, "_MEIPASS", str(bundle), raising=False)
+    monkeypatch.setattr(sys, "executable", str(downloads / "TorchDllDoctor.exe"))
+    path = os.pathsep.join([str(downloads / "tools"), str(bundle)])
+    kept = process.users_environment({"PATH": path})["PATH"].split(os.pathsep)
+    assert kept == [str(downloads / "tools")]

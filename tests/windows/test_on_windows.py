@@ -1,0 +1,157 @@
+"""What only Windows can show, run by Windows' own Python: on the GitHub Windows runner
+(.github/workflows/windows.yml) and, to prove this file, by the lab's Windows CPython under Wine
+(tests/lab/test_winelab.py runs it there). Elsewhere these skip: the Linux suite proves the same code through
+the Windows lab instead."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.windows,
+              pytest.mark.skipif(os.name != "nt", reason="needs Windows (the lab runs this file under Wine)")]
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def system():
+    from app.system.live import LiveWindows
+
+    return LiveWindows()
+
+
+def test_this_python_is_described_from_its_files(system):
+    from app.inventory.environment import inspect_environment
+
+    env = inspect_environment(system, Path(sys.executable))
+    assert env is not None
+    assert env.python_version == "{}.{}.{}".format(*sys.version_info[:3])
+    assert env.is_64bit == (sys.maxsize > 2**32)
+
+
+def test_the_registry_is_read_through_winreg(system):
+    values = system.registry_values(r"HKLM\SOFTWARE\Microsoft\Windows NT\CurrentVersion")
+    assert "CurrentBuild" in values or "CurrentBuildNumber" in values
+    assert system.windows_version  # from the registry and the kernel, never guessed
+
+
+def test_windows_checks_the_signature_of_python_exe(system):
+    check = system.verify_signature(Path(sys.executable))  # python.org's python.exe is signed by the PSF
+    assert check.status == "trusted", check
+    assert "Python Software Foundation" in (check.signer or ""), check
+
+
+def test_stopping_a_program_ends_its_whole_tree(system):
+    from app.cancel import Cancelled, CancelToken
+
+    token = CancelToken()
+    tree = ("import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']);"
+            " time.sleep(60)")
+    started = time.monotonic()
+    import threading
+
+    threading.Timer(2.0, token.cancel).start()
+    with pytest.raises(Cancelled):
+        system.run([sys.executable, "-c", tree], timeout=60, cancel=token)
+    assert time.monotonic() - started < 20  # the job object ends the child's child too, at once
+
+
+def test_programs_we_start_do_not_inherit_the_folders_qt_put_on_path(system):
+    import PySide6  # on Windows its __init__ puts its own folder (with Qt's msvcp140.dll) first on PATH
+
+    qt = os.path.normcase(os.path.dirname(PySide6.__file__))
+    assert any(os.path.normcase(p).startswith(qt) for p in os.environ["PATH"].split(os.pathsep))
+    seen = system.run([sys.executable, "-c", "import os; print(os.environ['PATH'])"], timeout=60)
+    assert not any(os.path.normcase(p).startswith(qt) for p in seen.stdout.strip().split(os.pathsep))
+    assert not any(os.path.normcase(p).startswith(qt) for p in system.environment("process")["PATH"].split(";"))
+
+
+def test_diagnose_reads_this_computer_and_writes_the_json_document(tmp_path):
+    out = tmp_path / "diagnosis.json"
+    bootstrap = f"import sys; sys.path.insert(0, {str(REPO)!r}); from app.main import main; " \
+                "raise SystemExit(main(sys.argv[1:]))"  # the app on the path (an embeddable Python ignores cwd)
+    done = subprocess.run([sys.executable, "-c", bootstrap, "diagnose", "--env", sys.prefix, "--json", str(out),
+                           "--quiet"], cwd=REPO, capture_output=True, text=True, timeout=600)
+    # 3: this Python has no torch, nothing to check (the document says so)
+    assert done.returncode in (0, 1, 3) and out.exists(), (done.returncode, done.stderr[-3000:])
+    document = json.loads(out.read_text(encoding="utf-8"))
+    assert document["source"]["kind"] == "live" and document["schema"].startswith("torch-dll-doctor.diagnosis/")
+
+
+def test_the_consoles_output_code_page_is_read_from_windows():
+    """What a redirected `diagnose` is written in (app/system/console.py): the console's code page, or UTF-8."""
+    from app.system.console import console_output_cp, output_encoding
+
+    cp = console_output_cp()
+    assert cp is None or (isinstance(cp, int) and cp > 0)
+    encoding = output_encoding(False, cp)
+    assert "没有".encode(encoding, errors="replace")
+
+
+def test_the_restart_manager_names_a_process_that_has_a_dll_loaded(tmp_path):
+    """Windows' own answer to "who holds this file" (real Windows only: Wine's Restart Manager is a stub)."""
+    import shutil
+
+    from app.system.restart_manager import holders, under_wine
+
+    if under_wine():
+        pytest.skip("Wine's Restart Manager answers nobody; the lab proves the psutil path instead")
+    dll = tmp_path / "held.dll"
+    shutil.copy(Path(sys.base_prefix) / "python3.dll", dll)
+    child = subprocess.Popen([sys.executable, "-c", f"import ctypes, time; ctypes.CDLL({str(dll)!r}); "
+                              "print('ready', flush=True); time.sleep(60)"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "ready"
+        found = holders([str(dll)])
+        assert found is not None and child.pid in [h["pid"] for h in found]
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_a_held_installer_cannot_be_changed_nor_its_folder_renamed(tmp_path):
+    """What the elevated step relies on (app/system/elevation.py pinned_file): while the installer is held, no
+    program can write, replace, rename or delete it, nor rename a folder on its way (NTFS refuses to rename a
+    folder with an open file below it); a path through a junction is refused."""
+    from app.system.elevation import pinned_file
+    from app.system.restart_manager import under_wine
+
+    folder = tmp_path / "downloads"
+    folder.mkdir()
+    installer = folder / "vc_redist.x64.exe"
+    installer.write_bytes(b"MZ" + bytes(100))
+    with pinned_file(str(installer)) as (final, data):
+        assert data == installer.read_bytes()
+        actions = [lambda: open(installer, "r+b").close(), lambda: os.remove(installer),  # noqa: SIM115
+                   lambda: os.rename(installer, folder / "moved.exe")]
+        if not under_wine():  # NTFS refuses to rename a folder with an open file below it; Wine's Linux rename does not
+            actions.append(lambda: os.rename(folder, tmp_path / "moved"))
+        for action in actions:
+            with pytest.raises(OSError):
+                action()
+    junction = tmp_path / "through"
+    done = subprocess.run(["cmd", "/c", "mklink", "/J", str(junction), str(folder)], capture_output=True)
+    if done.returncode == 0:
+        with pytest.raises(OSError, match="link or junction"), pinned_file(str(junction / "vc_redist.x64.exe")):
+            pass
+
+
+def test_a_store_python_is_read_from_the_folder_its_registration_names(system):
+    """Where a Microsoft Store Python is installed for this user (the runner may have none): its package's
+    PackageRootFolder holds a python.exe that can be read by name, although WindowsApps cannot be listed."""
+    from app.inventory.discovery import APPMODEL_PACKAGES, _store_install
+
+    names = [n for n in system.registry_subkeys(APPMODEL_PACKAGES)
+             if n.lower().startswith("pythonsoftwarefoundation.python.3.")]
+    if not names:
+        pytest.skip("no Store Python on this computer")
+    minor = names[0].split("_")[0].rsplit(".", 1)[-1]
+    install = _store_install(system, minor)
+    assert install is not None and (install / "python.exe").stat().st_size > 0
