@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from typing import Callable
+from typing import Callable, Optional
 
 from app.cli.base import ExitCode, language_for, open_system, typed_environment, warn_unfinished
 from app.cli.output import Output
@@ -20,7 +20,7 @@ YES = ("y", "yes", "是")
 
 def say_plan(plan, lang: str, output: Output) -> None:
     """What will change, where, from which source, the download, and that it can be undone."""
-    output.line(words("cli.repair.plan", lang, action=plan.action, environment=plan.environment))
+    output.line(words("cli.repair.plan", lang, action=repair_name(plan.action, lang), environment=plan.environment))
     for change in plan.changes:
         output.line("  - " + words(f"cli.repair.change.{change.kind}", lang, **change.to_dict()))
     for note in plan.notes:
@@ -67,12 +67,19 @@ def _confirmed(args: argparse.Namespace, lang: str, output: Output) -> ExitCode 
     return None
 
 
+def outcome_document(plan, state: str, problems_left: list[str], transaction: Optional[str] = None) -> str:
+    """The one JSON document of `repair --json` (schema torch-dll-doctor.repair/1), for every way a repair ends."""
+    return json.dumps({"schema": SCHEMA, "plan": plan.to_dict(), "transaction": transaction, "state": state,
+                       "problems_left": problems_left}, indent=2, ensure_ascii=False)
+
+
 def run(args: argparse.Namespace, output: Output) -> ExitCode:
+    """Plan, show, ask, apply, say: each a step of its own below; the words of a failure are app/failures.py's."""
     from app.failures import failure_text
     from app.repair.guides import guide_of
     from app.repair.journal import Journal
     from app.repair.plan import PlanRefused
-    from app.repair.run import FIXED, RESTART_NEEDED, apply_plan, plan_repair
+    from app.repair.run import apply_plan, plan_repair
 
     system = open_system(args.root)
     lang = language_for(args.lang, system)
@@ -85,32 +92,45 @@ def run(args: argparse.Namespace, output: Output) -> ExitCode:
         output.note(failure_text(refused, lang))
         return ExitCode.PROBLEM
     guide = guide_of(plan)
-    if guide is not None:  # steps for the user: printed, and nothing was changed (exit 1: the problem stays)
-        say_guide(guide, lang, output)
-        output.line(words("cli.guide.nothing_changed", lang))
-        if args.json:
-            output.document(args.json, json.dumps({"schema": SCHEMA, "plan": plan.to_dict(), "transaction": None,
-                                                   "state": "guided",
-                                                   "problems_left": [p.lead.code for p in diagnosis.problems
-                                                                     if p.severity == "blocker"]},
-                                                  indent=2, ensure_ascii=False))
-        return ExitCode.PROBLEM
+    if guide is not None:
+        return _guided(args, plan, guide, diagnosis, lang, output)
     say_plan(plan, lang, output)
     if args.plan:
         return ExitCode.OK
     declined = _confirmed(args, lang, output)
     if declined is not None:
         return declined
-
-    def show_output(line) -> None:
-        output.note("    " + (line[lang] if isinstance(line, dict) else line).rstrip())
-
     try:
-        outcome = apply_plan(system, env, plan, diagnosis, journal, on_output=show_output,
+        outcome = apply_plan(system, env, plan, diagnosis, journal, on_output=_output_printer(lang, output),
                              on_progress=download_printer(lang, output))
     except Exception as failed:  # noqa: BLE001 - whatever stopped it, it was rolled back: say why, plainly
         output.note(failure_text(failed, lang))  # the same words the wizard shows
         return ExitCode.PROBLEM
+    return _say_outcome(args, outcome, lang, output)
+
+
+def _guided(args: argparse.Namespace, plan, guide, diagnosis, lang: str, output: Output) -> ExitCode:
+    """Steps for the user: printed, and nothing was changed (exit 1: the problem stays)."""
+    say_guide(guide, lang, output)
+    output.line(words("cli.guide.nothing_changed", lang))
+    if args.json:
+        output.document(args.json, outcome_document(plan, "guided", [p.lead.code for p in diagnosis.problems
+                                                                     if p.severity == "blocker"]))
+    return ExitCode.PROBLEM
+
+
+def _output_printer(lang: str, output: Output) -> Callable:
+    """What a step prints as it goes (pip's lines, the installer's waits), indented on stderr."""
+    def show(line) -> None:
+        output.note("    " + (line[lang] if isinstance(line, dict) else line).rstrip())
+
+    return show
+
+
+def _say_outcome(args: argparse.Namespace, outcome, lang: str, output: Output) -> ExitCode:
+    """How it ended, from the diagnosis made again; the transaction's id is in the undo line, where it is used."""
+    from app.repair.run import FIXED, RESTART_NEEDED
+
     left = [p.lead.text(lang).title for p in outcome.problems_left]
     if outcome.state == FIXED:
         output.line(words("cli.repair.fixed", lang))
@@ -122,8 +142,7 @@ def run(args: argparse.Namespace, output: Output) -> ExitCode:
         output.line(words("repair.restart", lang))
     output.line(words("cli.repair.transaction", lang, id=outcome.transaction.id))
     if args.json:
-        output.document(args.json, json.dumps({"schema": SCHEMA, "plan": plan.to_dict(),
-                                               "transaction": outcome.transaction.id, "state": outcome.state,
-                                               "problems_left": [p.lead.code for p in outcome.problems_left]},
-                                              indent=2, ensure_ascii=False))
+        output.document(args.json, outcome_document(outcome.plan, outcome.state.value,
+                                                    [p.lead.code for p in outcome.problems_left],
+                                                    outcome.transaction.id))
     return ExitCode.OK if outcome.state == FIXED else ExitCode.PROBLEM
