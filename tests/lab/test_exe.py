@@ -84,8 +84,11 @@ def test_the_command_line_has_a_console_program_of_its_own_beside_the_wizard(lab
     finally:
         pe.close()
     assert cli.stat().st_size < 20 << 20, "the console program carries the app again instead of sharing _internal"
-    done = lab.run_exe(cli, ["explain", "WinError 126"], timeout=300)
-    assert done.returncode == 0 and "126" in done.stdout, (done.stdout[-2000:], done.stderr[-2000:])
+    done = lab.run_exe(cli, ["explain", "WinError 126", "--lang", "en"], timeout=300)
+    assert done.returncode == 0 and "A file the program needs is missing" in done.stdout, (done.stdout[-2000:],
+                                                                                            done.stderr[-2000:])
+    windowed = lab.run_exe(app_exe.exe, ["explain", "WinError 126", "--lang", "en"], timeout=300)
+    assert windowed.stdout == done.stdout  # the same app, the same words
 
 
 def test_the_bundle_holds_resources_and_not_what_the_app_never_uses(app_exe):
