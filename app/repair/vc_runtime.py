@@ -160,9 +160,7 @@ def run_installer(system: System, argv: list[str], on_output: Callable[[str], No
             raise InstallerFailed("declined") from None
         except StillRunning:
             raise InstallerFailed("still-running", minutes=round(TIMEOUT_S / 60)) from None
-        except OSError as exc:
-            if isinstance(exc, InstallerFailed):
-                raise
+        except OSError as exc:  # not started (held by another program, reached through a link, no permission)
             raise InstallerFailed("failed", code="-", log=f"{exc.__class__.__name__}: {exc}") from None
         tries.append(code)
         if code != BUSY or attempt == BUSY_TRIES:
