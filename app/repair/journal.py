@@ -166,9 +166,17 @@ class Transaction:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self.id = folder.name
-        self.records: list[dict] = []
         self._lock = ProcessLock(folder / LOCK, purpose=folder.name)
         self.records = self._read()
+
+    @property
+    def records(self) -> list[dict]:
+        return self._records
+
+    @records.setter
+    def records(self, records: list[dict]) -> None:
+        self._records = records
+        self._last_step = max((r["step"] for r in records if r["kind"] == Record.INTENT), default=0)
 
     def _read(self) -> list[dict]:
         records = []
@@ -279,10 +287,12 @@ class Transaction:
             out.write(json.dumps(record, ensure_ascii=False) + "\n")
             out.flush()
             os.fsync(out.fileno())
-        self.records.append(record)
+        self._records.append(record)
+        if record["kind"] == Record.INTENT:
+            self._last_step = max(self._last_step, record["step"])
 
     def _next_step(self) -> int:
-        return len(self.steps()) + 1
+        return self._last_step + 1
 
     def _step(self, number: int, intent: dict, change: Callable[[], Optional[dict]]) -> None:
         """Record the intent, make the change, record that it was made (with what the change reports)."""

@@ -37,8 +37,9 @@ def apply(system: System, target: Path, source: Path) -> None:
 def undo(system: System, transaction, intent: dict, applied: bool) -> None:
     target = Path(intent["target"])
     before = intent["before"]
-    for leftover in target.parent.glob(f".{target.name}.*.tmp"):  # a copy cut short by the crash
-        system.delete_file(leftover)
+    if not applied:  # a copy cut short by the crash may have left its temporary file (a finished one renamed it)
+        for leftover in target.parent.glob(f".{target.name}.*.tmp"):
+            system.delete_file(leftover)
     now = sha256_of(target) if target.exists() else None
     if now == (before["sha256"] if before else None):
         return  # as it was: the crash came before the change
