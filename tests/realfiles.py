@@ -8,6 +8,7 @@ fails (no network), `RealFileUnavailable` is raised and the `wheels` tests skip,
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import hashlib
 import os
@@ -19,7 +20,7 @@ import tarfile
 import tempfile
 import zipfile
 from pathlib import Path
-from typing import Optional
+from typing import Iterator, Optional
 
 REPO = Path(__file__).resolve().parents[1]
 CACHE = REPO / ".cache"
@@ -82,7 +83,31 @@ def _find(folders: list[Path], requirement: str, sdist: bool, python: str = "3.1
     return None
 
 
+@contextlib.contextmanager
+def _cache_held() -> Iterator[None]:
+    """The cache is shared by the processes of one CI run (the fast suite and the lab run side by side): one of
+    them downloads or extracts at a time, and the other then finds the finished file (an OS lock, gone with its
+    process)."""
+    try:
+        import fcntl  # the lab's Windows Python imports this file too (through conftest) and downloads nothing
+    except ImportError:
+        yield
+        return
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with open(CACHE / ".lock", "a+b") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
 def download(requirement: str, *, sdist: bool = False, python: str = "3.12") -> Path:
+    with _cache_held():
+        return _download(requirement, sdist=sdist, python=python)
+
+
+def _download(requirement: str, *, sdist: bool = False, python: str = "3.12") -> Path:
     """The one downloader of test files: the wheel (cp312/win_amd64, or pure; `python` names another CPython) or
     sdist for `name==version`, from TDD_WHEEL_CACHE or .cache/downloads, else from PyPI through pip (the user's
     pip settings apply)."""
@@ -117,7 +142,12 @@ def download(requirement: str, *, sdist: bool = False, python: str = "3.12") -> 
 
 def extract(requirement: str, members: str, *, sdist: bool = False, python: str = "3.12") -> Path:
     """Extract the archive members matching the glob `members` once; returns the extraction folder."""
-    archive = download(requirement, sdist=sdist, python=python)
+    with _cache_held():
+        return _extract(requirement, members, sdist=sdist, python=python)
+
+
+def _extract(requirement: str, members: str, *, sdist: bool = False, python: str = "3.12") -> Path:
+    archive = _download(requirement, sdist=sdist, python=python)
     target = EXTRACTED / archive.name
     # a stable name (str hash() changes per process), and never extracted over existing files: tests hard-link
     # them into images, and rewriting one in place would change every image that shares it
