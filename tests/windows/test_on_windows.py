@@ -138,7 +138,7 @@ def test_a_held_installer_cannot_be_changed_nor_its_folder_renamed(tmp_path):
                 action()
     junction = tmp_path / "through"
     done = subprocess.run(["cmd", "/c", "mklink", "/J", str(junction), str(folder)], capture_output=True)
-    if done.returncode == 0:
+    if done.returncode == 0 and (junction / "vc_redist.x64.exe").exists():  # Wine's mklink says 0 and makes none
         with pytest.raises(OSError, match="link or junction"), pinned_file(str(junction / "vc_redist.x64.exe")):
             pass
 
