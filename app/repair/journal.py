@@ -168,6 +168,7 @@ class Transaction:
         self.id = folder.name
         self._lock = ProcessLock(folder / LOCK, purpose=folder.name)
         self.records = self._read()
+        self.undone_before = False  # set by a rollback: an earlier one began (and may have been cut short mid-copy)
 
     @property
     def records(self) -> list[dict]:
@@ -399,6 +400,7 @@ class Transaction:
                 self.release()
 
     def _rollback(self, system: System) -> None:
+        self.undone_before = any(r["kind"] == Record.ROLLBACK_BEGIN for r in self.records)
         self._write({"kind": Record.ROLLBACK_BEGIN})
         for step in reversed(self.steps()):
             if step.restored:

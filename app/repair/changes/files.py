@@ -37,7 +37,8 @@ def apply(system: System, target: Path, source: Path) -> None:
 def undo(system: System, transaction, intent: dict, applied: bool) -> None:
     target = Path(intent["target"])
     before = intent["before"]
-    if not applied:  # a copy cut short by the crash may have left its temporary file (a finished one renamed it)
+    if not applied or transaction.undone_before:  # a copy cut short (the step's, or an earlier undo's) leaves its
+        # temporary file; a finished copy renamed it, so a step recorded as made needs no look at its whole folder
         for leftover in target.parent.glob(f".{target.name}.*.tmp"):
             system.delete_file(leftover)
     now = sha256_of(target) if target.exists() else None
