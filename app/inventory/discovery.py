@@ -225,7 +225,8 @@ def _store_pythons_of(system: System, local: str) -> Iterator[PythonEnvironment]
         if python is None:
             continue
         folder = install or python.parent
-        yield describe(system, python, "store", folder, folder, folder, f"3.{minor}", site=site, userbase=userbase)
+        env = describe(system, python, "store", folder, folder, folder, f"3.{minor}", site=site, userbase=userbase)
+        yield env if install else replace(env, unread_install=True)
 
 
 APPMODEL_PACKAGES = r"HKCU\Software\Classes\Local Settings\Software\Microsoft\Windows\CurrentVersion\AppModel" \

@@ -55,6 +55,7 @@ class PythonEnvironment:
     app: Optional[str] = None  # the AI app it belongs to: "ComfyUI (portable)", ...
     free_threaded: bool = False  # the free-threaded build (python3.13t.exe; sysconfig's Py_GIL_DISABLED)
     loading: Optional[PythonLoading] = None  # sys.path and the torch copies on it (app/inventory/python_path.py)
+    unread_install: bool = False  # a Store Python described from its 0-byte app alias: its own folder was not read
 
     @property
     def abi_tag(self) -> Optional[str]:
@@ -121,9 +122,10 @@ def describe(system: System, python: Path, kind: str, prefix: Path, base_prefix:
     in the user site, or a folder of PYTHONPATH), and `site_packages` the folder that holds it."""
     site = site or descend(prefix, "Lib", "site-packages")
     version = version or python_version_in(app_folder, free_threaded)
+    cpu = _machine(python)
     loading = model_loading(system, python=python, prefix=prefix, base_prefix=base_prefix, app_folder=app_folder,
                             version=version, site=site, userbase=userbase, free_threaded=free_threaded, venv=venv,
-                            interpreter=interpreter)
+                            interpreter=interpreter, bits32=cpu in (0x14C, 0x1C4))
     copy = loading.imported
     if copy is not None and copy.kind == MODULE:  # a torch.py hides every package: the checks read the next one
         copy = next(iter(loading.shadowed), None)
@@ -133,7 +135,7 @@ def describe(system: System, python: Path, kind: str, prefix: Path, base_prefix:
         torch_folder = child(site, "torch") if site else None
     return PythonEnvironment(
         python=python, kind=kind, exec_prefix=prefix, base_exec_prefix=base_prefix, app_folder=app_folder,
-        python_version=version, python_cpu_type=_machine(python), site_packages=site,
+        python_version=version, python_cpu_type=cpu, site_packages=site,
         torch=read_torch(torch_folder) if torch_folder is not None else None, userbase=userbase,
         free_threaded=free_threaded, loading=loading,
     )

@@ -6,13 +6,17 @@ The rules are CPython's own (`Modules/getpath.py`, `Lib/site.py`, the "Finding m
 - a `._pth` file beside the runtime DLL or the interpreter (`python312._pth`, `python._pth`; the DLL's first, so a
   venv of an embeddable Python keeps its base's) replaces `sys.path` with its lines, turns
   on isolated mode (no `PYTHONPATH`, no `PYTHONHOME`, no user site) and runs `site` only with an `import site` line;
-- otherwise `PYTHONPATH` comes first (after the script's folder, which we cannot know), then the standard library
-  (from `PYTHONHOME` when it is set), then `site`: the **user site** (`%APPDATA%\\Python\\Python3XY\\site-packages`,
-  or `PYTHONUSERBASE`), before the install's own `Lib\\site-packages`; a venv turns the user site off unless
-  `include-system-site-packages = true` (which also adds the base's site-packages after its own), and
-  `PYTHONNOUSERSITE` turns it off;
+- otherwise `PYTHONPATH` comes first (after the script's folder, which we cannot know), then the folders the
+  registry names (the default value of each subkey of `HKCU`, then `HKLM`,
+  `\\Software\\Python\\PythonCore\\<winver>\\PythonPath`; `winver` is "3.12", "3.12-32" for a 32-bit Python), then
+  the standard library (from `PYTHONHOME` when it is set), then `site`: the **user site**
+  (`%APPDATA%\\Python\\Python3XY\\site-packages`, or `PYTHONUSERBASE`), before the install's own
+  `Lib\\site-packages`; a venv turns the user site off unless `include-system-site-packages = true` (which
+  also adds the base's site-packages after its own), and `PYTHONNOUSERSITE` turns it off;
 - each site folder's `.pth` files, in name order, add the folders their lines name (right after that site folder)
   and run their `import` lines;
+- then `site` imports `sitecustomize` (the first on `sys.path`) and, with the user site on, `usercustomize`: code
+  that runs at every start and may change anything; it is found and named, and only the live check sees its effect;
 - `import torch` takes the first folder of `sys.path` holding `torch\\__init__.py` (a regular package) or a
   `torch.py`/`torch.*.pyd`; a `torch` folder without `__init__.py` is only a namespace portion, passed over while a
   regular package follows, and imported (empty) when none does.
@@ -35,8 +39,10 @@ from app.system.folders import child, children, descend
 PACKAGE, MODULE, NAMESPACE = "package", "module", "namespace"
 VARIABLES = ("PYTHONPATH", "PYTHONHOME", "PYTHONNOUSERSITE", "PYTHONUSERBASE")
 # the folders of sys.path, by where they come from (the report says each one in words)
-PTH_FILE, PYTHONPATH, STDLIB, USER_SITE, SITE, BASE_SITE, PTH_LINE = (
-    "pth-file", "PYTHONPATH", "stdlib", "user-site", "site-packages", "base-site-packages", "pth-line")
+PTH_FILE, PYTHONPATH, REGISTRY, STDLIB, USER_SITE, SITE, BASE_SITE, PTH_LINE = (
+    "pth-file", "PYTHONPATH", "registry", "stdlib", "user-site", "site-packages", "base-site-packages", "pth-line")
+REGISTRY_PATH_KEY = "{hive}\\Software\\Python\\PythonCore\\{winver}\\PythonPath"
+STARTUP_MODULES = ("sitecustomize", "usercustomize")
 MAX_PTH_BYTES = 1 << 20  # a .pth file is a few lines; a bigger one is read no further
 _MODULE_FILE = re.compile(r"^torch(\.[a-z0-9_-]+)?\.(py|pyd|pyc)$", re.I)
 
@@ -53,6 +59,7 @@ class PathEntry:
     folder: Path  # the host path
     origin: str  # one of the origins above
     source: Optional[Path] = None  # the .pth / ._pth file, or the site folder, that added it
+    key: Optional[str] = None  # REGISTRY: the registry key whose default value names it
 
 
 @dataclass(frozen=True)
@@ -92,6 +99,7 @@ class PythonLoading:
     user_site_on: bool = False
     user_site_off_because: Optional[str] = None  # "venv", "PYTHONNOUSERSITE", "._pth"
     interpreter: Optional[Interpreter] = None  # venvs only
+    startup: tuple[Path, ...] = ()  # sitecustomize / usercustomize files that `site` runs at every start
 
     @property
     def imported(self) -> Optional[TorchCopy]:
@@ -124,8 +132,9 @@ def python_variables(system: System) -> tuple[Variable, ...]:
 def model_loading(system: System, *, python: Path, prefix: Path, base_prefix: Path, app_folder: Path,
                   version: Optional[str], site: Optional[Path], userbase: Optional[Path] = None,
                   free_threaded: bool = False, venv: Optional[dict[str, str]] = None,
-                  interpreter: Optional[Interpreter] = None) -> PythonLoading:
-    """sys.path and the torch copies on it, for the interpreter at `python` (`venv`: pyvenv.cfg's settings)."""
+                  interpreter: Optional[Interpreter] = None, bits32: bool = False) -> PythonLoading:
+    """sys.path and the torch copies on it, for the interpreter at `python` (`venv`: pyvenv.cfg's settings;
+    `bits32`: a 32-bit Python, whose registry key is "3.12-32")."""
     variables = python_variables(system)
     pth = _pth_file(python, app_folder, version, free_threaded)
     if pth is not None:
@@ -134,6 +143,7 @@ def model_loading(system: System, *, python: Path, prefix: Path, base_prefix: Pa
     entries: list[PathEntry] = []
     for folder in _split(system, values.get("PYTHONPATH")):
         entries.append(PathEntry(folder, PYTHONPATH))
+    entries += registry_path(system, version, bits32)
     home = values.get("PYTHONHOME")
     stdlib_root = system.host_path(home.value) if home is not None and re.match(r"^[A-Za-z]:", home.value) else None
     stdlib_root = stdlib_root or app_folder
@@ -160,8 +170,48 @@ def model_loading(system: System, *, python: Path, prefix: Path, base_prefix: Pa
         sites = [(s, o) for s, o in sites if o != SITE] + ([(moved, SITE)] if moved is not None else [])
     for folder, origin in sites:
         _add_site(system, entries, folder, origin)
-    return PythonLoading(tuple(entries), _copies(entries), variables, user_site=user_site,
-                         user_site_on=off is None, user_site_off_because=off, interpreter=interpreter)
+    listings = _listed(entries)
+    return PythonLoading(tuple(entries), _copies(listings), variables, user_site=user_site,
+                         user_site_on=off is None, user_site_off_because=off, interpreter=interpreter,
+                         startup=_startup(listings, STARTUP_MODULES if off is None else STARTUP_MODULES[:1]))
+
+
+def registry_path(system: System, version: Optional[str], bits32: bool = False) -> list[PathEntry]:
+    """getpath.py's registry folders: the default value of each subkey of ...\\PythonCore\\<winver>\\PythonPath,
+    the user's key first; each value is a `;` list. (The key's own default value counts only when the standard
+    library is found no other way, which a working install never needs.)"""
+    minor = _minor(version)
+    if minor is None:
+        return []
+    winver = minor + ("-32" if bits32 else "")
+    found = []
+    for hive in ("HKCU", "HKLM"):
+        key = REGISTRY_PATH_KEY.format(hive=hive, winver=winver)
+        if hive == "HKLM" and bits32:
+            key = key.replace("\\Software\\", "\\Software\\WOW6432Node\\")
+        for name in system.registry_subkeys(key):
+            value = system.registry_values(f"{key}\\{name}").get("")
+            if value is None or not isinstance(value.data, str):
+                continue
+            for folder in _split(system, Variable("PythonPath", value.data, "registry")):
+                found.append(PathEntry(folder, REGISTRY, key=f"{key}\\{name}"))
+    return found
+
+
+def _startup(listings: list[tuple[PathEntry, dict[str, Path]]], names: tuple[str, ...]) -> tuple[Path, ...]:
+    """The sitecustomize (and usercustomize) `site` imports: the first of each name on sys.path (a module file or a
+    package folder)."""
+    found = []
+    for name in names:
+        for _entry, listing in listings:
+            hit = listing.get(name + ".py") or listing.get(name + ".pyc")
+            package = listing.get(name)
+            if hit is None and package is not None and child(package, "__init__.py") is not None:
+                hit = package
+            if hit is not None:
+                found.append(hit)
+                break
+    return tuple(found)
 
 
 def read_interpreter(system: System, settings: dict[str, str], version_of) -> Interpreter:
@@ -189,8 +239,10 @@ def _isolated(system: System, pth: Path, variables: tuple[Variable, ...],
         for folder in (pth.parent, descend(pth.parent, "Lib", "site-packages")):
             if folder is not None:
                 _add_site(system, entries, folder, SITE)
-    return PythonLoading(tuple(entries), _copies(entries), variables, pth_file=pth, isolated=True,
-                         site_runs=site_runs, user_site_off_because="._pth", interpreter=interpreter)
+    listings = _listed(entries)
+    return PythonLoading(tuple(entries), _copies(listings), variables, pth_file=pth, isolated=True,
+                         site_runs=site_runs, user_site_off_because="._pth", interpreter=interpreter,
+                         startup=_startup(listings, STARTUP_MODULES[:1]) if site_runs else ())
 
 
 def _pth_file(python: Path, app_folder: Path, version: Optional[str], free_threaded: bool) -> Optional[Path]:
@@ -226,18 +278,23 @@ def _add_site(system: System, entries: list[PathEntry], folder: Path, origin: st
                 known.add(_key(target))
 
 
-def _copies(entries: list[PathEntry]) -> tuple[TorchCopy, ...]:
+def _copies(listings: list[tuple[PathEntry, dict[str, Path]]]) -> tuple[TorchCopy, ...]:
     found = []
-    for entry in entries:
-        folder = child(entry.folder, "torch")
+    for entry, listing in listings:
+        folder = listing.get("torch")
         if folder is not None and folder.is_dir():
             regular = child(folder, "__init__.py") is not None or child(folder, "__init__.pyc") is not None
             found.append(TorchCopy(folder, PACKAGE if regular else NAMESPACE, entry))
             continue
-        module = next((p for p in children(entry.folder) if _MODULE_FILE.match(p.name) and p.is_file()), None)
+        module = next((p for name, p in sorted(listing.items()) if _MODULE_FILE.match(name) and p.is_file()), None)
         if module is not None:
             found.append(TorchCopy(module, MODULE, entry))
     return tuple(found)
+
+
+def _listed(entries: list[PathEntry]) -> list[tuple[PathEntry, dict[str, Path]]]:
+    """Each sys.path folder with its entries by lower-case name: listed once, for torch and the startup files."""
+    return [(entry, {p.name.lower(): p for p in children(entry.folder)}) for entry in entries]
 
 
 def _user_site(system: System, version: Optional[str], userbase: Optional[Path], free_threaded: bool,

@@ -1,6 +1,7 @@
 """Python's own side of loading torch (app/inventory/python_path.py): which interpreter a venv runs, which copy of
-torch `import torch` gets and which copies it hides, PYTHONHOME / PYTHONPATH set for every program, torch outside
-sys.path, and square brackets in torch's folder (torch's own preload lists its DLLs with `glob`)."""
+torch `import torch` gets and which copies it hides, PYTHONHOME / PYTHONPATH set for every program, folders the
+registry adds to every Python of a version, code that runs at every start (sitecustomize), torch outside sys.path,
+and square brackets in torch's folder (torch's own preload lists its DLLs with `glob`)."""
 
 from __future__ import annotations
 
@@ -9,13 +10,18 @@ import re
 from typing import Iterator, Optional
 
 from app.inventory.environment import python_version_in, read_torch
-from app.inventory.python_path import NAMESPACE, PTH_FILE, PTH_LINE, PYTHONPATH, USER_SITE, TorchCopy
+from app.inventory.python_path import NAMESPACE, PTH_FILE, PTH_LINE, PYTHONPATH, REGISTRY, USER_SITE, TorchCopy
 from app.probes.base import ENVIRONMENT, Probe, ProbeContext
-from app.probes.finding import BLOCKER, WARNING, Finding
+from app.probes.finding import BLOCKER, INFO, WARNING, Finding
 
 SET_ASIDE_TORCH = "set-aside-shadowing-torch"
 UNSET_VARIABLE, UNSET_MACHINE_VARIABLE = "unset-env-var", "unset-machine-variable"
 MOVE_FOLDER = "rename-app-folder"
+REMOVE_REGISTRY_PATH = "remove-registry-python-path"
+STARTUP_CODE = "python-startup-code"
+STORE_ALIAS = "store-python-unread"
+# the runner: with one of these the diagnosis is complete only where the live check ran (it sees what files cannot)
+SEEN_LIVE_ONLY = frozenset({STARTUP_CODE, STORE_ALIAS})
 GLOB_MAGIC = re.compile(r"[\[\]]")
 # Windows folders whose first level names the program that owns what is below them
 PROGRAM_ROOTS = ("program files", "program files (x86)", "programdata")
@@ -26,8 +32,14 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
     if env is None or env.loading is None:
         return
     loading = env.loading
+    if env.unread_install:
+        yield ctx.finding(STORE_ALIAS, INFO, {"alias": ctx.display(env.python), "version": env.python_version})
     yield from _interpreter(ctx)
     yield from _variables(ctx)
+    yield from _registry(ctx)
+    if loading.startup:
+        yield ctx.finding(STARTUP_CODE, INFO, {"files": [ctx.display(p) for p in loading.startup],
+                                               "file": ctx.display(loading.startup[0])})
     imported = loading.imported
     if imported is None and env.torch is not None:
         yield ctx.finding("torch-not-on-path", BLOCKER, {
@@ -78,6 +90,22 @@ def _variables(ctx: ProbeContext) -> Iterator[Finding]:
             [_unset(path.scope)], variant="system" if path.scope == "system" else None)
 
 
+def _registry(ctx: ProbeContext) -> Iterator[Finding]:
+    """Folders the registry adds to every Python of this version (...\\PythonCore\\3.12\\PythonPath\\<name>), put
+    there by another program's installer: before the standard library and every site-packages."""
+    entries = [e for e in ctx.env.loading.path if e.origin == REGISTRY]
+    if not entries:
+        return
+    keys = list(dict.fromkeys(e.key for e in entries if e.key))
+    folders = [ctx.display(e.folder) for e in entries]
+    torch_there = any(c.entry.origin == REGISTRY for c in ctx.env.loading.copies)
+    yield ctx.finding("python-registry-path", WARNING, {
+        "key": keys[0], "keys": keys, "folders": folders, "folder_list": ", ".join(folders),
+        "programs": sorted({program_of(f) for f in folders}), "program_list": ", ".join(
+            sorted({program_of(f) for f in folders})), "torch_there": torch_there,
+        "machine": keys[0].upper().startswith("HKLM")}, [REMOVE_REGISTRY_PATH])
+
+
 def _shadowing(ctx: ProbeContext, imported: TorchCopy) -> Iterator[Finding]:
     """Another copy of torch that `import torch` gets first (a `pip install --user` one, PYTHONPATH, a .pth line),
     or copies it hides: the checks read the imported one, and say which one it is."""
@@ -93,10 +121,14 @@ def _shadowing(ctx: ProbeContext, imported: TorchCopy) -> Iterator[Finding]:
     elif imported.entry.origin == PYTHONPATH:
         variable = ctx.env.loading.variable("PYTHONPATH")
         repairs.append(_unset(variable.scope if variable else "user"))
+    elif imported.entry.origin == REGISTRY:
+        repairs.append(REMOVE_REGISTRY_PATH)
     repairs.append("start-fresh")
-    yield ctx.finding("torch-shadowed", WARNING if same else BLOCKER, {
+    extra = {"program_list": program_of(ntpath.dirname(first["folder"]))} if imported.entry.origin == REGISTRY else {}
+    yield ctx.finding("torch-shadowed", WARNING if same else BLOCKER, {**extra,
         "imported": first, "others": others, "folder": first["folder"], "version": first["version"],
-        "origin": first["origin"], "other_folder": others[0]["folder"], "other_version": others[0]["version"],
+        "origin": first["origin"], "added_by": first["added_by"] or "-", "other_folder": others[0]["folder"],
+        "other_version": others[0]["version"],
         "other_origin": others[0]["origin"]}, repairs, variant=imported.entry.origin)
 
 
@@ -118,7 +150,8 @@ def _described(ctx: ProbeContext, copy: TorchCopy) -> dict:
     version = read_torch(copy.folder).version if copy.kind != "module" else None
     origin = copy.entry.origin
     return {"folder": ctx.display(copy.folder), "version": version or "-", "origin": origin,
-            "added_by": ctx.display(copy.entry.source) if origin in (PTH_FILE, PTH_LINE) else None}
+            "added_by": (ctx.display(copy.entry.source) if origin in (PTH_FILE, PTH_LINE)
+                         else copy.entry.key if origin == REGISTRY else None)}
 
 
 def _unset(scope: str) -> str:

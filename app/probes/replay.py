@@ -143,7 +143,7 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
 
 def _loaded_elsewhere(ctx: ProbeContext, data: dict) -> Optional[Finding]:
     """The real Python found another torch than the one the checks read (the model of sys.path was wrong, or
-    something it cannot see, such as a registry PythonPath, decided): the checks are then about the wrong copy."""
+    something it cannot read, such as a sitecustomize, decided): the checks are then about the wrong copy."""
     found = data.get("torch_dir")
     predicted = ctx.display(ctx.env.torch.folder)
     if not found or not predicted or ntpath.normcase(ntpath.normpath(str(found))) == ntpath.normcase(predicted):

@@ -23,12 +23,14 @@ from app.probes import ALL_PROBES
 from app.probes.base import MACHINE, Probe, ProbeContext, Program
 from app.probes.causes import Problem, group_by_cause, reconcile
 from app.probes.finding import INFO, Finding
+from app.probes.python_loading import SEEN_LIVE_ONLY
 from app.system.base import System
 
 CHECK_FAILED = "check-failed"
 NO_WINDOWS, NO_TORCH = "no-windows", "no-torch"
 # findings that mean a check could not see what it checks: the diagnosis is then incomplete and never "all clear"
 BLIND = frozenset({CHECK_FAILED, "torch-loaded-elsewhere"})
+REPLAYED = frozenset({"import-ok", "import-failed"})
 STARTED, DONE, FAILED = "started", "done", "failed"
 WORKER_STOP_S = 5.0  # how long a stopped diagnosis waits for its workers (each ends its child process first)
 DEMO_SKIPPED_REASON = {"en": "The demo computer is made of small stand-in files and cannot start programs, so "
@@ -144,6 +146,10 @@ def run_diagnosis(system: System, environments: Iterable[PythonEnvironment], *,
     for ctx in contexts.values():
         if ctx._graph is not None:
             diagnosis.graphs[ctx.python or ""] = ctx._graph
+    # code that runs at every start (sitecustomize), a Store Python's unread folder: seen only by the live check
+    replayed = {f.environment for f in diagnosis.findings if f.code in REPLAYED}
+    if any(f.code in SEEN_LIVE_ONLY and f.environment not in replayed for f in diagnosis.findings):
+        diagnosis.complete = False
     reconcile(diagnosis.findings)
     diagnosis.findings.sort(key=lambda f: f.sort_key)
     diagnosis.elapsed_s = time.monotonic() - started

@@ -37,6 +37,7 @@ SMART_APP_CONTROL_FAQ = {lang: f"https://support.microsoft.com/{locale}/windows/
                          (("en", "en-us"), ("zh_CN", "zh-cn"))}
 CONDA_RUNTIME = "https://anaconda.org/conda-forge/vc14_runtime"
 PYTHON_ENVIRONMENT_VARIABLES = "https://docs.python.org/3/using/windows.html#excursus-setting-environment-variables"
+PYTHON_FINDING_MODULES = "https://docs.python.org/3/using/windows.html#finding-modules"
 GLOB_CHARACTERS = re.compile(r"[\[\]]")
 START_FRESH = "start-fresh"  # offered where no repair fits a problem that stops PyTorch
 
@@ -281,6 +282,28 @@ class UnsetMachineVariable(GuidedRepair):
         return Guide(self.id, same_url(PYTHON_ENVIRONMENT_VARIABLES), said("guide.link.python_windows"), steps)
 
 
+class RemoveRegistryPythonPath(GuidedRepair):
+    """`remove-registry-python-path`: a subkey of ...\\Python\\PythonCore\\<version>\\PythonPath that another program's
+    installer left (python-registry-path, torch-shadowed@registry). The user deletes it in the Registry Editor, where
+    they see what it is; a key of all users (HKLM) needs an administrator, which is Windows' own prompt."""
+
+    id = "remove-registry-python-path"
+
+    def guide(self, system, env, machine, findings) -> Guide:
+        named = next((f for f in findings if f.code == "python-registry-path"), None) or next(
+            (f for f in findings if self.id in f.repairs), None)
+        evidence = named.evidence if named is not None else {}
+        key = evidence.get("key") or evidence.get("added_by") or "-"
+        parent, _, name = key.rpartition("\\")
+        hive = {"HKCU": "HKEY_CURRENT_USER", "HKLM": "HKEY_LOCAL_MACHINE"}.get(parent.split("\\")[0], "")
+        where = hive + parent[len(parent.split("\\")[0]):] if hive else parent
+        program = evidence.get("program_list") or "-"
+        steps = [said("guide.regpath.open"), said("guide.regpath.go", where=where or "-"),
+                 said("guide.regpath.delete", name=name or "-", program=program),
+                 said("guide.machinevar.again")]
+        return Guide(self.id, same_url(PYTHON_FINDING_MODULES), said("guide.link.python_windows"), steps)
+
+
 class RenameAppFolder(GuidedRepair):
     """`rename-app-folder`: `[` or `]` in torch's folder (torch-folder-brackets): the folder is renamed by the user
     (a program of theirs may be running from it); a venv, which records its own path, is made again after."""
@@ -321,8 +344,8 @@ class InstallCudaTorch(GuidedRepair):
 
 
 GUIDED_REPAIRS = (Install64BitPython(), UpdateGpuDriver(), StartFresh(), LoadTorchFirst(), AppControlSettings(),
-                  InstallMatchingTorch(), UpdateRuntimeCopy(), UnsetMachineVariable(), RenameAppFolder(),
-                  InstallCudaTorch())
+                  InstallMatchingTorch(), UpdateRuntimeCopy(), UnsetMachineVariable(), RemoveRegistryPythonPath(),
+                  RenameAppFolder(), InstallCudaTorch())
 
 
 def python_minor(env: Optional[PythonEnvironment]) -> Optional[str]:

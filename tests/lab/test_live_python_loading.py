@@ -1,13 +1,16 @@
 """Python's side of loading, for real: Windows CPython 3.12 under Wine imports torch from exactly the folder the
 model predicts. The user site before site-packages (a `pip install --user` torch 2.4.0 shadowing a healthy 2.4.1,
 then set aside and undone), PYTHONPATH from the user's own settings (the replay gets them as the user's programs
-do), and a ._pth file, which makes the same user site and PYTHONPATH count for nothing."""
+do), a folder the registry's PythonPath key names, a ._pth file (which makes the same user site and PYTHONPATH count
+for nothing), a venv whose base Python is gone (it cannot start at all, as the model says), and a sitecustomize that
+moves sys.path at start (the model cannot read it: the diagnosis says so and is never "all clear")."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import shutil
+import zipfile
 
 import pytest
 
@@ -18,6 +21,7 @@ pytestmark = [pytest.mark.wine, pytest.mark.slow]
 
 RUN_APP = "import sys; sys.path.insert(0, {repo!r}); from app.main import main; sys.exit(main({argv!r}))"
 USER_ENVIRONMENT = r"HKCU\Environment"
+REGISTRY_PATH = r"HKCU\Software\Python\PythonCore\3.12\PythonPath"
 
 
 def run_app(lab, argv, data=None):
@@ -139,3 +143,91 @@ def test_square_brackets_in_the_folder_preload_nothing_and_the_cpu_build_still_i
         assert brackets["severity"] == "warning" and brackets["evidence"]["names"] == ["[new]"] and code == 0
     finally:
         shutil.rmtree(bracketed.parent, ignore_errors=True)
+
+
+def other_torch(lab, name: str):
+    """torch 2.4.0 (no libomp140: `import torch` fails with WinError 126) in a folder of its own under the lab."""
+    other = lab.root / name
+    shutil.rmtree(other, ignore_errors=True)
+    for part in ("torch", "torch-2.4.0.dist-info"):
+        _link_tree(lab.base_site("2.4.0") / part, other / part)
+    return other
+
+
+def test_a_folder_the_registrys_pythonpath_key_names_decides_for_real(lab):
+    """getpath.py reads ...\\PythonCore\\3.12\\PythonPath\\<name>'s default value: the model puts that folder before
+    site-packages, and the real interpreter imports torch 2.4.0 from it."""
+    env = plain_python(lab, "lab-registry-241", "2.4.1")
+    other = other_torch(lab, "registry-240")
+    key = REGISTRY_PATH + r"\LabTool"
+    assert lab.wine_reg(["add", key, "/ve", "/t", "REG_SZ", "/d", to_windows_path(other), "/f"]) == 0
+    try:
+        code, document = diagnose(lab, env)
+    finally:
+        lab.wine_reg(["delete", REGISTRY_PATH, "/f"])
+        shutil.rmtree(other, ignore_errors=True)
+    findings = {f["code"]: f for f in document["findings"]}
+    shadow = findings["torch-shadowed"]
+    assert shadow["evidence"]["origin"] == "registry" and shadow["evidence"]["added_by"].endswith(r"\LabTool")
+    assert same(replayed_torch(document), to_windows_path(other / "torch"))
+    assert findings["import-failed"]["evidence"]["winerror"] == 126
+    assert "python-registry-path" in findings and "torch-loaded-elsewhere" not in findings and code == 1
+
+
+def test_a_sitecustomize_that_moves_sys_path_is_named_and_what_it_did_is_caught_by_the_live_check(lab):
+    """The model cannot read what sitecustomize does; the real process imports another torch than the predicted
+    one, and the diagnosis says so (never "all clear"), naming the file."""
+    env = plain_python(lab, "lab-sitecustomize-241", "2.4.1")
+    other = other_torch(lab, "sitecustomize-240")
+    site = env / "Lib" / "site-packages"
+    (site / "sitecustomize.py").write_text(f"import sys\nsys.path.insert(0, {to_windows_path(other)!r})\n")
+    try:
+        code, document = diagnose(lab, env)
+    finally:
+        (site / "sitecustomize.py").unlink()
+        shutil.rmtree(other, ignore_errors=True)
+    findings = {f["code"]: f for f in document["findings"]}
+    assert findings["python-startup-code"]["evidence"]["file"].lower().endswith(r"site-packages\sitecustomize.py")
+    assert same(findings["torch-loaded-elsewhere"]["evidence"]["found"], to_windows_path(other / "torch"))
+    assert same(document["environments"][0]["torch"]["path"], to_windows_path(site / "torch"))
+    assert code != 0 and document["complete"] is False
+
+
+@pytest.fixture(scope="module")
+def venv_home(lab):
+    """A base Python laid out as python.org's installer leaves it (the standard library as files under Lib), and a
+    venv of it as `python -m venv --copies` makes one: Scripts\\python.exe with its DLLs, pyvenv.cfg naming home."""
+    home = lab.root / "envs" / "lab-venv-base"
+    shutil.rmtree(home, ignore_errors=True)
+    _link_tree(lab.python_dir, home)
+    (home / "python312._pth").unlink()
+    with zipfile.ZipFile(lab.python_dir / "python312.zip") as stdlib:
+        stdlib.extractall(home / "Lib")
+    venv = lab.root / "envs" / "lab-venv-241"
+    shutil.rmtree(venv, ignore_errors=True)
+    (venv / "Scripts").mkdir(parents=True)
+    for name in ("python.exe", "python312.dll", "python3.dll", "vcruntime140.dll", "vcruntime140_1.dll"):
+        shutil.copyfile(lab.python_dir / name, venv / "Scripts" / name)
+    _link_tree(lab.base_site("2.4.1"), venv / "Lib" / "site-packages")
+    yield home, venv
+    shutil.rmtree(venv, ignore_errors=True)
+    shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.mark.parametrize("gone", [False, True], ids=["home-there", "home-gone"])
+def test_a_venv_runs_its_home_python_and_with_home_gone_cannot_start_as_the_model_says(lab, venv_home, gone):
+    home, venv = venv_home
+    named = to_windows_path(home) + ("-uninstalled" if gone else "")
+    (venv / "pyvenv.cfg").write_text(f"home = {named}\ninclude-system-site-packages = false\nversion = 3.12.9\n")
+    code, document = diagnose(lab, venv)
+    findings = {f["code"]: f for f in document["findings"]}
+    if not gone:
+        assert "venv-base-missing" not in findings and code == 0
+        assert same(replayed_torch(document), to_windows_path(venv / "Lib" / "site-packages" / "torch"))
+        assert findings["import-ok"]["evidence"]["version"] == "2.4.1+cpu"
+        return
+    assert findings["venv-base-missing"]["severity"] == "blocker"
+    assert findings["venv-base-missing"]["evidence"]["home"] == named
+    assert "import-ok" not in findings and findings["import-failed"]["severity"] == "blocker" and code == 1
+    started = lab.run_exe(venv / "Scripts" / "python.exe", ["-c", "print('started')"], timeout=120)
+    assert started.returncode != 0 and "started" not in started.stdout  # the real interpreter cannot start

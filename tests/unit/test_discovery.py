@@ -237,3 +237,28 @@ def test_the_store_python_is_the_folder_its_registration_names(tmp_path):
     (store,) = [e for e in discover(OfflineImage(image.root)) if e.kind == "store"]
     assert store.python == image.host(new + r"\python.exe")
     assert store.python_cpu_type == 0x8664 and store.torch.version.startswith("2.5.1")
+
+
+def test_a_store_python_seen_only_through_its_app_alias_is_said_and_never_all_clear(tmp_path, capsys):
+    """No registration names the install and WindowsApps cannot be listed: the Python is described from its 0-byte
+    app alias, its own folder unread. The report says so, and without the live check the diagnosis is incomplete."""
+    import json
+
+    from app.main import main
+
+    image = ImageBuilder(tmp_path / "img")
+    image.mkdir(r"C:\Windows\System32")
+    package = "PythonSoftwareFoundation.Python.3.12_qbz5n2kfra8p0"
+    image.write(LOCAL + r"\Microsoft\WindowsApps" + "\\" + package + r"\python.exe", b"")
+    torch(image, LOCAL + r"\Packages" + "\\" + package + r"\LocalCache\local-packages\Python312\site-packages",
+          "2.5.1+cpu")
+    image.save()
+    (store,) = [e for e in discover(OfflineImage(image.root)) if e.kind == "store"]
+    assert store.unread_install
+    capsys.readouterr()
+    code = main(["diagnose", "--root", str(image.root), "--json", "-"])
+    document = json.loads(capsys.readouterr().out)
+    unread = next(f for f in document["findings"] if f["code"] == "store-python-unread")
+    assert unread["evidence"]["alias"].endswith(package + r"\python.exe") and "shortcut" in unread["title"]
+    assert document["environments"][0]["unread_install"] is True
+    assert document["complete"] is False and code != 0

@@ -13,7 +13,7 @@ import pytest
 
 from app.demo.image_builder import ImageBuilder
 from app.inventory.environment import inspect_environment
-from app.inventory.python_path import NAMESPACE, PACKAGE, PTH_FILE, PYTHONPATH, SITE, USER_SITE
+from app.inventory.python_path import NAMESPACE, PACKAGE, PTH_FILE, PYTHONPATH, REGISTRY, SITE, STDLIB, USER_SITE
 from app.main import main
 from app.system.offline import OfflineImage
 from tests import realfiles
@@ -173,6 +173,66 @@ def test_pythonpath_puts_its_torch_first_and_the_repair_removes_the_users_settin
     capsys.readouterr()
     assert code == 0
     assert "PYTHONPATH" not in json.loads((image.root / "environment.json").read_text())["user"]
+
+
+REGISTRY_PATH = r"Software\Python\PythonCore\3.12\PythonPath"
+
+
+def test_a_folder_the_registry_adds_comes_before_site_packages_and_its_torch_is_what_import_gets(
+        tmp_path, capsys):
+    """getpath.py reads the default value of each subkey of ...\\PythonCore\\3.12\\PythonPath (the user's, then all
+    users'): an old GIS installer's key names a folder holding torch 2.4.0, which `import torch` then gets before
+    site-packages' 2.4.1. A 32-bit Python's key ("3.12-32") is not this one's."""
+    image = ImageBuilder(tmp_path / "image")
+    windows(image)
+    python_org(image, ALL_USERS)
+    image.set_value(PEP514, "", "REG_SZ", ALL_USERS)
+    pip_install(image, realfiles.TORCH_241, ALL_USERS_SITE, keep=torch_core)
+    gis = r"C:\Program Files\OldGIS 2.1\python"
+    pip_install(image, realfiles.TORCH_240, gis, keep=torch_core)
+    image.set_value("HKLM\\" + REGISTRY_PATH + r"\OldGIS", "", "REG_SZ", gis + r";C:\missing-folder")
+    image.set_value("HKLM\\" + REGISTRY_PATH.replace("3.12", "3.12-32") + r"\Other", "", "REG_SZ", r"C:\Windows")
+    system = OfflineImage(image.root)
+    env = inspect_environment(system, image.host(ALL_USERS))
+    origins = [e.origin for e in env.loading.path]
+    assert origins.index(REGISTRY) < origins.index(STDLIB) < origins.index(SITE)
+    assert [str(e.folder) for e in env.loading.path if e.origin == REGISTRY] == [str(image.host(gis))]
+    assert env.loading.imported.entry.origin == REGISTRY and env.torch.version == "2.4.0+cpu"
+    code, report = diagnose(image.root, capsys)
+    codes = {f["code"]: f for f in report["findings"]}
+    shadow = codes["torch-shadowed"]
+    assert code == 1 and shadow["severity"] == "blocker" and shadow["variant"] == REGISTRY
+    assert shadow["evidence"]["added_by"] == "HKLM\\" + REGISTRY_PATH + r"\OldGIS"
+    assert shadow["repairs"][0] == "remove-registry-python-path"
+    registry = codes["python-registry-path"]
+    assert registry["evidence"]["program_list"] == "OldGIS 2.1" and registry["evidence"]["torch_there"] is True
+    assert "OldGIS 2.1" in registry["explanation"] and "OldGIS 2.1" in shadow["title"] + shadow["explanation"] + \
+        registry["title"] + registry["explanation"]
+    # the guided steps go to that key and name that subkey and its program
+    capsys.readouterr()
+    code = main(["repair", "--root", str(image.root), "--env", ALL_USERS, "--action", "remove-registry-python-path"])
+    out = capsys.readouterr()
+    assert code == 1, out
+    out = out.out
+    assert "HKEY_LOCAL_MACHINE\\" + REGISTRY_PATH in out and "OldGIS" in out and "regedit" in out
+
+
+def test_a_sitecustomize_is_named_and_without_the_live_check_the_diagnosis_is_never_complete(
+        tmp_path, capsys):
+    """site imports the first sitecustomize on sys.path at every start: what it does cannot be read from files, so
+    on a copied drive (no live check) the diagnosis is incomplete and never exits 0; the file is named."""
+    image = ImageBuilder(tmp_path / "image")
+    windows(image)
+    python_org(image, ALL_USERS)
+    image.set_value(PEP514, "", "REG_SZ", ALL_USERS)
+    pip_install(image, realfiles.TORCH_241, ALL_USERS_SITE, keep=torch_core)
+    code, report = diagnose(image.root, capsys)
+    assert code == 0 and not any(f["code"] == "python-startup-code" for f in report["findings"])
+    image.write(ALL_USERS_SITE + r"\sitecustomize.py", "import sys; sys.path.insert(0, r'D:\\other')\n")
+    code, report = diagnose(image.root, capsys)
+    startup = next(f for f in report["findings"] if f["code"] == "python-startup-code")
+    assert startup["evidence"]["file"].endswith(r"site-packages\sitecustomize.py")
+    assert code != 0 and report["complete"] is False
 
 
 def test_a_pth_file_decides_and_ignores_pythonpath_and_the_user_site(tmp_path, capsys):
