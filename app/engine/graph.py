@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterator, Optional, Union
@@ -37,12 +38,15 @@ class PECache:
     """PE facts keyed on (path, size, mtime): re-reading an unchanged 1 GB DLL costs one stat. A file not seen at
     that path yet is first looked up by what identifies a PE file cheaply: its size and its first and last 4 KB
     (the headers, with the build's time stamp, checksum and section table; the tail, with the signature or the
-    resources). Sixteen copies of one torch environment are then parsed once, and share one set of tables."""
+    resources). Sixteen copies of one torch environment are then parsed once, and share one set of tables: the
+    probes of several environments run at once, so a copy whose twin is being parsed waits for that parse."""
 
     def __init__(self, max_entries: int = 2048) -> None:
         self.max_entries = max_entries
         self._entries: dict[tuple[str, int, int], Union[PEInfo, str]] = {}
         self._by_content: dict[tuple[int, bytes, bytes], Union[PEInfo, str]] = {}
+        self._parsing: dict[tuple[int, bytes, bytes], threading.Event] = {}
+        self._lock = threading.Lock()
         self.parsed = 0  # files read by read_pe (the benchmark and the tests count them)
 
     def get(self, path: Path) -> Union[PEInfo, str]:
@@ -53,26 +57,52 @@ class PECache:
             return Unreadable(f"the file cannot be read ({getattr(exc, 'strerror', None) or exc})")
         key = (str(path), stat.st_size, stat.st_mtime_ns)
         found = self._entries.get(key)
-        if found is None:
-            identity = _identity(path, stat.st_size)
-            shared = self._by_content.get(identity) if identity is not None else None
-            if shared is not None:
-                found = replace(shared, path=str(path)) if isinstance(shared, PEInfo) else shared
-            else:
-                try:
-                    found = read_pe(path)
-                except PEError as exc:
-                    found = str(exc)
-                except OSError as exc:  # not cached: a lock or a scan is often over by the next look
-                    return Unreadable(f"the file cannot be read ({exc.strerror or exc})")
-                self.parsed += 1
-                if identity is not None:
-                    self._by_content[identity] = found
+        if found is not None:
+            return found
+        identity = _identity(path, stat.st_size)
+        found = None
+        shared = self._shared(identity) if identity is not None else None
+        if shared is not None:
+            found = replace(shared, path=str(path)) if isinstance(shared, PEInfo) else shared
+        else:
+            try:
+                found = read_pe(path)
+            except PEError as exc:
+                found = str(exc)
+            except OSError as exc:  # not cached: a lock or a scan is often over by the next look
+                return Unreadable(f"the file cannot be read ({exc.strerror or exc})")
+            finally:  # whatever happened, a thread waiting for this parse goes on (and parses itself if none)
+                self._done(identity, found)
+        with self._lock:
             if len(self._entries) >= self.max_entries:
                 self._entries.clear()
                 self._by_content.clear()
             self._entries[key] = found
         return found
+
+    def _shared(self, identity: tuple[int, bytes, bytes]) -> Optional[Union[PEInfo, str]]:
+        """The facts of a file with this identity, parsed already or being parsed by another thread (waited for);
+        None: this caller parses it (and must call _done)."""
+        while True:
+            with self._lock:
+                found = self._by_content.get(identity)
+                if found is not None:
+                    return found
+                parsing = self._parsing.get(identity)
+                if parsing is None:
+                    self._parsing[identity] = threading.Event()
+                    return None
+            parsing.wait()
+
+    def _done(self, identity: Optional[tuple[int, bytes, bytes]], found: Optional[Union[PEInfo, str]]) -> None:
+        with self._lock:
+            if found is not None:
+                self.parsed += 1
+                if identity is not None:
+                    self._by_content[identity] = found
+            parsing = self._parsing.pop(identity, None) if identity is not None else None
+        if parsing is not None:
+            parsing.set()
 
 
 IDENTITY_BYTES = 4096
@@ -332,8 +362,11 @@ class DependencyGraph:
         return iter(sorted(self.nodes.values(), key=lambda n: n.id))
 
     # -- output ------------------------------------------------------------------------------------------
-    def to_dict(self, display_path: Callable[[Path], str] = str) -> dict:
-        """The JSON form DESIGN.md specifies: nodes and edges with statuses."""
+    def to_dict(self, display_path: Callable[[Path], str] = str, all_functions: bool = True) -> dict:
+        """The JSON form DESIGN.md specifies: nodes and edges with statuses. Each edge lists the functions it
+        imports; with `all_functions` False only an edge into a DLL with a problem of its own does (a diagnosis
+        report of many environments would otherwise hold every import of every DLL, hundreds of thousands of
+        names, that no reader of the report needs)."""
         statuses = self.statuses()
         nodes = []
         for node in self.walk():
@@ -359,6 +392,7 @@ class DependencyGraph:
                 "root": node in self.roots,
             })
         edges = [{"from": e.source.id, "to": e.target.id, "kind": e.kind, "name": e.name,
-                  "functions": [str(f) for f in e.functions]}
+                  "functions": [str(f) for f in e.functions]
+                  if all_functions or statuses[e.target] not in (OK, CHILDREN_ERROR) else []}
                  for node in self.walk() for e in node.edges]
         return {"nodes": nodes, "edges": edges}

@@ -126,7 +126,8 @@ def build_document(machine: MachineFacts, environments: list[PythonEnvironment],
         } for env in environments],
         "problems": [],
         "findings": [],
-        "dependencies": [{"environment": python, **graph.to_dict(display)} for python, graph in graphs.items()],
+        "dependencies": [{"environment": python, **graph.to_dict(display, all_functions=False)}
+                         for python, graph in graphs.items()],
     }
     for number, problem in enumerate(problems):
         text = problem.lead.text(lang)
