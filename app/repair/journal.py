@@ -332,7 +332,7 @@ class Transaction:
         intent = machine_value_change.prepare(system, key, name, value)
         self._step(number, intent, lambda: machine_value_change.apply(system, self, key, name, value))
 
-    def change_packages(self, system: System, packages: dict,
+    def change_packages(self, system: System, packages: packages_change.PackageSet,
                         on_output: Callable[[str], None] = lambda line: None,
                         token: Optional[CancelToken] = None) -> None:
         """pip install the `install` pins; `pip freeze` and the exact versions before are recorded first.

@@ -16,6 +16,7 @@ from app.i18n import LANGUAGES, words
 from app.inventory.environment import PythonEnvironment
 from app.inventory.machine import LIBOMP140, MachineFacts
 from app.probes.finding import Finding
+from app.repair.changes.packages import PackageSet
 from app.repair.journal import Transaction
 from app.repair.openmp_candidate import check_candidate, refusal_text
 from app.resources import download_catalog
@@ -60,13 +61,14 @@ class Plan:
     needs_admin: bool = False
     download_bytes: int = 0
     notes: list[dict[str, str]] = field(default_factory=list)  # plain words, en and zh_CN
-    packages: dict = field(default_factory=dict)  # upgrade-torch: versions before and after, pip's arguments
+    packages: Optional[PackageSet] = None  # upgrade-torch, match-companions: versions before and after, pip's index
     download: dict = field(default_factory=dict)  # a source that is downloaded when the plan is applied
 
     def to_dict(self) -> dict:
         return {"action": self.action, "source": self.source, "environment": self.environment,
                 "changes": [c.to_dict() for c in self.changes], "needs_admin": self.needs_admin,
-                "download_bytes": self.download_bytes, "notes": self.notes, "packages": self.packages,
+                "download_bytes": self.download_bytes, "notes": self.notes,
+                "packages": self.packages.to_dict() if self.packages is not None else {},
                 "download": self.download}
 
 

@@ -9,7 +9,6 @@ are recorded (and `pip freeze` beside them), so undo installs them again.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable, Optional
 
 from app.cancel import CancelToken
@@ -18,6 +17,7 @@ from app.inventory.environment import PythonEnvironment
 from app.inventory.machine import MachineFacts
 from app.inventory.packages import installed_versions
 from app.probes.finding import Finding
+from app.repair.changes.packages import PackageSet
 from app.repair.journal import Transaction
 from app.repair.plan import Change, Plan, PlanRefused, cannot_here, said
 from app.resources import known_issues
@@ -38,24 +38,6 @@ def same_build(release: str, installed: str) -> str:
     "2.4.1+cu121"; a CPU torchvision ("0.19.0", no label) beside a CUDA torch stays without one."""
     local = installed.partition("+")[2]
     return f"{release.partition('+')[0]}+{local}" if local else release
-
-
-@dataclass(frozen=True)
-class PackageSet:
-    """What a packages change records and asks pip for, in exact versions (local labels included) on both sides:
-    undo compares what is installed with exactly these, and restores exactly `before`."""
-
-    python: str
-    site_packages: str
-    before: dict[str, str]
-    after: dict[str, str]
-    index: tuple[str, ...]
-
-    def to_dict(self) -> dict:
-        return {"python": self.python, "site_packages": self.site_packages, "before": self.before,
-                "after": self.after, "index": list(self.index),
-                "install": [f"{n}=={v}" for n, v in self.after.items()],
-                "restore": [f"{n}=={v}" for n, v in self.before.items()]}
 
 
 def package_set(env: PythonEnvironment, wanted: dict[str, str], *extra_index: str) -> PackageSet:
@@ -83,7 +65,7 @@ class UpgradeTorch:
         change = package_set(env, wanted)
         changes = [Change("upgrade-package", name, value=f"{change.before[name]} -> {version}")
                    for name, version in change.after.items()]
-        return Plan(self.id, None, system.windows_path(env.python), changes, packages=change.to_dict(),
+        return Plan(self.id, None, system.windows_path(env.python), changes, packages=change,
                     notes=[said("repair.note.pip", index=" ".join(index_arguments(env)) or "-")])
 
     def apply(self, system: System, plan: Plan, transaction: Transaction,

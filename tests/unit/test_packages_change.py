@@ -93,9 +93,8 @@ def begin(tmp_path: Path, python: Path, site: Path, wheels: Path, applied: bool)
     """A transaction whose pip step has its intent written, as a kill (or a Stop) right after it leaves it."""
     (tmp_path / "image").mkdir(exist_ok=True)
     system = ThisComputer(tmp_path / "image")
-    packages = {"python": str(python), "site_packages": str(site), "before": {NAME: "1.0"},
-                "after": {NAME: "2.0"}, "index": ["--no-index", "--find-links", str(wheels)],
-                "install": [f"{NAME}==2.0"], "restore": [f"{NAME}==1.0"]}
+    packages = packages_change.PackageSet(str(python), str(site), {NAME: "1.0"}, {NAME: "2.0"},
+                                          ("--no-index", "--find-links", str(wheels)))
     transaction = Journal().begin({"kind": "image", "root": str(tmp_path / "image")}, "upgrade-torch", None, None, {})
     if applied:
         transaction.change_packages(system, packages)

@@ -9,6 +9,7 @@ installed again, by force when their files are incomplete, and checked afterward
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -22,14 +23,39 @@ from app.system.folders import child, children
 PIP_TIMEOUT_S = 3600.0
 
 
-def prepare(system: System, packages: dict) -> dict:
-    freeze = system.run([packages["python"], "-m", "pip", "freeze", "--disable-pip-version-check"], timeout=300)
-    return {"op": PACKAGES, **packages, "shown": ", ".join(packages.get("install", [])), "freeze": freeze.stdout}
+@dataclass(frozen=True)
+class PackageSet:
+    """What a packages change records and asks pip for, in exact versions (local labels included) on both sides:
+    undo compares what is installed with exactly these, and restores exactly `before`."""
+
+    python: str
+    site_packages: str
+    before: dict[str, str]
+    after: dict[str, str]
+    index: tuple[str, ...]
+
+    @property
+    def install(self) -> list[str]:
+        return [f"{n}=={v}" for n, v in self.after.items()]
+
+    @property
+    def restore(self) -> list[str]:
+        return [f"{n}=={v}" for n, v in self.before.items()]
+
+    def to_dict(self) -> dict:
+        """The plan's JSON and the journal's intent (which replays from these, never from the object)."""
+        return {"python": self.python, "site_packages": self.site_packages, "before": self.before,
+                "after": self.after, "index": list(self.index), "install": self.install, "restore": self.restore}
 
 
-def apply(system: System, packages: dict, on_output: Callable[[str], None],
+def prepare(system: System, packages: PackageSet) -> dict:
+    freeze = system.run([packages.python, "-m", "pip", "freeze", "--disable-pip-version-check"], timeout=300)
+    return {"op": PACKAGES, **packages.to_dict(), "shown": ", ".join(packages.install), "freeze": freeze.stdout}
+
+
+def apply(system: System, packages: PackageSet, on_output: Callable[[str], None],
           token: Optional[CancelToken] = None) -> None:
-    pip_install(system, packages["python"], packages["install"], packages["index"], on_output, token)
+    pip_install(system, packages.python, packages.install, list(packages.index), on_output, token)
 
 
 def pip_install(system: System, python: str, pins: list[str], index: list[str],
