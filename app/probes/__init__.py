@@ -5,6 +5,7 @@ from app.probes import (
     companions,
     dependencies,
     gpu,
+    gpu_backends,
     install_paths,
     integrity,
     known_builds,
@@ -37,6 +38,7 @@ ALL_PROBES = (
     integrity.PROBE,
     install_paths.PROBE,
     gpu.PROBE,
+    gpu_backends.PROBE,
     paging_file.PROBE,
     variables.PROBE,
 )

@@ -24,6 +24,7 @@ from app.inventory.integrity import find_record, read_record
 from app.inventory.machine import LIBOMP140
 from app.probes.base import ENVIRONMENT, Probe, ProbeContext
 from app.probes.finding import BLOCKER, INFO, WARNING, Finding
+from app.probes.gpu_backends import AMD_DRIVER, HIP_SDK
 from app.resources import known_issues
 
 
@@ -121,9 +122,12 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
             searched = list(dict.fromkeys(ctx.display(Path(folder)) for _, folder in node.resolution.tried))
             needs = [{"dll": e.source.name, "functions": [str(f) for f in e.functions]} for e in node.incoming]
             ours = node.name.lower() in torch_files  # torch brought it: deleted or quarantined since
+            amd = None if ours else "amd-driver" if AMD_DRIVER.match(node.name) else \
+                "hip-sdk" if HIP_SDK.match(node.name) else None  # AMD's driver, or its HIP SDK, brings it
             yield ctx.finding("missing-dll", BLOCKER, {**base, "searched": searched, "needs": needs,
-                                                      "torch_stops_at": stops_at}, repairs_for(node.name, torch_files),
-                              variant="torch-file" if ours else None)
+                                                      "torch_stops_at": stops_at},
+                              ["update-amd-driver"] if amd else repairs_for(node.name, torch_files),
+                              variant="torch-file" if ours else amd)
         elif status == MISSING_DELAY:
             yield ctx.finding("missing-delay-dll", WARNING, base)
         elif node.problem == WRONG_ARCHITECTURE:

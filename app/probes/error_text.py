@@ -73,7 +73,7 @@ ADVICE = ("install-vc-runtime", "place-libomp140", "upgrade-torch", "reinstall-t
           "app-control", "remove-duplicate-openmp", "not-torch", "diagnose",
           # causes said as "most likely", in order, where the text does not show which one it is
           "cuda-library-init", "cuda-version-mismatch", "shm-likely", "mixed-versions", "amd-hip",
-          "cuda-kernel-image", "gpu-memory", "torchcodec-ffmpeg")
+          "cuda-kernel-image", "gpu-memory", "torchcodec-ffmpeg", "directml")
 #: An advice that lists the likely causes in order (the text does not show which) names these fixes among them.
 LIKELY_COVERS = {"shm-likely": ("upgrade-torch", "install-vc-runtime", "reinstall-torch"),
                  "cuda-library-init": ("gpu-driver", "reinstall-torch"),
@@ -559,6 +559,7 @@ _KERNEL_IMAGE = re.compile(r"no\s+kernel\s+image\s+is\s+available\s+for\s+execut
 _GPU_MEMORY = re.compile(r"CUDA\s+(?:error\s*:\s*)?out\s+of\s+memory|"
                          r"Allocation\s+on\s+device\s+\d+\s+would\s+exceed", _I)
 _TORCHCODEC = re.compile(r"Could\s+not\s+load\s+libtorchcodec|libtorchcodec_core\d", _I)
+_DIRECTML = re.compile(r"torch_directml|\bDirectML\.dll\b", _I)  # Microsoft's DirectML plug-in for PyTorch
 _SHM_230 = re.compile(r"(?:torch|pytorch)[^\n]{0,40}?\b2\.3\.0\b|\b2\.3\.0\+c(?:pu|u\d+)\b", _I)
 _CUDA_LIBRARY = re.compile(r"^(?:cudnn\w*|cublas\w*|cufft\w*|curand\w*|cusparse\w*|cusolver\w*|cudart\w*|"
                            r"nvrtc\w*|zlibwapi)\.dll$", _I)
@@ -582,6 +583,8 @@ def _advice(kind: str, dll: Optional[str], dll_path: Optional[str], symbol: Opti
         return "not-torch"
     if _TORCHCODEC.search(text):
         return "torchcodec-ffmpeg"  # its own loader tries libtorchcodec_core4..8.dll: FFmpeg's shared DLLs
+    if _DIRECTML.search(text) and kind in (PROCEDURE_NOT_FOUND, MODULE_NOT_FOUND):
+        return "directml"  # torch-directml is made for one PyTorch release, and needs DirectX 12
     if _AMD_HIP.match(name):
         return "amd-hip"  # the ROCm build: its HIP libraries come with AMD's driver / HIP runtime
     if _NVRTC_BUILTINS.match(name) or _NVRTC_NAMED.search(text):

@@ -1,4 +1,5 @@
-"""NVIDIA: a CUDA build of torch needs a driver at least as new as its CUDA version requires."""
+"""NVIDIA: a CUDA build of torch needs a driver at least as new as its CUDA version requires. Not where ZLUDA's
+stand-ins run the CUDA build on an AMD card (app/probes/gpu_backends.py): there the driver is AMD's."""
 
 from __future__ import annotations
 
@@ -7,12 +8,13 @@ from typing import Iterator
 from app.engine.versions import version_tuple
 from app.probes.base import ENVIRONMENT, Probe, ProbeContext
 from app.probes.finding import BLOCKER, WARNING, Finding
+from app.probes.gpu_backends import zluda_stand_ins
 from app.resources import known_issues
 
 
 def run(ctx: ProbeContext) -> Iterator[Finding]:
     torch = ctx.env.torch if ctx.env else None
-    if torch is None or not torch.cuda:
+    if torch is None or not torch.cuda or zluda_stand_ins(ctx):
         return
     driver = ctx.machine.nvidia_driver
     if driver is None:

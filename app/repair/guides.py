@@ -31,6 +31,8 @@ PYTHON_DOWNLOADS = "https://www.python.org/downloads/windows/"
 NVIDIA_DRIVERS = {"en": "https://www.nvidia.com/Download/index.aspx",
                   "zh_CN": "https://www.nvidia.cn/Download/index.aspx?lang=cn"}
 PYTORCH_GET_STARTED = "https://pytorch.org/get-started/locally/"
+AMD_DRIVERS = "https://www.amd.com/en/support/download/drivers.html"
+AMD_HIP_SDK = "https://www.amd.com/en/developer/resources/rocm-hub/hip-sdk.html"
 WSL_INSTALL = "https://learn.microsoft.com/windows/wsl/install"
 SMART_APP_CONTROL_FAQ = {lang: f"https://support.microsoft.com/{locale}/windows/smart-app-control-frequently-asked-"
                          "questions-285ea03d-fa88-4d56-882e-6698afdb7003" for lang, locale in
@@ -146,6 +148,29 @@ class UpdateGpuDriver(GuidedRepair):
             steps.append(said("guide.gpu.full", cuda=cuda, full=full))
         steps += [said("guide.gpu.install"), said("guide.check_again")]
         return Guide(self.id, NVIDIA_DRIVERS, said("guide.link.nvidia"), steps)
+
+
+class UpdateAmdDriver(GuidedRepair):
+    """`update-amd-driver`: the ROCm build of PyTorch, or ZLUDA's stand-ins for CUDA's libraries, need AMD's HIP
+    runtime (AMD's graphics driver puts amdhip64 in System32) and the ROCm libraries (AMD's HIP SDK). AMD's own
+    pages; ZLUDA's own setup where its stand-ins are in torch\\lib."""
+
+    id = "update-amd-driver"
+
+    def guide(self, system, env, machine, findings) -> Guide:
+        named = [f for f in findings if self.id in f.repairs]
+        missing = sorted({f.evidence.get("dll") for f in named if f.code == "missing-dll" and f.evidence.get("dll")})
+        sdk = any(f.variant == "hip-sdk" for f in named)
+        zluda = next((f for f in named if f.code == "zluda-stand-ins"), None)
+        steps = [said("guide.amd.driver", url=AMD_DRIVERS)]
+        if sdk or zluda is not None:
+            steps.append(said("guide.amd.hip_sdk", url=AMD_HIP_SDK))
+        if missing:
+            steps.append(said("guide.amd.missing", dlls=", ".join(missing)))
+        if zluda is not None:
+            steps.append(said("guide.amd.zluda", dlls=zluda.evidence.get("dll_list") or "-"))
+        steps += [said("guide.amd.install"), said("guide.check_again")]
+        return Guide(self.id, same_url(AMD_DRIVERS), said("guide.link.amd"), steps)
 
 
 class StartFresh(GuidedRepair):
@@ -343,9 +368,9 @@ class InstallCudaTorch(GuidedRepair):
         return Guide(self.id, same_url(PYTORCH_GET_STARTED), said("guide.link.pytorch"), steps)
 
 
-GUIDED_REPAIRS = (Install64BitPython(), UpdateGpuDriver(), StartFresh(), LoadTorchFirst(), AppControlSettings(),
-                  InstallMatchingTorch(), UpdateRuntimeCopy(), UnsetMachineVariable(), RemoveRegistryPythonPath(),
-                  RenameAppFolder(), InstallCudaTorch())
+GUIDED_REPAIRS = (Install64BitPython(), UpdateGpuDriver(), UpdateAmdDriver(), StartFresh(), LoadTorchFirst(),
+                  AppControlSettings(), InstallMatchingTorch(), UpdateRuntimeCopy(), UnsetMachineVariable(),
+                  RemoveRegistryPythonPath(), RenameAppFolder(), InstallCudaTorch())
 
 
 def python_minor(env: Optional[PythonEnvironment]) -> Optional[str]:

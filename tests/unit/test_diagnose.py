@@ -518,3 +518,48 @@ def test_a_stuck_probe_does_not_keep_the_program_running(machine):
     started = time.monotonic()
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "False" and time.monotonic() - started < 10, done.stderr
+
+
+# -- AMD's ways to run PyTorch: ROCm and ZLUDA ----------------------------------------------------------------------
+def test_the_rocm_build_missing_amds_hip_runtime_says_it_comes_with_amds_driver(machine):
+    """c10_hip.dll imports amdhip64_7.dll, which AMD's graphics driver puts in System32: the missing file is said to
+    come with AMD's driver (never the VC++ runtime or NVIDIA's), with AMD's own page in the guided steps."""
+    machine.write(LIB + r"\c10_hip.dll", build_pe(dll_name="c10_hip.dll", imports=[
+        Import("amdhip64_7.dll", ("hipMalloc",)), Import("rocblas.dll", ("rocblas_create_handle",))]))
+    result = diagnose(machine)
+    missing = {f.evidence["dll"]: f for f in result.findings if f.code == "missing-dll"}
+    assert missing["amdhip64_7.dll"].variant == "amd-driver" and missing["rocblas.dll"].variant == "hip-sdk"
+    assert all(f.repairs == ["update-amd-driver"] for f in missing.values())
+    text = missing["amdhip64_7.dll"].text("en")
+    assert "AMD's graphics driver" in text.title + text.explanation and "NVIDIA's driver" in text.explanation
+    from app.repair.guides import GUIDES
+
+    guide = GUIDES["update-amd-driver"].guide(OfflineImage(machine.root), None, result.machine,
+                                              list(missing.values()))
+    steps = " ".join(step["en"] for step in guide.steps)
+    assert "amd.com" in guide.url["en"] and "HIP SDK" in steps and "amdhip64_7.dll, rocblas.dll" in steps
+    # once the driver's file is there, only the HIP SDK's is missing
+    machine.write(SYS32 + r"\amdhip64_7.dll", build_pe(dll_name="amdhip64_7.dll", exports=[Export(1, "hipMalloc")]))
+    result = diagnose(machine)
+    assert [f.evidence["dll"] for f in result.findings if f.code == "missing-dll"] == ["rocblas.dll"]
+
+
+def test_zludas_stand_ins_are_known_by_their_imports_and_no_nvidia_advice_is_given(machine):
+    """A CUDA build whose cublas64_11.dll imports AMD's HIP runtime and rocBLAS: ZLUDA. The NVIDIA driver is not
+    looked for (no gpu-driver-missing), ZLUDA is named, and a missing rocBLAS goes to AMD's HIP SDK."""
+    torch(machine, "2.3.1+cu118", cuda="11.8")
+    machine.write(LIB + r"\cublas64_11.dll", build_pe(dll_name="cublas64_11.dll", imports=[
+        Import("amdhip64_6.dll", ("hipMalloc",)), Import("rocblas.dll", ("rocblas_create_handle",))],
+        exports=[Export(1, "cublasCreate_v2")]))
+    machine.write(SYS32 + r"\amdhip64_6.dll", build_pe(dll_name="amdhip64_6.dll", exports=[Export(1, "hipMalloc")]))
+    result = diagnose(machine)
+    assert "gpu-driver-missing" not in codes(result)
+    zluda = finding(result, "zluda-stand-ins")
+    assert zluda.evidence["dlls"] == ["cublas64_11.dll"] and zluda.evidence["needs"] == ["amdhip64_6.dll",
+                                                                                       "rocblas.dll"]
+    assert finding(result, "missing-dll").variant == "hip-sdk"
+    # NVIDIA's own cublas64_11.dll (it imports cudart, not AMD's files) is no stand-in: the NVIDIA check stays
+    machine.write(LIB + r"\cublas64_11.dll", build_pe(dll_name="cublas64_11.dll", imports=[
+        Import("kernel32.dll", ("Sleep",))], exports=[Export(1, "cublasCreate_v2")]))
+    result = diagnose(machine)
+    assert "zluda-stand-ins" not in codes(result) and "gpu-driver-missing" in codes(result)

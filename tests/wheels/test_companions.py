@@ -186,3 +186,20 @@ def test_a_record_naming_a_pyd_that_is_gone_is_no_companion_and_no_crash(tmp_pat
     env = inspect_environment(system, image.host(VENV))
     assert by_package(run_diagnosis(system, [env], probes=(companions.PROBE,)).findings) == {}
     shutil.rmtree(image.root)
+
+
+@pytest.mark.parametrize("torch", ["torch==2.4.0", "torch==2.4.1"])
+def test_torch_directml_is_read_as_a_companion_by_its_imports_and_its_pin(tmp_path, torch):
+    """torch-directml's torch_directml_native.pyd imports 270 functions of torch_cpu.dll and 154 of c10.dll, and its
+    metadata pins torch==2.4.1: beside 2.4.0 it is named as made for 2.4.1 (the way out: that torch), beside 2.4.1
+    nothing is said. DirectML.dll ships in its package; d3d12.dll and dxcore.dll are Windows' own."""
+    _, env, findings = diagnose(tmp_path, torch, realfiles.TORCH_DIRECTML)
+    found = by_package(findings)
+    if torch == "torch==2.4.1":
+        assert "torch-directml" not in found
+        return
+    directml = found["torch-directml"]
+    assert directml.evidence["made_for"] == "2.4.1" and directml.evidence["torch"].startswith("2.4.0")
+    text = directml.text("en")
+    assert directml.severity == WARNING  # every function it calls is there: its pin alone speaks
+    assert "torch-directml" in text.title and "torch==2.4.1" in text.explanation + text.action
