@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QApplication
 
 from app.system.offline import OfflineImage
 from app.ui.icons import icon
-from app.ui.pages.base import ENVIRONMENTS
+from app.ui.pages.base import ENVIRONMENTS, keep_paths_clean
 from app.ui.session import IMAGE, Session, choose_environment, language_for, this_computer
 from app.ui.wizard import DoctorWizard
 
@@ -47,6 +47,9 @@ def application(qt_arguments: list[str]) -> QApplication:
     app.setOrganizationName("TorchDllDoctor")
     app.setWindowIcon(icon("app"))
     add_fonts(os.environ.get("TDD_FONT_DIR"))
+    if not app.property("paths-kept-clean"):
+        keep_paths_clean(app.clipboard())
+        app.setProperty("paths-kept-clean", True)
     return app
 
 

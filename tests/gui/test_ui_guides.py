@@ -89,3 +89,53 @@ def test_only_guided_steps_lead_to_finish_with_the_guide_its_button_and_the_repo
         assert "This Python is 32-bit; PyTorch needs 64-bit" in report.read_text(encoding="utf-8")
     finally:
         QDesktopServices.unsetUrlHandler("https")
+
+
+def _lines(html_text: str, width: int) -> list[str]:
+    """The lines Qt lays the rich text out in at `width` pixels (as a QLabel with word wrap does)."""
+    from PySide6.QtGui import QTextDocument
+
+    document = QTextDocument()
+    document.setHtml(html_text)
+    document.setTextWidth(width)
+    document.documentLayout().documentSize()  # lays the text out
+    lines = []
+    block = document.begin()
+    while block.isValid():
+        layout = block.layout()
+        for number in range(layout.lineCount()):
+            line = layout.lineAt(number)
+            lines.append(block.text()[line.textStart():line.textStart() + line.textLength()])
+        block = block.next()
+    return lines
+
+
+def test_a_long_path_in_the_plans_steps_breaks_only_between_folders_and_copies_as_it_is(qapp):
+    """Qt breaks "C:\\Users\\..." only after "C:" and cuts a folder name that does not fit anywhere; the plan's
+    changes, notes and guided steps break a path between its folders only, and what is copied from them is the
+    path itself."""
+    import html
+
+    from app.ui.application import application
+    from app.ui.pages.base import BREAK_HINTS, wrapped
+    from app.ui.pages.plan import paths_whole
+
+    text = ("Delete the copy in C:\\Users\\alice\\AppData\\Roaming\\Python\\Python312\\site-packages\\torch and then "
+            "run C:\\Users\\alice\\ComfyUI\\venv\\Scripts\\python.exe again")
+
+    def cuts(lines):
+        """Lines (but the last) that end right after a drive, or inside a word or a folder name."""
+        return [line for line in lines[:-1] if line.rstrip(BREAK_HINTS + " ").endswith(":")
+                or not line.endswith((" ", "\\\u200b"))]
+
+    widths = range(120, 480, 7)
+    assert any(cuts(_lines(html.escape(text), width)) for width in widths)  # Qt's own breaks
+    for width in widths:
+        lines = _lines(paths_whole(text), width)
+        assert not cuts(lines), (width, lines)
+    application([])  # the app's own clipboard rule
+    label = wrapped(paths_whole(text), selectable=True)
+    label.setSelection(0, len(label.text()))
+    qapp.clipboard().setText(label.selectedText())  # what Ctrl+C in the label does
+    qapp.processEvents()
+    assert qapp.clipboard().text() == text

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import datetime as _dt
+import re
 from typing import TYPE_CHECKING, Callable, Optional
 
 from PySide6.QtCore import QCoreApplication, QDateTime, QEvent, QLocale, Qt
+from PySide6.QtGui import QClipboard
 from PySide6.QtWidgets import QFileDialog, QFrame, QLabel, QPushButton, QSizePolicy, QWizardPage
 
 from app.ui.failure import failure_words
@@ -75,6 +77,40 @@ class Page(QWizardPage):
             errored=lambda error: self.said(
                 lambda: QCoreApplication.translate("Report", "The report could not be saved. {reason}").format(
                     reason=failure_words(error, session.lang))))
+
+
+# Qt breaks a line only where Unicode allows one: in "C:\\Users\\alice\\..." that is after "C:" alone, and a folder
+# name that does not fit is then cut anywhere. A path is shown with a word joiner after its drive and its hyphens
+# and a zero-width space after each backslash, so it breaks between folders only; the clipboard never gets them
+# (keep_paths_clean).
+BREAK_HINTS = "\u2060\u200b"
+_PATH = re.compile(r"(?<![\w\\])[A-Za-z]:\\[^\s<>\"]*")
+_FOREIGN_HINT = re.compile(r"(?<!\\)\u200b|(?<![:-])\u2060")  # a hint where path_breaks never puts one
+
+
+def path_breaks(text: str) -> str:
+    """The text with its Windows paths breakable between folders only (plain text; escape it for rich text)."""
+    def hinted(path: str) -> str:  # no break after the drive or a hyphen ("site-packages"), one after each "\\"
+        return path[:2] + "\u2060" + path[2:].replace("-", "-\u2060").replace("\\", "\\\u200b")
+
+    return _PATH.sub(lambda m: hinted(m.group(0)), text)
+
+
+def without_break_hints(text: str) -> str:
+    return text.translate({ord(c): None for c in BREAK_HINTS})
+
+
+def keep_paths_clean(clipboard: QClipboard) -> None:
+    """What the user copies from the wizard's texts reaches the clipboard without the break hints (a path pasted
+    into Explorer or a Command Prompt must be the path). Another program's text is left alone: only ours, or a
+    text whose hints all stand where path_breaks puts them (some platforms cannot say who owns the clipboard)."""
+
+    def clean() -> None:
+        text = clipboard.text()
+        if any(c in text for c in BREAK_HINTS) and (clipboard.ownsClipboard() or not _FOREIGN_HINT.search(text)):
+            clipboard.setText(without_break_hints(text))
+
+    clipboard.dataChanged.connect(clean)
 
 
 def wrapped(text: str = "", *, bold: bool = False, selectable: bool = False, name: Optional[str] = None) -> QLabel:

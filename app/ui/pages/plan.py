@@ -5,7 +5,6 @@ until the user presses "Repair now"."""
 from __future__ import annotations
 
 import html
-import re
 from enum import Enum
 
 from PySide6.QtCore import Qt, QUrl
@@ -25,7 +24,7 @@ from PySide6.QtWidgets import (
 from app.i18n import words
 from app.repair.names import repair_name
 from app.ui.failure import failure_words
-from app.ui.pages.base import Page, wrapped
+from app.ui.pages.base import Page, path_breaks, wrapped
 from app.ui.session import recommended, repair_options
 from app.ui.workers import LatestRun
 
@@ -37,18 +36,14 @@ class PlanState(str, Enum):
     FAILED = "failed"
 
 
-_DRIVE = re.compile(r"(?<![\w\\])([A-Za-z]:\\[^\\\s<>\"]*)")
-
-
 def paths_whole(text: str) -> str:
-    """HTML of a text whose Windows paths never break between the drive and the first folder ("C:" on one line and
-    "\\Users\\..." on the next); a tag only, so a copied path has no extra characters."""
-    return _DRIVE.sub(lambda m: f"<nobr>{m.group(1)}</nobr>", html.escape(text))
+    """HTML of a text whose Windows paths break only between folders (app/ui/pages/base.py path_breaks)."""
+    return html.escape(path_breaks(text))
 
 
 def guide_html(guide, lang: str) -> str:
     """A guide's steps as a numbered list (their words come from the catalogue, in the reader's language)."""
-    return "<ol>" + "".join(f"<li>{html.escape(step[lang])}</li>" for step in guide.steps) + "</ol>"
+    return "<ol>" + "".join(f"<li>{paths_whole(step[lang])}</li>" for step in guide.steps) + "</ol>"
 
 
 def guide_button(guide, lang: str) -> QPushButton:
