@@ -231,3 +231,21 @@ def test_exe_writes_a_machine_value_through_windows_reg_exe(lab, app_exe, tmp_pa
         assert query(lab, FS, "LongPathsEnabled") is None
     finally:
         lab.wine_reg(["delete", FS, "/v", "LongPathsEnabled", "/f"])
+
+
+def test_the_exes_own_folder_on_path_stays_in_the_path_it_models(lab, app_exe, seed_env):
+    """The frozen app leaves out of the PATH it models (and gives the programs it starts) only its bundle's folder
+    (sys._MEIPASS: `_internal` here, `%TEMP%\\_MEI*` for the one-file build), never the folder the user keeps the
+    .exe in, which may well be on PATH (a tools folder, Downloads, D:\\)."""
+    folder = to_windows_path(app_exe.exe.parent)
+    bundle = to_windows_path(app_exe.exe.parent / "_internal")
+    tools = folder + r"\tools"
+    assert lab.wine_reg(["add", r"HKCU\Environment", "/v", "PATH", "/t", "REG_EXPAND_SZ", "/d",
+                         f"{folder};{tools};{bundle}", "/f"]) == 0
+    try:
+        _, document = diagnose(lab, app_exe, seed_env)
+    finally:
+        lab.wine_reg(["delete", r"HKCU\Environment", "/v", "PATH", "/f"])
+    effective = [p.rstrip("\\").lower() for p in document["machine"]["path"]["effective"]]
+    assert folder.lower() in effective and tools.lower() in effective, effective
+    assert bundle.lower() not in effective
