@@ -155,3 +155,21 @@ def test_a_store_python_is_read_from_the_folder_its_registration_names(system):
     minor = names[0].split("_")[0].rsplit(".", 1)[-1]
     install = _store_install(system, minor)
     assert install is not None and (install / "python.exe").stat().st_size > 0
+
+
+def test_smart_app_control_is_read_as_windows_own_reg_exe_reads_it(system):
+    """Smart App Control's state, read through winreg, is the one Windows' own reg.exe reports for the same value
+    (VerifiedAndReputablePolicyState: 0 off, 1 on, 2 evaluation); where Windows has none (Windows 10, Windows
+    Server runners) it is unknown, never "off"."""
+    import re
+
+    from app.inventory.machine import CI_POLICY_KEY, SMART_APP_CONTROL_STATES, read_machine_facts
+
+    facts = read_machine_facts(system)
+    query = subprocess.run(["reg", "query", CI_POLICY_KEY, "/v", "VerifiedAndReputablePolicyState"],
+                           capture_output=True, text=True, timeout=60)
+    found = re.search(r"VerifiedAndReputablePolicyState\s+REG_DWORD\s+0x([0-9a-fA-F]+)", query.stdout)
+    if found is None:
+        assert facts.smart_app_control is None
+    else:
+        assert facts.smart_app_control == SMART_APP_CONTROL_STATES[int(found.group(1), 16)]
