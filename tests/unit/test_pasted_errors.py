@@ -134,3 +134,31 @@ def test_explain_speaks_the_computers_language_unless_told(monkeypatch, capsys):
     monkeypatch.delenv("LC_ALL", raising=False)
     assert main(["explain", "126"]) == 0
     assert "missing" in capsys.readouterr().out
+
+
+# what a driver or a package named as a fact needs the pasted text to show (a name it comes with)
+NAMED_AS_FACT = {
+    "NVIDIA": r"nvidia|cuda|\bcu\d{2,3}\b|nvcuda|cublas|cudnn|cudart|nvrtc|nvml|rtx|geforce",
+    "AMD": r"\bamd|hip|rocm|zluda|radeon",
+    "xformers": r"xformers",
+    "torchvision": r"torchvision",
+    "torchcodec": r"torchcodec",
+    "torch-directml": r"directml",
+    "FFmpeg": r"torchcodec|ffmpeg|avcodec",
+}
+
+
+@pytest.mark.parametrize("entry", CORPUS, ids=lambda e: e["source"])
+def test_a_driver_or_a_package_is_named_as_the_cause_only_when_the_text_shows_it(entry):
+    """The rule of evidence for drivers and packages: a title, and an explanation that does not list likely causes,
+    names NVIDIA, AMD or a package only when the pasted text shows something of theirs."""
+    import re
+
+    said = classify_error(entry["text"]).text("en")
+    for field in ("title", "explanation"):
+        if field == "explanation" and "most likely" in said[field].lower():
+            continue
+        for name, evidence in NAMED_AS_FACT.items():
+            if re.search(rf"\b{re.escape(name)}\b", said[field]) and not re.search(evidence, entry["text"], re.I):
+                sentence = next(s for s in re.split(r"(?<=[.!?])\s+", said[field]) if name in s)
+                assert re.search(r"\bnot\b|\bnor\b|\bno\b|\bneither\b", sentence), (field, name, sentence)
