@@ -177,7 +177,7 @@ def test_a_folder_the_registrys_pythonpath_key_names_decides_for_real(lab):
 def test_a_sitecustomize_that_moves_sys_path_is_named_and_what_it_did_is_caught_by_the_live_check(lab):
     """The model cannot read what sitecustomize does; the real process imports another torch than the predicted
     one, and the diagnosis says so (never "all clear"), naming the file."""
-    env = plain_python(lab, "lab-sitecustomize-241", "2.4.1")
+    env = lab_env(lab, "lab-sitecustomize-241", torch_version="2.4.1")  # its ._pth runs site: no user site here
     other = other_torch(lab, "sitecustomize-240")
     site = env / "Lib" / "site-packages"
     (site / "sitecustomize.py").write_text(f"import sys\nsys.path.insert(0, {to_windows_path(other)!r})\n")

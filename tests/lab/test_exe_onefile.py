@@ -1,0 +1,45 @@
+"""The one-file TorchDllDoctor.exe, as the release workflow builds it (build_installer.spec with TDD_ONEFILE=1), under
+Wine: it unpacks itself into %TEMP%\\_MEI* and runs from there, while the folder it was started from (Downloads,
+Desktop, a tools folder on PATH) is the user's. CI runs this file in the lab's second lane (.ci/run)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import wine_unavailable
+from tests.winelab import ExeBuild, WineLabUnavailable, to_windows_path
+
+pytestmark = [pytest.mark.wine, pytest.mark.wheels, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def onefile_exe(lab) -> ExeBuild:
+    try:
+        return lab.build_exe("app", onefile=True)
+    except WineLabUnavailable as exc:
+        wine_unavailable(str(exc))
+
+
+def test_the_one_file_exe_keeps_the_folder_it_was_started_from_in_the_path_it_models(lab, onefile_exe, seed_env):
+    """The user's PATH names the folder holding the one-file .exe and one below it: both stay in the PATH the
+    diagnosis models (and gives the replay), and nothing of the bundle it unpacked (%TEMP%\\_MEI*) is there; the
+    frozen one-file app diagnoses torch 2.4.0 for real (the replay's WinError 126 on fbgemm.dll)."""
+    assert not (onefile_exe.exe.parent / "_internal").exists()  # one file: no bundle folder beside it
+    folder = to_windows_path(onefile_exe.exe.parent)
+    tools = folder + r"\tools"
+    assert lab.wine_reg(["add", r"HKCU\Environment", "/v", "PATH", "/t", "REG_EXPAND_SZ", "/d", f"{folder};{tools}",
+                         "/f"]) == 0
+    try:
+        result = lab.run_exe(onefile_exe.exe, ["diagnose", "--env", to_windows_path(seed_env), "--json", "-",
+                                               "--quiet"], timeout=900)
+    finally:
+        lab.wine_reg(["delete", r"HKCU\Environment", "/v", "PATH", "/f"])
+    assert result.returncode == 1, (result.returncode, result.stderr[-3000:])
+    document = json.loads(result.stdout)
+    effective = [p.rstrip("\\").lower() for p in document["machine"]["path"]["effective"]]
+    assert folder.lower() in effective and tools.lower() in effective, effective
+    assert not any("\\_mei" in p for p in effective), effective
+    (failed,) = [f for f in document["findings"] if f["code"] == "import-failed"]
+    assert failed["evidence"]["winerror"] == 126 and failed["evidence"]["dll"] == "fbgemm.dll"
