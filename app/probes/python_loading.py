@@ -99,10 +99,10 @@ def _registry(ctx: ProbeContext) -> Iterator[Finding]:
     keys = list(dict.fromkeys(e.key for e in entries if e.key))
     folders = [ctx.display(e.folder) for e in entries]
     torch_there = any(c.entry.origin == REGISTRY for c in ctx.env.loading.copies)
+    programs = sorted({program_of(f) for f in folders})
     yield ctx.finding("python-registry-path", WARNING, {
-        "key": keys[0], "keys": keys, "folders": folders, "folder_list": ", ".join(folders),
-        "programs": sorted({program_of(f) for f in folders}), "program_list": ", ".join(
-            sorted({program_of(f) for f in folders})), "torch_there": torch_there,
+        "key": keys[0], "keys": keys, "folders": folders, "folder_list": ", ".join(folders), "programs": programs,
+        "program_list": ", ".join(programs), "torch_there": torch_there,
         "machine": keys[0].upper().startswith("HKLM")}, [REMOVE_REGISTRY_PATH])
 
 
