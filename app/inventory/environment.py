@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from app.engine.pe import PEError, read_cpu_type, read_pe
+from app.engine.pe import CPU_NAMES, PEError, read_cpu_type, read_pe
 from app.inventory.python_path import MODULE, Interpreter, PythonLoading, model_loading, read_interpreter
 from app.system.base import System
 from app.system.folders import child, children, descend
@@ -125,7 +125,7 @@ def describe(system: System, python: Path, kind: str, prefix: Path, base_prefix:
     cpu = _machine(python)
     loading = model_loading(system, python=python, prefix=prefix, base_prefix=base_prefix, app_folder=app_folder,
                             version=version, site=site, userbase=userbase, free_threaded=free_threaded, venv=venv,
-                            interpreter=interpreter, bits32=cpu in (0x14C, 0x1C4))
+                            interpreter=interpreter, bits32=CPU_NAMES.get(cpu or 0) in ("x86", "arm"))
     copy = loading.imported
     if copy is not None and copy.kind == MODULE:  # a torch.py hides every package: the checks read the next one
         copy = next(iter(loading.shadowed), None)

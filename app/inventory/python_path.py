@@ -141,7 +141,7 @@ def model_loading(system: System, *, python: Path, prefix: Path, base_prefix: Pa
         return _isolated(system, pth, variables, interpreter)
     values = {v.name: v for v in variables}
     entries: list[PathEntry] = []
-    for folder in _split(system, values.get("PYTHONPATH")):
+    for folder in _split(system, values["PYTHONPATH"].value if "PYTHONPATH" in values else None):
         entries.append(PathEntry(folder, PYTHONPATH))
     entries += registry_path(system, version, bits32)
     home = values.get("PYTHONHOME")
@@ -193,7 +193,7 @@ def registry_path(system: System, version: Optional[str], bits32: bool = False) 
             value = system.registry_values(f"{key}\\{name}").get("")
             if value is None or not isinstance(value.data, str):
                 continue
-            for folder in _split(system, Variable("PythonPath", value.data, "registry")):
+            for folder in _split(system, value.data):
                 found.append(PathEntry(folder, REGISTRY, key=f"{key}\\{name}"))
     return found
 
@@ -316,9 +316,10 @@ def _user_site(system: System, version: Optional[str], userbase: Optional[Path],
     return found if found is not None else base / name / "site-packages"
 
 
-def _split(system: System, variable: Optional[Variable]) -> list[Path]:
+def _split(system: System, value: Optional[str]) -> list[Path]:
+    """The existing folders of a `;` list (PYTHONPATH, a registry PythonPath value), %VARIABLES% expanded."""
     folders = []
-    for part in (variable.value.split(";") if variable is not None else []):
+    for part in (value or "").split(";"):
         part = system.expand(part.strip().strip('"'))
         host = system.host_path(part) if re.match(r"^[A-Za-z]:", part) else None
         if host is not None and host.is_dir():

@@ -25,7 +25,7 @@ from app.probes.runner import Diagnosis
 from app.repair.journal import Transaction
 from app.repair.plan import Plan, PlanRefused, said
 from app.resources import known_issues, resources_folder
-from app.system.base import System
+from app.system.base import HIVES, System
 
 PYTHON_DOWNLOADS = "https://www.python.org/downloads/windows/"
 NVIDIA_DRIVERS = {"en": "https://www.nvidia.com/Download/index.aspx",
@@ -320,8 +320,8 @@ class RemoveRegistryPythonPath(GuidedRepair):
         evidence = named.evidence if named is not None else {}
         key = evidence.get("key") or evidence.get("added_by") or "-"
         parent, _, name = key.rpartition("\\")
-        hive = {"HKCU": "HKEY_CURRENT_USER", "HKLM": "HKEY_LOCAL_MACHINE"}.get(parent.split("\\")[0], "")
-        where = hive + parent[len(parent.split("\\")[0]):] if hive else parent
+        hive, _, rest = parent.partition("\\")
+        where = f"{HIVES.get(hive.upper(), hive)}\\{rest}" if rest else parent  # as regedit's address bar shows it
         program = evidence.get("program_list") or "-"
         steps = [said("guide.regpath.open"), said("guide.regpath.go", where=where or "-"),
                  said("guide.regpath.delete", name=name or "-", program=program),

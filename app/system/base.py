@@ -23,6 +23,8 @@ RegistryData = Union[str, int, list, bytes]
 KNOWN_DLLS_KEY = r"HKLM\SYSTEM\CurrentControlSet\Control\Session Manager\KnownDLLs"
 USER_ENVIRONMENT_KEY = r"HKCU\Environment"
 USER_HIVES = ("HKCU", "HKEY_CURRENT_USER")
+# the short names the app writes keys with, and the names Windows' own tools (regedit's address bar) show
+HIVES = {"HKLM": "HKEY_LOCAL_MACHINE", "HKCU": "HKEY_CURRENT_USER", "HKU": "HKEY_USERS", "HKCR": "HKEY_CLASSES_ROOT"}
 ELEVATED_HIVES = ("HKLM", "HKEY_LOCAL_MACHINE", "HKU", "HKEY_USERS", "HKCR", "HKEY_CLASSES_ROOT")
 REGISTRY_DATA_TYPES = {"REG_SZ": str, "REG_EXPAND_SZ": str, "REG_MULTI_SZ": list, "REG_DWORD": int,
                        "REG_QWORD": int, "REG_BINARY": bytes}

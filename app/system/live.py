@@ -19,6 +19,7 @@ from typing import Callable, Optional
 
 from app.cancel import CancelToken
 from app.system.base import (
+    HIVES,
     USER_ENVIRONMENT_KEY,
     DiskSpace,
     MemoryStatus,
@@ -33,7 +34,6 @@ from app.system.base import (
 )
 from app.system.process import run_process, users_environment
 
-HIVES = {"HKLM": "HKEY_LOCAL_MACHINE", "HKCU": "HKEY_CURRENT_USER", "HKU": "HKEY_USERS", "HKCR": "HKEY_CLASSES_ROOT"}
 USER_ENVIRONMENT = USER_ENVIRONMENT_KEY
 SYSTEM_ENVIRONMENT = r"HKLM\SYSTEM\CurrentControlSet\Control\Session Manager\Environment"
 REG_TIMEOUT_S = 300.0  # reg.exe writes at once; the time is the user's, to answer the permission prompt
