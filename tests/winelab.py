@@ -689,6 +689,25 @@ class WineLab:
     def python_exe(self, torch_env: Optional[PathLike] = None) -> Path:
         return Path(torch_env or self.python_dir) / "python.exe"
 
+    @contextlib.contextmanager
+    def started_exe(self, exe: PathLike, args: Sequence[Union[str, os.PathLike[str]]],
+                    env: Optional[Mapping[str, str]] = None) -> Iterator[subprocess.Popen]:
+        """A Windows program started under Wine without waiting for it (a test signals it while it runs): the
+        Popen, text pipes (UTF-8, undecodable bytes replaced); killed on the way out if it still runs."""
+        self.ensure()
+        with self._tlock:
+            self._warm()
+        argv = ["wine", os.fspath(exe), *(a if isinstance(a, str) else to_windows_path(a) for a in args)]
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                env=self.base_env(env), text=True, encoding="utf-8", errors="replace")
+        try:
+            yield proc
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate(timeout=30)
+            self._last_wine_exit = time.monotonic()
+
     def run_python(
         self,
         args: Sequence[Union[str, os.PathLike[str]]],

@@ -32,7 +32,7 @@ def run_command(args: argparse.Namespace, output: Optional[Output] = None) -> in
         return COMMANDS[args.command](args, output)
     except UsageError as exc:
         output.note(exc.text(lang))
-    except Cancelled:
+    except (Cancelled, KeyboardInterrupt):  # Ctrl+C before anything changes (repair and undo take it themselves)
         output.note(words("error.cancelled", lang))
     except Exception as exc:  # noqa: BLE001 - the contract: one line, exit 2; the traceback in the log (--debug: here)
         output.note(words("error.internal", lang, error=f"{exc.__class__.__name__}: {exc}"))

@@ -9,6 +9,7 @@ from typing import Callable, Optional
 
 from app.cli.base import ExitCode, language_for, open_system, typed_environment, warn_unfinished
 from app.cli.output import Output
+from app.cli.stop import ctrl_c_stops
 from app.i18n import words
 from app.repair.names import repair_name
 from app.report.units import download_line, size_text
@@ -101,10 +102,14 @@ def run(args: argparse.Namespace, output: Output) -> ExitCode:
     if declined is not None:
         return declined
     try:
-        outcome = apply_plan(system, env, plan, diagnosis, journal, on_output=_output_printer(lang, output),
-                             on_progress=download_printer(lang, output))
+        with ctrl_c_stops(lang, output.note) as token:
+            outcome = apply_plan(system, env, plan, diagnosis, journal, on_output=_output_printer(lang, output),
+                                 on_progress=download_printer(lang, output), token=token)
     except Exception as failed:  # noqa: BLE001 - whatever stopped it, it was rolled back: say why, plainly
         output.note(failure_text(failed, lang))  # the same words the wizard shows
+        left = getattr(failed, "left_installed", "")
+        if left:  # read from the registry after the rollback: what the installer left stays
+            output.note(words("repair.left_installed", lang, runtimes=left))
         return ExitCode.PROBLEM
     return _say_outcome(args, outcome, lang, output)
 

@@ -6,6 +6,7 @@ import argparse
 
 from app.cli.base import ExitCode, language_for, machine_filter
 from app.cli.output import Output
+from app.cli.stop import ctrl_c_stops
 from app.i18n import words
 
 
@@ -21,22 +22,10 @@ def state_after(after, environment: str, lang: str) -> str:
     return words("cli.undo.state.loads", lang)
 
 
-def kept_installers(transaction, after) -> str:
-    """The shared runtimes a repair installed, which undo leaves installed: as the registry says they are now
-    ("x64 14.44.35211"), read again after the undo; "" when the repair ran no installer."""
-    from app.repair.changes import INSTALLER
-
-    arches = [s.intent.get("arch") for s in transaction.steps() if s.intent.get("op") == INSTALLER and s.applied]
-    if not arches:
-        return ""
-    now = {e.arch.lower(): e.version for e in after.machine.vc_runtimes if e.installed} if after else {}
-    return ", ".join(f"{arch} {now.get(str(arch).lower()) or ''}".strip() for arch in dict.fromkeys(arches))
-
-
 def run(args: argparse.Namespace, output: Output) -> ExitCode:
     from app.failures import failure_text
     from app.repair.journal import Journal
-    from app.repair.run import undo
+    from app.repair.run import left_installed, system_for, undo
 
     lang = language_for(args.lang)
     journal = Journal()
@@ -51,11 +40,12 @@ def run(args: argparse.Namespace, output: Output) -> ExitCode:
             output.note(words("cli.undo.no_such", lang, id=args.transaction))
             return ExitCode.ERROR
     try:
-        after = undo(transaction)
+        with ctrl_c_stops(lang, output.note, stoppable=False):
+            after = undo(transaction)
     except Exception as failed:  # noqa: BLE001 - stopped, refused or busy: nothing overwritten; say why, plainly
         output.note(failure_text(failed, lang))
         return ExitCode.PROBLEM
-    kept = kept_installers(transaction, after)
+    kept = left_installed(system_for(transaction.machine), transaction)
     if kept:  # what undo leaves by design is said as it is now, never "every change was put back"
         output.line(words("cli.undo.done_kept_runtime", lang, id=transaction.id, runtimes=kept))
     else:

@@ -95,6 +95,7 @@ class PEInfo:
     dependent_load_flags: int
     warnings: tuple[str, ...] = field(default=())
     company: Optional[str] = None  # the version resource's CompanyName: whose build it is
+    description: Optional[str] = None  # its FileDescription, as Explorer's Properties shows it
 
     @property
     def cpu_name(self) -> str:
@@ -153,6 +154,7 @@ def read_pe_stream(f: BinaryIO, path: str = "<stream>", *, with_exports: bool = 
         dependent_load_flags=load_flags,
         warnings=tuple(warnings),
         company=versions[2],
+        description=versions[3],
     )
 
 
@@ -489,11 +491,12 @@ class _Image:
                 return from_blob
         return lambda rva: self.cstring(rva, "an export name")
 
-    def versions(self, warnings: list[str]) -> tuple[Optional[str], Optional[str], Optional[str]]:
-        """FileVersion and ProductVersion (the fixed part), and CompanyName (the string table)."""
+    def versions(self, warnings: list[str]) -> tuple[Optional[str], Optional[str], Optional[str], Optional[str]]:
+        """FileVersion and ProductVersion (the fixed part), CompanyName and FileDescription (the string table)."""
+        nothing = None, None, None, None
         rva, _ = self.directory(2)
         if not rva:
-            return None, None, None
+            return nothing
         try:
             entry = self._resource_entry(rva, 0, 16)  # RT_VERSION
             for _ in range(2):  # name level, then language level: take the first of each
@@ -501,21 +504,22 @@ class _Image:
                     break
                 entry = self._resource_entry(rva, entry & 0x7FFFFFFF, None)
             if entry is None or entry & 0x80000000:
-                return None, None, None
+                return nothing
             data_rva, data_size = struct.unpack("<II", self.read(rva + entry, 8, "the version resource"))
             data = self.read(data_rva, min(data_size, MAX_VERSION_RESOURCE), "the version resource")
         except PEError as exc:
             warnings.append(f"version resource unreadable: {exc}")
-            return None, None, None
+            return nothing
         at = data.find(b"\xbd\x04\xef\xfe")
         if at < 0 or at + 24 > len(data):
-            return None, None, None
+            return nothing
         file_ms, file_ls, product_ms, product_ls = struct.unpack_from("<4I", data, at + 8)
 
         def text(ms: int, ls: int) -> str:
             return f"{ms >> 16}.{ms & 0xFFFF}.{ls >> 16}.{ls & 0xFFFF}"
 
-        return text(file_ms, file_ls), text(product_ms, product_ls), _version_string(data, "CompanyName")
+        return (text(file_ms, file_ls), text(product_ms, product_ls), _version_string(data, "CompanyName"),
+                _version_string(data, "FileDescription"))
 
     def _resource_entry(self, root: int, offset: int, wanted_id: Optional[int]) -> Optional[int]:
         named, ids = struct.unpack_from("<HH", self.read(root + offset, 16, "the resource table"), 12)

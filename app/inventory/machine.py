@@ -153,6 +153,12 @@ def _vc_runtimes(system: System, problems: list[str]) -> list[VcRuntimeEntry]:
     return entries
 
 
+def installed_runtime(system: System, arch: str) -> Optional[str]:
+    """The newest VC++ runtime version the registry says is installed for `arch` now ("14.44.35211.0"), or None."""
+    found = [e for e in _vc_runtimes(system, []) if e.arch == arch and e.installed and e.version]
+    return max((e.version for e in found), key=version_tuple, default=None)
+
+
 def file_version(path: Path) -> Optional[str]:
     try:
         return read_pe(path, with_exports=False).file_version

@@ -13,6 +13,7 @@ from app.i18n import words
 from app.inventory.environment import PythonEnvironment, inspect_environment
 from app.probes.runner import Diagnosis, run_diagnosis
 from app.repair.actions import action_for
+from app.repair.changes.installers import kept_runtimes
 from app.repair.in_use import processes_using
 from app.repair.journal import Journal, Transaction
 from app.repair.plan import Plan
@@ -129,6 +130,7 @@ def apply_plan(system: System, env: PythonEnvironment, plan: Plan, diagnosis: Di
             return _apply(system, env, plan, diagnosis, transaction, on_step, on_output, on_progress, token)
         except BaseException as error:
             error.transaction = transaction  # type: ignore[attr-defined]
+            error.left_installed = left_installed(system, transaction)  # type: ignore[attr-defined]
             raise
         finally:
             transaction.release()
@@ -153,6 +155,15 @@ def _apply(system: System, env: PythonEnvironment, plan: Plan, diagnosis: Diagno
     outcome = RepairOutcome(plan, transaction, diagnosis, after, left)
     transaction.finish({"state": outcome.state.value, "problems_left": [p.lead.code for p in left]})
     return outcome
+
+
+def left_installed(system: System, transaction: Transaction) -> str:
+    """What the transaction's installers left installed, read from the registry now ("x64 14.44.35211.0"; "" for
+    none): a rollback or an undo never removes a shared runtime, and a Stop lets a started installer finish."""
+    try:
+        return kept_runtimes(system, transaction) if system.can_run_programs else ""
+    except OSError:  # the registry unreadable: the failure itself is what is said
+        return ""
 
 
 def undo(transaction: Transaction, journal: Optional[Journal] = None) -> Diagnosis:

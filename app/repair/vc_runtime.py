@@ -32,7 +32,7 @@ from app.probes.finding import Finding
 from app.repair.journal import Transaction
 from app.repair.plan import Change, Plan, PlanRefused, cannot_here, said
 from app.resources import download_catalog
-from app.sources.vc_redist import fetch_installer, installer_refusal
+from app.sources.vc_redist import copy_installer, fetch_installer, installer_refusal, local_installers
 from app.system.base import ElevationDeclined, StillRunning, System
 from app.system.files import write_bytes
 
@@ -95,19 +95,49 @@ class InstallVCRuntime:
         archs = [a for a in architectures(machine, env) if needed or not runtime_ok(machine, a, catalog["min_version"])]
         if not archs:
             raise PlanRefused([said("repair.refused.nothing_to_do", action=self.id)])
-        changes = [Change("install-runtime", f"Microsoft Visual C++ Redistributable ({arch})", catalog[arch]["url"])
+        files = self._given_installers(system, source, archs) if source is not None else {}
+        changes = [Change("install-runtime-file", f"Microsoft Visual C++ Redistributable ({arch})", files[arch])
+                   if arch in files else
+                   Change("install-runtime", f"Microsoft Visual C++ Redistributable ({arch})", catalog[arch]["url"])
                    for arch in archs]
-        return Plan(self.id, None, system.windows_path(env.python) if env else "", changes, needs_admin=True,
-                    download_bytes=sum(catalog[a]["approx_bytes"] for a in archs),
-                    download={"archs": archs},
+        return Plan(self.id, source, system.windows_path(env.python) if env else "", changes, needs_admin=True,
+                    download_bytes=sum(catalog[a]["approx_bytes"] for a in archs if a not in files),
+                    download={"archs": archs, "files": files},
                     notes=[said("repair.note.vc.admin"), said("repair.note.vc.restore_point")])
+
+    @staticmethod
+    def _given_installers(system: System, source: str, archs: list[str]) -> dict[str, str]:
+        """`--source`: a vc_redist file the user downloaded from Microsoft, or a folder of them; each runtime needed
+        is taken from there (as a Windows path), checked now as a download is; PlanRefused, in words, otherwise."""
+        given = system.host_path(source)
+        if given is None or not given.exists():
+            raise PlanRefused([said("repair.refused.vc.source_missing", source=source)])
+        found = local_installers(given)
+        for arch in archs:
+            if arch not in found:
+                raise PlanRefused([said("repair.refused.vc.source_lacks", source=source, arch=arch,
+                                        url=download_catalog()["vc_redist"][arch]["url"])])
+            refusal = installer_refusal(system, found[arch])
+            if refusal is not None:
+                raise PlanRefused([said("repair.refused.vc.source_refused", file=system.windows_path(found[arch]),
+                                        detail=f"The file {refusal}.")])
+        return {arch: system.windows_path(found[arch]) for arch in archs}
 
     def apply(self, system: System, plan: Plan, transaction: Transaction,
               on_output: Callable[[str], None] = lambda line: None, on_progress=None,
               token: Optional[CancelToken] = None) -> None:
         outcomes: list[str] = []
+        files = plan.download.get("files") or {}
         for arch in plan.download["archs"]:
-            installer, verified = fetch_installer(system, arch, transaction.folder / "downloads", on_progress, token)
+            if arch in files:  # the user's own copy of Microsoft's file: copied, and the copy checked again
+                installer, refusal, verified = copy_installer(system, arch, system.host_path(files[arch]),
+                                                              transaction.folder / "downloads")
+                if refusal is not None:
+                    raise InstallerFailed("refused", detail=f"the installer {refusal}")
+                transaction.note({"installer_copied": {"arch": arch, "from": files[arch], "sha256": verified}})
+            else:
+                installer, verified = fetch_installer(system, arch, transaction.folder / "downloads", on_progress,
+                                                      token)
 
             def runner(argv: list[str], verified: str = verified, installer: Path = installer) -> tuple[int, str]:
                 code, outcome = run_installer(system, argv, on_output, token, verified, transaction.note,

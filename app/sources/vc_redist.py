@@ -1,10 +1,12 @@
 """Microsoft's Visual C++ Redistributable, where it comes from: downloaded from Microsoft's permanent link
-(resources/catalog.json) and checked (`installer_refusal`: signed by Microsoft Corporation, new enough), the check
-made twice: at the download, and again on the held file just before Windows starts it elevated
+(resources/catalog.json), or a copy of the file the user downloaded from Microsoft themselves (`--source`, for a
+computer without internet); checked (`installer_refusal`: signed by Microsoft Corporation, new enough), the check
+made twice: at the download or copy, and again on the held file just before Windows starts it elevated
 (app/repair/vc_runtime.py run_installer)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Optional
 
@@ -13,7 +15,7 @@ from app.engine.pe import PEError, read_pe
 from app.engine.versions import version_tuple
 from app.resources import download_catalog
 from app.system.base import System
-from app.system.files import sha256_of
+from app.system.files import copy_file, sha256_of
 from app.system.signature import signed_by
 
 
@@ -32,6 +34,48 @@ def installer_refusal(system: System, path: Path) -> Optional[str]:
     if version is None or version_tuple(version) < version_tuple(catalog["min_version"]):
         return f"is version {version}, older than {catalog['min_version']}"
     return None
+
+
+ARCH_IN_DESCRIPTION = re.compile(r"\((x64|x86|arm64)\)", re.IGNORECASE)  # "… Redistributable (x64) - 14.44…"
+ARCH_IN_NAME = re.compile(r"vc_redist\.(x64|x86|arm64)(?: \(\d+\))?\.exe", re.IGNORECASE)  # "(1)": a browser's copy
+
+
+def installer_arch(path: Path) -> Optional[str]:
+    """Which runtime a vc_redist file installs: x64, x86 or arm64, as its version resource's FileDescription says
+    ("Microsoft Visual C++ 2015-2022 Redistributable (x64) - 14.44.35211"), else its file name; None when neither
+    says (every vc_redist is a 32-bit program, so its header cannot tell)."""
+    try:
+        description = read_pe(path, with_exports=False).description or ""
+    except (PEError, OSError):
+        description = ""
+    found = ARCH_IN_DESCRIPTION.search(description) or ARCH_IN_NAME.fullmatch(path.name)
+    return found.group(1).lower() if found else None
+
+
+def local_installers(folder_or_file: Path) -> dict[str, Path]:
+    """The vc_redist files a user gave (`--source`): the file itself, or each vc_redist*.exe in the folder, by the
+    runtime it installs (of several, the shortest name: `vc_redist.x64.exe` before a browser's `… (1).exe`)."""
+    if folder_or_file.is_dir():
+        candidates = sorted((p for p in folder_or_file.iterdir()
+                             if p.is_file() and p.name.lower().startswith("vc_redist") and p.suffix.lower() == ".exe"),
+                            key=lambda p: (len(p.name), p.name))
+    else:
+        candidates = [folder_or_file]
+    found: dict[str, Path] = {}
+    for candidate in candidates:
+        arch = installer_arch(candidate)
+        if arch is not None:
+            found.setdefault(arch, candidate)
+    return found
+
+
+def copy_installer(system: System, arch: str, source: Path, folder: Path) -> tuple[Path, Optional[str], str]:
+    """A copy of the user's vc_redist file in the transaction's own folder (the user's file may change after this;
+    the copy is what is checked and run): (its path, why it is refused or None, its SHA-256)."""
+    target = folder / f"vc_redist.{arch}.exe"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    digest = copy_file(source, target)
+    return target, installer_refusal(system, target), digest
 
 
 def fetch_installer(system: System, arch: str, folder: Path, progress,

@@ -16,6 +16,7 @@ from typing import Any, Callable, Optional
 
 from app.cancel import Cancelled
 from app.failures import failure_text
+from app.i18n import words
 from app.probes.runner import Diagnosis
 from app.repair.journal import ROLLED_BACK, Transaction
 from app.repair.run import (
@@ -28,6 +29,8 @@ from app.repair.run import (
     RunStep,
     StepReached,
     apply_plan,
+    left_installed,
+    system_for,
     undo,
 )
 from app.sources.download import DownloadCancelled, DownloadProgress
@@ -95,6 +98,7 @@ class UndoResult:
     stopped: Optional[Transaction] = None
     error: Optional[BaseException] = None
     after: Optional[Diagnosis] = None
+    left_installed: list[str] = field(default_factory=list)  # what installers left ("x64 14.44.35211.0"), read now
 
     @property
     def complete(self) -> bool:
@@ -111,6 +115,9 @@ def undo_transactions(transactions: list[Transaction]) -> UndoResult:
             result.stopped, result.error = transaction, error
             return result
         result.undone.append(transaction)
+        left = left_installed(system_for(transaction.machine), transaction)
+        if left:
+            result.left_installed.append(left)
     return result
 
 
@@ -128,6 +135,7 @@ class RepairRun:
         self.log: list = []  # lines of output and details, and Recorded entries
         self.closing = False  # the window asked to close: it does once the rollback is over
         self.on_closed: Callable[[], None] = lambda: None
+        self.left_installed: list[str] = []  # what a stopped or undone repair's installer left, as read after it
         self._worker = None
 
     # -- reading ---------------------------------------------------------------------------------------------
@@ -140,7 +148,10 @@ class RepairRun:
         return any(item.outcome is not None and item.outcome.transaction.restart_needed for item in self.items)
 
     def failure_words(self) -> str:
-        return failure_text(self.error, self.session.lang) if self.error is not None else ""
+        if self.error is None:
+            return ""
+        text, left = failure_text(self.error, self.session.lang), getattr(self.error, "left_installed", "")
+        return f"{text}\n{words('repair.left_installed', self.session.lang, runtimes=left)}" if left else text
 
     # -- running ---------------------------------------------------------------------------------------------
     def begin(self) -> None:
@@ -212,6 +223,8 @@ class RepairRun:
         self._worker = None
         item = self.items[self.current]
         self.log.append(getattr(error, "details", None) or f"{error.__class__.__name__}: {error}")
+        if getattr(error, "left_installed", ""):
+            self.left_installed.append(error.left_installed)
         stopped = isinstance(error, (Cancelled, DownloadCancelled))
         if stopped or self.state == RunState.ROLLING_BACK:
             item.phase = Phase.ROLLED_BACK if rolled_itself_back(error) else Phase.NOT_ROLLED_BACK
@@ -288,6 +301,7 @@ class RepairRun:
                 item.phase = Phase.NOT_ROLLED_BACK
         if result.after is not None:
             self._take_diagnosis(result.after)
+        self.left_installed.extend(result.left_installed)
         stuck = any(item.phase == Phase.NOT_ROLLED_BACK for item in self.items)
         if result.error is not None:
             self.error = result.error

@@ -286,7 +286,7 @@
 <context>
     <name>DoctorWizard</name>
     <message>
-        <location filename="../../app/ui/wizard.py" line="125"/>
+        <location filename="../../app/ui/wizard.py" line="132"/>
         <source>Torch DLL Doctor</source>
         <translation>Torch DLL 医生</translation>
     </message>
@@ -339,131 +339,131 @@
 <context>
     <name>EnvironmentsPage</name>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="85"/>
+        <location filename="../../app/ui/pages/environments.py" line="84"/>
         <source>Choose the Python installation</source>
         <translation>选择 Python 安装</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="86"/>
+        <location filename="../../app/ui/pages/environments.py" line="85"/>
         <source>Pick the one your AI app uses (ComfyUI, a Stable Diffusion web UI, …).</source>
         <translation>选择你的 AI 应用所用的那一个（ComfyUI、Stable Diffusion WebUI 等）。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="87"/>
+        <location filename="../../app/ui/pages/environments.py" line="86"/>
         <source>Installations appear here as they are found. Only those with PyTorch can be checked.</source>
         <translation>找到的安装会陆续显示在这里。只有装了 PyTorch 的才能检查。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="89"/>
+        <location filename="../../app/ui/pages/environments.py" line="88"/>
         <source>&amp;Browse…</source>
         <translation>浏览(&amp;B)…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="89"/>
+        <location filename="../../app/ui/pages/environments.py" line="88"/>
         <source>Choose a folder that holds a Python installation</source>
         <translation>选择一个包含 Python 安装的文件夹</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="90"/>
+        <location filename="../../app/ui/pages/environments.py" line="89"/>
         <source>&amp;Search everywhere</source>
         <translation>全盘搜索(&amp;S)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="90"/>
+        <location filename="../../app/ui/pages/environments.py" line="89"/>
         <source>Search every drive, deeper and longer</source>
         <translation>搜索所有磁盘，搜得更深、更久</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="91"/>
+        <location filename="../../app/ui/pages/environments.py" line="90"/>
         <source>Analyse a &amp;copied Windows folder…</source>
         <translation>分析复制出来的 Windows 文件夹(&amp;C)…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="91"/>
+        <location filename="../../app/ui/pages/environments.py" line="90"/>
         <source>Analyse a copied Windows drive</source>
         <translation>分析复制出来的 Windows 磁盘</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="92"/>
+        <location filename="../../app/ui/pages/environments.py" line="91"/>
         <source>Try the &amp;demo computer</source>
         <translation>试用演示电脑(&amp;D)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="92"/>
+        <location filename="../../app/ui/pages/environments.py" line="91"/>
         <source>Try the demo computer</source>
         <translation>试用演示电脑</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="93"/>
+        <location filename="../../app/ui/pages/environments.py" line="92"/>
         <source>Python installations found</source>
         <translation>找到的 Python 安装</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="110"/>
+        <location filename="../../app/ui/pages/environments.py" line="109"/>
         <source>This computer is not running Windows, so there is nothing here to check. Analyse a copied Windows drive, or try the demo computer to see how the assistant works.</source>
         <translation>这台电脑运行的不是 Windows，所以这里没有可检查的内容。你可以分析复制出来的 Windows 磁盘，或者试用演示电脑，看看这个助手如何工作。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="113"/>
+        <location filename="../../app/ui/pages/environments.py" line="112"/>
         <source>Making the demo computer…</source>
         <translation>正在准备演示电脑…</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../app/ui/pages/environments.py" line="115"/>
+        <location filename="../../app/ui/pages/environments.py" line="114"/>
         <source>Searching… %n found so far.</source>
         <translation>
             <numerusform>正在搜索… 目前已找到 %n 个。</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="117"/>
+        <location filename="../../app/ui/pages/environments.py" line="116"/>
         <source>The search stopped before it was done. {reason}</source>
         <translation>搜索没有完成就停止了。{reason}</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../app/ui/pages/environments.py" line="123"/>
+        <location filename="../../app/ui/pages/environments.py" line="122"/>
         <source>%n installation(s) found. Select one and press Next.</source>
         <translation>
             <numerusform>找到 %n 个安装。选择一个，然后点击“下一步”。</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="126"/>
+        <location filename="../../app/ui/pages/environments.py" line="125"/>
         <source>This is the demo computer: a built-in example, so nothing real is changed.</source>
         <translation>这是演示电脑：一个内置的示例，不会修改任何真实的东西。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="129"/>
+        <location filename="../../app/ui/pages/environments.py" line="128"/>
         <source>This is a copied Windows drive: {folder}</source>
         <translation>这是一个复制出来的 Windows 磁盘：{folder}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="222"/>
+        <location filename="../../app/ui/pages/environments.py" line="219"/>
         <source>The demo computer could not be made. Try again, or analyse a copied Windows drive.</source>
         <translation>没能准备好演示电脑。请再试一次，或者分析一个复制出来的 Windows 磁盘。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="120"/>
+        <location filename="../../app/ui/pages/environments.py" line="119"/>
         <source>No Python installation with PyTorch was found. Use Browse… to pick your AI app&apos;s folder, or Search everywhere.</source>
         <translation>没有找到装有 PyTorch 的 Python。请用“浏览…”选择你的 AI 应用所在的文件夹，或者使用“全盘搜索”。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="181"/>
+        <location filename="../../app/ui/pages/environments.py" line="178"/>
         <source>Choose the folder of your AI app or its Python</source>
         <translation>选择你的 AI 应用或其 Python 所在的文件夹</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="187"/>
+        <location filename="../../app/ui/pages/environments.py" line="184"/>
         <source>The folder could not be searched. Choose another folder, or use Search everywhere.</source>
         <translation>没能搜索这个文件夹。请选择另一个文件夹，或者使用“全盘搜索”。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="192"/>
+        <location filename="../../app/ui/pages/environments.py" line="189"/>
         <source>No Python installation was found in {folder}.</source>
         <translation>在 {folder} 中没有找到 Python 安装。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="198"/>
+        <location filename="../../app/ui/pages/environments.py" line="195"/>
         <source>Choose the folder that holds the copied drive (it has a Windows folder inside)</source>
         <translation>选择存放复制磁盘的文件夹（里面有 Windows 文件夹）</translation>
     </message>
@@ -720,77 +720,77 @@
 <context>
     <name>PlanPage</name>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="109"/>
+        <location filename="../../app/ui/pages/plan.py" line="113"/>
         <source>Choose the repair</source>
         <translation>选择修复方式</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="110"/>
+        <location filename="../../app/ui/pages/plan.py" line="114"/>
         <source>Nothing has changed yet. Every change below is recorded and can be undone.</source>
         <translation>目前还没有任何修改。下面的每一项修改都会被记录，并且可以撤销。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="111"/>
+        <location filename="../../app/ui/pages/plan.py" line="115"/>
         <source>&amp;Repair now</source>
         <translation>立即修复(&amp;R)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="114"/>
+        <location filename="../../app/ui/pages/plan.py" line="118"/>
         <source>Working out the repairs that fit…</source>
         <translation>正在找出合适的修复方式…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="116"/>
+        <location filename="../../app/ui/pages/plan.py" line="120"/>
         <source>The repairs could not be worked out. {reason} Press Next to finish and save the report.</source>
         <translation>无法确定可用的修复。{reason} 请按“下一步”结束并保存报告。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="119"/>
+        <location filename="../../app/ui/pages/plan.py" line="123"/>
         <source>None of the repairs can be done here. The reasons are below. Press Next to finish and save the report.</source>
         <translation>这里无法进行任何修复，原因见下。请按“下一步”结束并保存报告。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="122"/>
+        <location filename="../../app/ui/pages/plan.py" line="126"/>
         <source>Nothing here can be repaired automatically, but there are steps you can take yourself. They are below, and they stay on the last page. Press Next.</source>
         <translation>这里没有能自动完成的修复，但有一些你可以自己完成的步骤。步骤见下，最后一页上也会保留。请按“下一步”。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="125"/>
+        <location filename="../../app/ui/pages/plan.py" line="129"/>
         <source>The recommended repair is chosen for each problem. Press “Repair now” when you are ready.</source>
         <translation>每个问题都已选好推荐的修复方式。准备好后点击“立即修复”。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="157"/>
+        <location filename="../../app/ui/pages/plan.py" line="161"/>
         <source>Not possible here: {reasons}</source>
         <translation>这里无法进行：{reasons}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="162"/>
+        <location filename="../../app/ui/pages/plan.py" line="166"/>
         <source>Leave this as it is</source>
         <translation>保持原样</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="163"/>
+        <location filename="../../app/ui/pages/plan.py" line="167"/>
         <source>Leave this problem as it is</source>
         <translation>这个问题保持原样</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="180"/>
+        <location filename="../../app/ui/pages/plan.py" line="184"/>
         <source>Download: about {size} MB.</source>
         <translation>需要下载：约 {size} MB。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="182"/>
+        <location filename="../../app/ui/pages/plan.py" line="186"/>
         <source>Download: a small file from your package index.</source>
         <translation>需要下载：从你的软件包索引下载一个小文件。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="184"/>
+        <location filename="../../app/ui/pages/plan.py" line="188"/>
         <source>Windows will ask for permission (administrator rights) for this step.</source>
         <translation>这一步 Windows 会请求权限（管理员权限）。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/plan.py" line="186"/>
+        <location filename="../../app/ui/pages/plan.py" line="190"/>
         <source>No administrator rights are needed.</source>
         <translation>不需要管理员权限。</translation>
     </message>
@@ -858,12 +858,22 @@
         <translation>正在进行…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="141"/>
+        <location filename="../../app/ui/pages/repair.py" line="130"/>
+        <source>Working. You can stop at any time: whatever was changed is put back. Microsoft&apos;s installer, once it runs, is let finish, and the runtime it installs stays.</source>
+        <translation>正在处理。你随时可以停止：已做的修改都会恢复原样。微软的安装程序一旦开始运行，会让它完成，它安装的运行库会保留。</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/repair.py" line="139"/>
+        <source>Stopped. Everything the repairs changed was put back as it was, except Microsoft&apos;s Visual C++ runtime, now installed ({runtimes}): its installer had already run, and it stays because other programs share it.</source>
+        <translation>已停止。修复所做的修改都已恢复原样，但微软 Visual C++ 运行库除外，它现在已安装（{runtimes}）：它的安装程序已经运行过，而它会保留，因为其他程序也在使用它。</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/repair.py" line="149"/>
         <source>All chosen repairs are done. Windows needs a restart before they take effect: restart when the assistant is done, then check again.</source>
         <translation>所有选中的修复都已完成。需要重启 Windows 之后才会生效：请在本助手结束后重启电脑，然后再检查一次。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="170"/>
+        <location filename="../../app/ui/pages/repair.py" line="178"/>
         <source>Recorded as {id}.</source>
         <translation>已记录为 {id}。</translation>
     </message>
@@ -913,27 +923,27 @@
         <translation>没能完全恢复原样</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="130"/>
+        <location filename="../../app/ui/pages/repair.py" line="133"/>
         <source>Working. You can stop at any time: whatever was changed is put back.</source>
         <translation>正在进行。你可以随时停止：已做的修改都会恢复原样。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="133"/>
+        <location filename="../../app/ui/pages/repair.py" line="136"/>
         <source>Putting everything back as it was… The window closes by itself when that is done.</source>
         <translation>正在把一切恢复原样…完成后窗口会自动关闭。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="138"/>
+        <location filename="../../app/ui/pages/repair.py" line="146"/>
         <source>Stopped, but not everything could be put back. What is still changed is recorded: you can undo it later from the first page or with “undo”.</source>
         <translation>已停止，但没能把所有内容恢复原样。仍然改动的内容都有记录：以后可以在第一页或用“undo”撤销。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="144"/>
+        <location filename="../../app/ui/pages/repair.py" line="152"/>
         <source>All chosen repairs are done. Press Next to check PyTorch again.</source>
         <translation>选择的修复都已完成。点击“下一步”再次检查 PyTorch。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="134"/>
+        <location filename="../../app/ui/pages/repair.py" line="137"/>
         <source>Putting everything back as it was…</source>
         <translation>正在把一切恢复原样…</translation>
     </message>
@@ -948,7 +958,7 @@
         <translation>失败，已恢复原样</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="136"/>
+        <location filename="../../app/ui/pages/repair.py" line="144"/>
         <source>Stopped. Everything the repairs changed was put back as it was.</source>
         <translation>已停止。修复所做的一切修改都已恢复原样。</translation>
     </message>
@@ -956,22 +966,22 @@
 <context>
     <name>Report</name>
     <message>
-        <location filename="../../app/ui/pages/base.py" line="62"/>
+        <location filename="../../app/ui/pages/base.py" line="64"/>
         <source>Save the report</source>
         <translation>保存报告</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/base.py" line="63"/>
+        <location filename="../../app/ui/pages/base.py" line="65"/>
         <source>Web page (*.html);;Text (*.txt);;JSON (*.json)</source>
         <translation>网页 (*.html);;文本 (*.txt);;JSON (*.json)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/base.py" line="74"/>
+        <location filename="../../app/ui/pages/base.py" line="76"/>
         <source>Report saved: {path}</source>
         <translation>报告已保存：{path}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/base.py" line="76"/>
+        <location filename="../../app/ui/pages/base.py" line="78"/>
         <source>The report could not be saved. {reason}</source>
         <translation>报告没能保存。{reason}</translation>
     </message>

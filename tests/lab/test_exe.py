@@ -11,7 +11,10 @@ What this cannot show (docs/windows-verification.md): a UAC prompt, a real vc_re
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pefile
@@ -25,6 +28,8 @@ from tests.lab.test_live_repair import MATMUL, hashes
 from tests.winelab import ExeBuild, WineLabUnavailable, to_windows_path
 
 pytestmark = [pytest.mark.wine, pytest.mark.wheels, pytest.mark.slow]
+
+RUNTIMES_X64 = r"HKLM\SOFTWARE\Microsoft\VisualStudio\14.0\VC\Runtimes\x64"
 
 
 @pytest.fixture(scope="session")
@@ -249,3 +254,68 @@ def test_the_exes_own_folder_on_path_stays_in_the_path_it_models(lab, app_exe, s
     effective = [p.rstrip("\\").lower() for p in document["machine"]["path"]["effective"]]
     assert folder.lower() in effective and tools.lower() in effective, effective
     assert bundle.lower() not in effective
+
+
+def _wine_processes(lab, name: str) -> list[int]:
+    """The Linux ids of this lab's Wine processes running `name` (their command line names the Windows program)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            command = Path(f"/proc/{entry}/cmdline").read_bytes().decode("utf-8", "replace")
+            environ = Path(f"/proc/{entry}/environ").read_bytes().decode("utf-8", "replace")
+        except OSError:
+            continue
+        if name.lower() in command.lower() and f"WINEPREFIX={lab.prefix}\0" in environ + "\0":
+            found.append(int(entry))
+    return found
+
+
+def test_ctrl_c_of_the_console_exe_while_microsofts_installer_runs_waits_for_it_then_rolls_back(
+        lab, app_exe, seed_env, clean_runtimes, tmp_path):
+    """The frozen TorchDllDoctor-cli.exe (what cmd and PowerShell run), `repair --action install-vc-runtime --source`
+    a signed stand-in vc_redist (the user's own download: no network). Ctrl+C (SIGINT, which Wine turns into the
+    console's Ctrl+C) one second into the 6 s "install": the Stop is said at once, the installer is let finish (the
+    runtime is registered), then the repair is rolled back and the words say what stays; no installer is left
+    running, and the journal says rolled back. (A windowed program gets no Ctrl+C on Windows: its Stop is the
+    wizard's button.)"""
+    from tests.standin import StandinUnavailable, build_standin, sign_standin
+
+    try:
+        signed = sign_standin(build_standin(), tmp_path / "Downloads" / "vc_redist.x64.exe")
+    except StandinUnavailable as exc:
+        wine_unavailable(str(exc))
+    trace, data = tmp_path / "standin.trace", tmp_path / "data"
+    variables = {"TDD_DATA_DIR": to_windows_path(data), "TDD_STANDIN_EXIT": "0", "TDD_STANDIN_SLEEP_MS": "6000",
+                 "TDD_STANDIN_TRACE": to_windows_path(trace)}
+    cli = app_exe.exe.with_name("TorchDllDoctor-cli.exe")
+    with lab.started_exe(cli, ["repair", "--env", to_windows_path(seed_env), "--action",
+                                           "install-vc-runtime", "--source", to_windows_path(signed), "--yes",
+                                           "--lang", "en"], env=variables) as process:
+        deadline = time.monotonic() + 600
+        while not trace.exists() and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)  # the installer has started once its trace line is there
+        assert trace.exists(), process.poll()
+        time.sleep(1.0)
+        ours = _wine_processes(lab, cli.name)
+        assert ours, "the program is not running"
+        for pid in ours:
+            os.kill(pid, signal.SIGINT)
+        asked = time.monotonic()
+        out, err = process.communicate(timeout=300)
+        waited = time.monotonic() - asked
+    assert process.returncode == 1, (process.returncode, out[-2000:], err[-3000:])
+    assert "Traceback" not in err, err[-3000:]
+    assert "Stopping" in err and "(Ctrl+C)" in err, (out[-3000:], err[-3000:])
+    assert "cannot be stopped half way" in err, err[-3000:]  # said while it ran
+    assert "The repair was stopped" in err and "Except Microsoft's Visual C++ runtime, now installed (x64 14.44" in err
+    assert 3.5 < waited < 120, waited  # it waited for the rest of the 6 s install
+    assert trace.read_text(encoding="utf-8").count("run ") == 1
+    assert not _wine_processes(lab, "vc_redist"), "an installer was left running"
+    assert lab.wine_reg(["query", RUNTIMES_X64, "/v", "Installed"]) == 0, "the installer did not finish"
+    (transaction,) = (data / "transactions").iterdir()
+    records = [json.loads(line) for line in (transaction / "journal.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert records[-1]["kind"] == "rolled-back" and not [r for r in records if r["kind"] == "finish"], records[-3:]
+    (copied,) = [r["installer_copied"] for r in records if "installer_copied" in r]
+    assert copied["from"] == to_windows_path(signed)

@@ -43,3 +43,4 @@ def test_the_one_file_exe_keeps_the_folder_it_was_started_from_in_the_path_it_mo
     assert not any("\\_mei" in p for p in effective), effective
     (failed,) = [f for f in document["findings"] if f["code"] == "import-failed"]
     assert failed["evidence"]["winerror"] == 126 and failed["evidence"]["dll"] == "fbgemm.dll"
+

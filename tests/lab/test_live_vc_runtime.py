@@ -340,6 +340,31 @@ def test_an_unsigned_installer_is_refused_before_it_runs(lab, setup, clean_runti
     assert setup[1].requests_for("/unsigned/vc_redist.x64.exe"), "the unsigned installer was never downloaded"
 
 
+
+def test_an_installer_the_user_downloaded_is_checked_copied_and_run_with_no_download(lab, setup, clean_runtimes,
+                                                                                      tmp_path):
+    """`--source`: the user's own vc_redist (a computer without internet). An unsigned one is refused at the plan,
+    in words, before anything begins; the signed one's folder is used: copied into the transaction, checked again,
+    run, and nothing is downloaded."""
+    env, server = setup
+    signed, unsigned = server.files["/vc_redist.x64.exe"], server.files["/unsigned/vc_redist.x64.exe"]
+    requests = len(server.log)
+    argv = ["repair", "--env", to_windows_path(env), "--action", "install-vc-runtime", "--yes", "--source"]
+
+    code, stdout, stderr, x64 = run_app(lab, setup, tmp_path / "refused", [*argv, to_windows_path(unsigned)])
+    assert code == 1 and "is not used: it is not Microsoft's own installer" in stderr, stderr[-3000:]
+    assert x64 == {} and not list((tmp_path / "refused" / "journal").glob("transactions/*"))
+
+    code, stdout, stderr, x64 = run_app(lab, setup, tmp_path / "used", [*argv, to_windows_path(signed.parent)])
+    assert code == 0, stderr[-4000:]
+    assert "from the file " + to_windows_path(signed) in stdout
+    assert x64["Installed"] == 1
+    assert len(server.log) == requests, "something was downloaded"
+    (copied,) = notes(tmp_path / "used", "installer_copied")
+    assert copied["from"] == to_windows_path(signed)
+    intents, applied = installer_records(tmp_path / "used")
+    assert len(applied) == 1 and "\\downloads\\vc_redist.x64.exe" in intents[0]["argv"][0], intents
+
 # -- the same repair, clicked through in the wizard ----------------------------------------------------------------
 WIZARD = r"""
 import json, sys

@@ -396,3 +396,48 @@ def test_an_older_torch_dist_info_left_behind_is_not_what_is_installed(torch_ima
     code, out, err = repair(image, capsys)
     assert code == 0, err
     assert lib_state(image) == before  # 2.5.1's own fbgemm.dll back, nothing else changed
+
+
+def test_ctrl_c_during_the_download_stops_the_repair_like_stop_and_puts_everything_back(
+        torch_image, installed, server, wheel, wheel_sha256, data_dir):
+    """The command line in a process of its own; the member's download stalls after 2 MB; Ctrl+C (SIGINT) is said
+    at once, the download stopped, the transaction rolled back, and the words say so: no traceback, exit 1."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    image, _ = broken_image(torch_image, installed, server)
+    serve(server, wheel, wheel_sha256)
+    server.faults[WHEEL_PATH] = Fault(stall_at=2 << 20)  # the zip's directory (1.3 MB) comes; the member stalls
+    damaged = lib_state(image)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "app", "repair", "--root", str(image.root), "--env", PYTHON,
+         "--action", "restore-torch-files", "--yes", "--lang", "en"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8", env=dict(os.environ))
+    try:
+        deadline, planned = time.monotonic() + 180, None
+        while process.poll() is None and time.monotonic() < deadline:  # the repair began, then asked for a member
+            if planned is None and list((data_dir / "transactions").glob("*/journal.jsonl")):
+                planned = len(server.requests_for(WHEEL_PATH))  # the plan read the wheel's directory
+            if planned is not None and len(server.requests_for(WHEEL_PATH)) > planned:
+                break
+            time.sleep(0.1)
+        assert planned is not None and len(server.requests_for(WHEEL_PATH)) > planned, process.poll()
+        time.sleep(1.0)
+        asked = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)  # a few lines: the pipes never fill before this
+        seconds = time.monotonic() - asked
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 1, (process.returncode, out, err)
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    assert "Stopping… (Ctrl+C)" in err
+    assert "The download was cancelled. Nothing was changed" in err  # the Stop button's words
+    assert seconds < 30, seconds
+    assert lib_state(image) == damaged
+    (folder,) = [p for p in (data_dir / "transactions").iterdir() if p.is_dir()]
+    kinds = [json.loads(line)["kind"] for line in (folder / "journal.jsonl").read_text().splitlines()]
+    assert kinds[-1] == "rolled-back" and "finish" not in kinds, kinds

@@ -126,12 +126,20 @@ class RepairPage(Page):
 
     def _status_words(self) -> str:
         state = self.state
+        if state == RunState.RUNNING and any(item.action == "install-vc-runtime" for item in self.run.items):
+            return self.tr("Working. You can stop at any time: whatever was changed is put back. Microsoft's "
+                           "installer, once it runs, is let finish, and the runtime it installs stays.")
         if state == RunState.RUNNING:
             return self.tr("Working. You can stop at any time: whatever was changed is put back.")
         if state == RunState.ROLLING_BACK:
             if self.run.closing:
                 return self.tr("Putting everything back as it was… The window closes by itself when that is done.")
             return self.tr("Putting everything back as it was…")
+        if state == RunState.ROLLED_BACK and self.run.left_installed:
+            return self.tr("Stopped. Everything the repairs changed was put back as it was, except Microsoft's "
+                           "Visual C++ runtime, now installed ({runtimes}): its installer had already run, and it "
+                           "stays because other programs share it.").format(
+                runtimes=", ".join(self.run.left_installed))
         if state == RunState.ROLLED_BACK:
             return self.tr("Stopped. Everything the repairs changed was put back as it was.")
         if state == RunState.ROLLBACK_STOPPED:
