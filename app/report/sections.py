@@ -145,8 +145,10 @@ def _summary(document: dict, lang: str) -> Section:
 
 
 def _problems(document: dict, lang: str) -> Section:
-    if not document["problems"]:
-        return _section("problems", "report.findings", lang, Paragraph(words("report.no_findings", lang)))
+    if not document["problems"]:  # "no problems" only where every check could see what it checks
+        key = ("report.no_findings.nothing_checked" if document.get("nothing_checked")
+               else "report.no_findings" if document["complete"] else "report.no_findings.incomplete")
+        return _section("problems", "report.findings", lang, Paragraph(words(key, lang)))
     findings = document["findings"]
     cards = []
     for problem in document["problems"]:

@@ -334,6 +334,9 @@ def test_a_folder_that_is_not_a_windows_drive_is_nothing_to_check_never_all_clea
     captured = capsys.readouterr()
     assert code == 3  # it was 0, "Nothing stops PyTorch from loading"
     assert "Nothing stops PyTorch" not in captured.out and "Windows\\System32" in captured.err
+    main(["diagnose", "--root", str(tmp_path)])  # the report itself: its problems section is not "no problems"
+    report = capsys.readouterr().out
+    assert "No problems found" not in report and "None could be looked for" in report
     code = main(["diagnose", "--root", str(tmp_path), "--json", "-", "--quiet"])
     document = json.loads(capsys.readouterr().out)
     assert code == 3 and document["nothing_checked"] == "no-windows"
