@@ -184,6 +184,7 @@ def run_installer(system: System, argv: list[str], on_output: Callable[[str], No
                 refusal = installer_refusal(system, held) if held is not None else "is not on this computer"
                 if refusal is not None:
                     raise InstallerFailed("refused", detail=f"the installer {refusal}")
+                on_output(said("repair.vc.running"))
                 code = system.run_elevated([final, *argv[1:]], TIMEOUT_S, token,
                                            on_stop_asked=lambda: on_output(said("repair.vc.cannot_stop")))
         except ElevationDeclined:

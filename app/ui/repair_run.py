@@ -202,7 +202,9 @@ class RepairRun:
             if self.state == RunState.ROLLING_BACK and item.phase != Phase.ROLLING_BACK:
                 return  # a Stop was asked: the page keeps saying so
         elif isinstance(event, DownloadMoved):
-            item.phase, item.progress = Phase.DOWNLOADING, event.progress
+            finished = event.progress.total is not None and event.progress.done >= event.progress.total
+            # once the file is there, the next step (the installer, placing the files) is working, not downloading
+            item.phase, item.progress = (Phase.APPLYING, None) if finished else (Phase.DOWNLOADING, event.progress)
         self.changed()
 
     def _applied(self, outcome: RepairOutcome) -> None:

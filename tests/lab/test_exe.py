@@ -308,6 +308,7 @@ def test_ctrl_c_of_the_console_exe_while_microsofts_installer_runs_waits_for_it_
     assert process.returncode == 1, (process.returncode, out[-2000:], err[-3000:])
     assert "Traceback" not in err, err[-3000:]
     assert "Stopping" in err and "(Ctrl+C)" in err, (out[-3000:], err[-3000:])
+    assert "Microsoft's installer is running" in err, err[-3000:]
     assert "cannot be stopped half way" in err, err[-3000:]  # said while it ran
     assert "The repair was stopped" in err and "Except Microsoft's Visual C++ runtime, now installed (x64 14.44" in err
     assert 3.5 < waited < 120, waited  # it waited for the rest of the 6 s install

@@ -452,6 +452,54 @@ def test_the_wizard_runs_the_runtime_installer_and_shows_the_copy_torch_really_l
     assert "still does not load" in seen["verdict"] and "vc-runtime-missing" in seen["after_blockers"], seen
 
 
+STOP_WHILE_INSTALLING = """
+import os
+from PySide6.QtCore import QTimer
+trace = os.environ["TDD_STANDIN_TRACE"]
+def stop_once_installing():  # the user presses Stop while Microsoft's installer runs
+    page = wizard.pages[REPAIR]
+    if wizard.currentId() == REPAIR and os.path.exists(trace) and page.stop.isEnabled():
+        seen["working_status"] = page.status.text()
+        seen["working_row"] = page.rows[0]["state"].text()
+        poll.stop()
+        page.stop.click()
+poll = QTimer()
+poll.timeout.connect(stop_once_installing)
+poll.start(200)
+"""
+
+
+def test_stop_in_the_wizard_while_the_installer_runs_lets_it_finish_and_says_the_runtime_stays(
+        lab, setup, clean_runtimes, tmp_path):
+    """The same wizard; Stop is pressed once the stand-in installer has started (a 6 s install). The page said
+    beforehand that a started installer is let finish; after the rollback it says everything was put back except
+    the runtime, as the registry names it now, never "everything was put back as it was"."""
+    from app.inventory.machine import CORE_VC_DLLS
+
+    _, server = setup
+    env = lab_env(lab, "wizard-no-vc", torch_version="2.4.1")
+    (env / "vcruntime140_1.dll").unlink(missing_ok=True)
+    gone = [name for name in CORE_VC_DLLS if name != "vcruntime140.dll"]
+    script = tmp_path / "wizard.py"
+    text = WIZARD.format(repo=to_windows_path(REPO_ROOT), url=server.url("/vc_redist.x64.exe"),
+                         env=to_windows_path(env))
+    script.write_text(text.replace("drive(wizard, at_page)", STOP_WHILE_INSTALLING + "drive(wizard, at_page)"),
+                      encoding="utf-8")
+    trace = tmp_path / "standin.trace"
+    variables = {"REQUESTS_CA_BUNDLE": to_windows_path(server.ca), "TDD_DATA_DIR": to_windows_path(tmp_path / "j"),
+                 "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost", "TDD_STANDIN_EXIT": "0",
+                 "TDD_STANDIN_SLEEP_MS": "6000", "TDD_STANDIN_TRACE": to_windows_path(trace),
+                 "TDD_FONT_DIR": to_windows_path(lab.font_dir())}
+    with lab.without_system_dlls(gone) as no_runtime:
+        result = lab.run_python([script], env={**variables, **no_runtime}, timeout=900, torch_env=lab.app_python())
+    assert "@@RESULT " in result.stdout, (result.returncode, result.stdout[-3000:], result.stderr[-5000:])
+    seen = json.loads(result.stdout.rpartition("@@RESULT ")[2].strip())
+    assert "is let finish" in seen["working_status"], seen
+    assert seen["working_row"] == "working…", seen  # the installer runs: no longer "downloading 86 / 86 KB"
+    assert seen["repair"] == "rolled-back", seen
+    assert "except Microsoft's Visual C++ runtime, now installed (x64 14.44.35211" in seen["repair_status"], seen
+    assert trace.read_text(encoding="utf-8").count("run ") == 1
+
 # The two points where an installer differs from the other kinds (before it ran; after it ran and before that was
 # recorded). begin, applied:1 and finish are the journal's own, killed for every other kind in the fast suite's
 # fault matrix (tests/wheels/test_fault_matrix.py); each lab kill costs a minute of Wine.
