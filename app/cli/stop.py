@@ -31,7 +31,7 @@ def ctrl_c_stops(lang: str, say: Callable[[str], None], stoppable: bool = True) 
         yield token
         return
 
-    def asked(signum, frame) -> None:
+    def answer() -> None:
         if not stoppable:
             say(words("cli.stop.undo_finishes", lang))
         elif token.cancelled:
@@ -39,6 +39,11 @@ def ctrl_c_stops(lang: str, say: Callable[[str], None], stoppable: bool = True) 
         else:
             say(words("cli.stop.asked", lang))
             token.cancel()
+
+    def asked(signum, frame) -> None:
+        # A thread of its own: the handler runs between two steps of the main thread, which may hold the token's
+        # lock or be writing to standard error (both not reentrant); the thread waits for them instead.
+        threading.Thread(target=answer, name="ctrl-c", daemon=True).start()
 
     previous = signal.signal(signal.SIGINT, asked)
     try:

@@ -279,3 +279,60 @@ def test_a_one_file_build_never_takes_the_users_folder_for_its_own(monkeypatch, 
     path = os.pathsep.join([str(downloads / "tools"), str(bundle)])
     kept = process.users_environment({"PATH": path})["PATH"].split(os.pathsep)
     assert kept == [str(downloads / "tools")]
+
+
+def start_paused_command(argv: list[str], data_dir: Path, point: str, tmp_path: Path) -> tuple[subprocess.Popen, Path]:
+    """`argv` (the command line) in a real second process, held at `point` until the returned file is created."""
+    go = tmp_path / f"go-{point.replace(':', '-')}"
+    env = {**os.environ, "TDD_DATA_DIR": str(data_dir), "TDD_PAUSE_AT": point, "TDD_PAUSE_FILE": str(go)}
+    process = subprocess.Popen([sys.executable, "-c", BOOT, *argv], env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, encoding="utf-8")
+    reached = Path(str(go) + ".reached")
+    deadline = time.monotonic() + 60
+    while not reached.exists():
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline, f"the command never reached {point}"
+        time.sleep(0.02)
+    return process, go
+
+
+def test_ctrl_c_after_the_change_was_made_rolls_the_repair_back_with_words_not_a_traceback(torch_image, data_dir,
+                                                                                            tmp_path):
+    import signal
+
+    image = torch_image()
+    lib = image.host(TORCH_LIB)
+    before = tree_hashes(lib)
+    repair, go = start_paused_command(repair_argv(image, "--lang", "en"), data_dir, "applied:1", tmp_path)
+    repair.send_signal(signal.SIGINT)  # held just after the file was placed
+    time.sleep(0.5)
+    go.write_text("go")
+    out, err = repair.communicate(timeout=120)
+    assert repair.returncode == 1, (out, err)
+    assert "Stopping… (Ctrl+C)" in err and "Traceback" not in err, err
+    assert "The repair was stopped, and everything it had changed was put back as it was." in err
+    assert tree_hashes(lib) == before
+    (transaction,) = Journal().transactions()
+    assert transaction.state == ROLLED_BACK
+
+
+def test_ctrl_c_during_an_undo_is_said_and_the_undo_finishes(torch_image, data_dir, tmp_path, capsys):
+    import signal
+
+    image = torch_image()
+    lib = image.host(TORCH_LIB)
+    before = tree_hashes(lib)
+    assert main(repair_argv(image)) == 0
+    capsys.readouterr()
+    undo_process, go = start_paused_command(["undo", "--last", "--lang", "en"], data_dir, "restore:1", tmp_path)
+    undo_process.send_signal(signal.SIGINT)  # halfway through the rollback
+    time.sleep(0.5)
+    undo_process.send_signal(signal.SIGINT)  # and again
+    time.sleep(0.5)
+    go.write_text("go")
+    out, err = undo_process.communicate(timeout=120)
+    assert undo_process.returncode == 0, (out, err)
+    assert err.count("The undo goes on until it is finished") == 2 and "Traceback" not in err, err
+    assert tree_hashes(lib) == before
+    (transaction,) = Journal().transactions()
+    assert transaction.state == ROLLED_BACK
