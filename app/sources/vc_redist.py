@@ -15,7 +15,7 @@ from app.engine.pe import PEError, read_pe
 from app.engine.versions import version_tuple
 from app.resources import download_catalog
 from app.system.base import System
-from app.system.files import copy_file, sha256_of
+from app.system.files import copy_file, delete_file, sha256_of
 from app.system.signature import signed_by
 
 
@@ -71,11 +71,15 @@ def local_installers(folder_or_file: Path) -> dict[str, Path]:
 
 def copy_installer(system: System, arch: str, source: Path, folder: Path) -> tuple[Path, Optional[str], str]:
     """A copy of the user's vc_redist file in the transaction's own folder (the user's file may change after this;
-    the copy is what is checked and run): (its path, why it is refused or None, its SHA-256)."""
+    the copy is what is checked and run): (its path, why it is refused or None, its SHA-256). A refused copy is
+    not kept, as a refused download is not."""
     target = folder / f"vc_redist.{arch}.exe"
     target.parent.mkdir(parents=True, exist_ok=True)
     digest = copy_file(source, target)
-    return target, installer_refusal(system, target), digest
+    refusal = installer_refusal(system, target)
+    if refusal is not None:
+        delete_file(target)
+    return target, refusal, digest
 
 
 def fetch_installer(system: System, arch: str, folder: Path, progress,
