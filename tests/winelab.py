@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import getpass
 import hashlib
 import io
 import json
@@ -422,10 +423,25 @@ class WineLab:
             with self._locked():
                 self._ensure_python()
                 self._ensure_prefix()
+                self._own_user_folders()
         except WineLabUnavailable as e:
             self._unavailable = str(e)
             raise
         self._ready = True
+
+    def user_folder(self, name: str = "") -> Path:
+        """The lab user's profile folder (C:\\users\\<user>) or one in it ("Downloads"), as a Linux path."""
+        home = self.prefix / "drive_c" / "users" / (os.environ.get("USER") or getpass.getuser())
+        return home / name if name else home
+
+    def _own_user_folders(self) -> None:
+        """Wine links the profile's Desktop, Downloads, Documents... to the Linux home; the lab makes them folders
+        of its own prefix, so that a file a test puts in Downloads is seen by that prefix's programs only."""
+        home = self.user_folder()
+        for entry in (home.iterdir() if home.is_dir() else ()):
+            if entry.is_symlink():
+                entry.unlink()
+                entry.mkdir()
 
     def _ensure_python(self) -> None:
         stamp = self.python_dir / ".tdd-stamp"

@@ -62,8 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
                              "install-vc-runtime, upgrade-torch, ...; an unknown id lists them all)")
     repair.add_argument("--source", metavar="ID|PATH",
                         help="where the files come from: vs, torch-bundled, intel-openmp (place-libomp140); "
-                             "a .whl file or a folder of wheels (restore-torch-files); a vc_redist.x64.exe you "
-                             "downloaded from Microsoft, or its folder (install-vc-runtime)")
+                             "a .whl file or a folder of wheels (restore-torch-files); local, microsoft, or a "
+                             "vc_redist.x64.exe you downloaded from Microsoft, or its folder (install-vc-runtime)")
     repair.add_argument("--plan", action="store_true", help="only show what would change")
     repair.add_argument("--yes", action="store_true", help="make the changes without asking")
     repair.add_argument("--json", metavar="FILE", help="write the outcome as JSON to FILE, or to standard output: -")

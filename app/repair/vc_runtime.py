@@ -32,7 +32,13 @@ from app.probes.finding import Finding
 from app.repair.journal import Transaction
 from app.repair.plan import Change, Plan, PlanRefused, cannot_here, said
 from app.resources import download_catalog
-from app.sources.vc_redist import copy_installer, fetch_installer, installer_refusal, local_installers
+from app.sources.vc_redist import (
+    copy_installer,
+    downloaded_installers,
+    fetch_installer,
+    installer_refusal,
+    local_installers,
+)
 from app.system.base import ElevationDeclined, StillRunning, System
 from app.system.files import write_bytes
 
@@ -84,7 +90,7 @@ def runtime_ok(machine: MachineFacts, arch: str, minimum: str) -> bool:
 
 class InstallVCRuntime:
     id = "install-vc-runtime"
-    sources = ()
+    sources = ("local", "microsoft")  # or a path: a vc_redist file, or a folder of them
 
     def plan(self, system: System, env: Optional[PythonEnvironment], machine: MachineFacts, findings: list[Finding],
              source: Optional[str]) -> Plan:
@@ -95,7 +101,13 @@ class InstallVCRuntime:
         archs = [a for a in architectures(machine, env) if needed or not runtime_ok(machine, a, catalog["min_version"])]
         if not archs:
             raise PlanRefused([said("repair.refused.nothing_to_do", action=self.id)])
-        files = self._given_installers(system, source, archs) if source is not None else {}
+        notes: list[dict[str, str]] = []
+        if source is None or source == "local":  # a checked copy already in Downloads, else Microsoft's link
+            files = self._downloaded(system, archs, notes, required=source == "local")
+        elif source == "microsoft":
+            files = {}
+        else:
+            files = self._given_installers(system, source, archs)
         changes = [Change("install-runtime-file", f"Microsoft Visual C++ Redistributable ({arch})", files[arch])
                    if arch in files else
                    Change("install-runtime", f"Microsoft Visual C++ Redistributable ({arch})", catalog[arch]["url"])
@@ -103,7 +115,26 @@ class InstallVCRuntime:
         return Plan(self.id, source, system.windows_path(env.python) if env else "", changes, needs_admin=True,
                     download_bytes=sum(catalog[a]["approx_bytes"] for a in archs if a not in files),
                     download={"archs": archs, "files": files},
-                    notes=[said("repair.note.vc.admin"), said("repair.note.vc.restore_point")])
+                    notes=[*notes, said("repair.note.vc.admin"), said("repair.note.vc.restore_point")])
+
+    @staticmethod
+    def _downloaded(system: System, archs: list[str], notes: list[dict[str, str]], required: bool) -> dict[str, str]:
+        """The runtimes needed that a vc_redist in the user's Downloads installs and that passes the checks (signed
+        by Microsoft, new enough): those are not downloaded again. One that fails is named in a note and passed
+        over; with `required` (`--source local`) a runtime without a good file refuses the plan."""
+        found, files = downloaded_installers(system), {}
+        for arch in archs:
+            path = found.get(arch)
+            refusal = installer_refusal(system, path) if path is not None else None
+            if path is not None and refusal is None:
+                files[arch] = system.windows_path(path)
+            elif path is not None:
+                notes.append(said("repair.note.vc.not_used", file=system.windows_path(path),
+                                  detail=f"The file {refusal}."))
+            if required and arch not in files:
+                raise PlanRefused([said("repair.refused.vc.no_local", arch=arch,
+                                        url=download_catalog()["vc_redist"][arch]["url"])])
+        return files
 
     @staticmethod
     def _given_installers(system: System, source: str, archs: list[str]) -> dict[str, str]:

@@ -16,6 +16,7 @@ from app.engine.versions import version_tuple
 from app.resources import download_catalog
 from app.system.base import System
 from app.system.files import copy_file, delete_file, sha256_of
+from app.system.folders import children
 from app.system.signature import signed_by
 
 
@@ -56,8 +57,8 @@ def local_installers(folder_or_file: Path) -> dict[str, Path]:
     """The vc_redist files a user gave (`--source`): the file itself, or each vc_redist*.exe in the folder, by the
     runtime it installs (of several, the shortest name: `vc_redist.x64.exe` before a browser's `… (1).exe`)."""
     if folder_or_file.is_dir():
-        candidates = sorted((p for p in folder_or_file.iterdir()
-                             if p.is_file() and p.name.lower().startswith("vc_redist") and p.suffix.lower() == ".exe"),
+        candidates = sorted((p for p in children(folder_or_file)
+                             if p.name.lower().startswith("vc_redist") and p.suffix.lower() == ".exe" and p.is_file()),
                             key=lambda p: (len(p.name), p.name))
     else:
         candidates = [folder_or_file]
@@ -66,6 +67,18 @@ def local_installers(folder_or_file: Path) -> dict[str, Path]:
         arch = installer_arch(candidate)
         if arch is not None:
             found.setdefault(arch, candidate)
+    return found
+
+
+def downloaded_installers(system: System) -> dict[str, Path]:
+    """vc_redist files already in the user's Downloads folder (a computer without internet: the user fetched them
+    on another one), by the runtime each installs; checked by the caller like any other."""
+    found: dict[str, Path] = {}
+    for profile in system.user_profiles():
+        folder = system.host_path(f"{profile.home}\\Downloads") if profile.home else None
+        if folder is not None and folder.is_dir():
+            for arch, path in local_installers(folder).items():
+                found.setdefault(arch, path)
     return found
 
 

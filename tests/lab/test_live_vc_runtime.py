@@ -452,6 +452,32 @@ def test_the_wizard_runs_the_runtime_installer_and_shows_the_copy_torch_really_l
     assert "still does not load" in seen["verdict"] and "vc-runtime-missing" in seen["after_blockers"], seen
 
 
+def test_an_installer_already_in_downloads_is_used_when_it_passes_and_named_when_it_does_not(lab, setup,
+                                                                                          clean_runtimes, tmp_path):
+    """No --source: a vc_redist the user already has in Downloads is checked at the plan; the unsigned one is named
+    ("Not used: …") and Microsoft's link is used; a signed one is copied and run, and nothing is downloaded."""
+    env, server = setup
+    signed, unsigned = server.files["/vc_redist.x64.exe"], server.files["/unsigned/vc_redist.x64.exe"]
+    argv = ["repair", "--env", to_windows_path(env), "--action", "install-vc-runtime", "--yes"]
+    downloaded = lab.user_folder("Downloads") / "vc_redist.x64.exe"
+    asked = len(server.requests_for("/vc_redist.x64.exe"))
+    try:
+        shutil.copyfile(unsigned, downloaded)
+        code, stdout, stderr, x64 = run_app(lab, setup, tmp_path / "unsigned", argv)
+        assert code == 0, stderr[-4000:]
+        assert "Not used: " in stdout and "Downloads\\vc_redist.x64.exe" in stdout, stdout[-3000:]
+        assert len(server.requests_for("/vc_redist.x64.exe")) == asked + 1  # downloaded from "Microsoft" instead
+
+        lab.wine_reg(["delete", RUNTIMES + "\\x64", "/f", "/reg:64"])
+        shutil.copyfile(signed, downloaded)
+        code, stdout, stderr, x64 = run_app(lab, setup, tmp_path / "signed", argv)
+        assert code == 0, stderr[-4000:]
+        assert "from the file " in stdout and "Not used" not in stdout, stdout[-3000:]
+        assert x64["Installed"] == 1
+        assert len(server.requests_for("/vc_redist.x64.exe")) == asked + 1, "downloaded although Downloads had it"
+    finally:
+        downloaded.unlink(missing_ok=True)
+
 STOP_WHILE_INSTALLING = """
 import os
 from PySide6.QtCore import QTimer
