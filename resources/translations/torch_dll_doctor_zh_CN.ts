@@ -682,37 +682,47 @@
         <translation>在这台电脑上做的更改：</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="73"/>
+        <location filename="../../app/ui/pages/finish.py" line="74"/>
+        <source>&lt;p&gt;{heading}&lt;/p&gt;&lt;ul&gt;{items}&lt;/ul&gt;&lt;p&gt;Each one is recorded; “Undo these changes” puts everything back as it was, now or later, except Microsoft&apos;s Visual C++ runtime: it stays installed because other programs share it.&lt;/p&gt;</source>
+        <translation>&lt;p&gt;{heading}&lt;/p&gt;&lt;ul&gt;{items}&lt;/ul&gt;&lt;p&gt;每一项都有记录；“撤销这些修改”可以现在或以后把一切恢复原样，但微软 Visual C++ 运行库除外：它会保持安装，因为其他程序也在使用它。&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/finish.py" line="78"/>
         <source>&lt;p&gt;{heading}&lt;/p&gt;&lt;ul&gt;{items}&lt;/ul&gt;&lt;p&gt;Each one is recorded; “Undo these changes” puts everything back as it was, now or later.&lt;/p&gt;</source>
         <translation>&lt;p&gt;{heading}&lt;/p&gt;&lt;ul&gt;{items}&lt;/ul&gt;&lt;p&gt;每一项都有记录；“撤销这些更改”可以把一切恢复原样，现在或以后都可以。&lt;/p&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="77"/>
+        <location filename="../../app/ui/pages/finish.py" line="82"/>
         <source>Nothing needed repairing: PyTorch should load. Nothing was changed.</source>
         <translation>没有需要修复的内容：PyTorch 应该可以加载。没有做任何修改。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="79"/>
+        <location filename="../../app/ui/pages/finish.py" line="84"/>
         <source>Nothing was changed on the demo computer.</source>
         <translation>演示电脑上没有做任何更改。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="80"/>
+        <location filename="../../app/ui/pages/finish.py" line="85"/>
         <source>Nothing was changed on this computer.</source>
         <translation>这台电脑上没有做任何修改。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="95"/>
+        <location filename="../../app/ui/pages/finish.py" line="100"/>
         <source>&lt;p&gt;&lt;b&gt;Still to do, by you.&lt;/b&gt; These steps fix what this program cannot change. Follow them, then run Torch DLL Doctor again.&lt;/p&gt;</source>
         <translation>&lt;p&gt;&lt;b&gt;还需要你自己完成。&lt;/b&gt;这些步骤能解决本程序无法修改的问题。请按步骤操作，然后再运行一次 Torch DLL Doctor。&lt;/p&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="124"/>
+        <location filename="../../app/ui/pages/finish.py" line="133"/>
+        <source>Undone: every file and setting the repairs changed is back as it was, except Microsoft&apos;s Visual C++ runtime, now installed ({runtimes}): it stays because other programs share it.</source>
+        <translation>已撤销：修复改动的每个文件和设置都已恢复原样，但微软 Visual C++ 运行库除外，它现在已安装（{runtimes}）：它会保留，因为其他程序也在使用它。</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/finish.py" line="139"/>
         <source>Undone: every file and setting is back as it was.</source>
         <translation>已撤销：所有文件和设置都已恢复原样。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="125"/>
+        <location filename="../../app/ui/pages/finish.py" line="137"/>
         <source>Undone: every file and setting is back as it was, and PyTorch does not load again, as before the repair.</source>
         <translation>已撤销：所有文件和设置都已恢复原样，PyTorch 也和修复前一样无法加载。</translation>
     </message>
@@ -1128,31 +1138,36 @@
     </message>
     <message>
         <location filename="../../app/ui/pages/welcome.py" line="177"/>
+        <source>The unfinished repair was rolled back: the files and settings it changed are as they were before, except Microsoft&apos;s Visual C++ runtime, now installed ({runtimes}): it stays because other programs share it.</source>
+        <translation>未完成的修复已回滚：它改动的文件和设置都已恢复原样，但微软 Visual C++ 运行库除外，它现在已安装（{runtimes}）：它会保留，因为其他程序也在使用它。</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/welcome.py" line="182"/>
         <source>The unfinished repair was rolled back: every file and setting is as it was before.</source>
         <translation>未完成的修复已恢复：所有文件和设置都和之前一样。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="180"/>
+        <location filename="../../app/ui/pages/welcome.py" line="185"/>
         <source>The unfinished repair could not be rolled back completely: {reason}</source>
         <translation>未完成的修复没能完全回滚：{reason}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="183"/>
+        <location filename="../../app/ui/pages/welcome.py" line="188"/>
         <source>A repair is running in another window right now. Wait until it has finished before you repair anything here.</source>
         <translation>另一个窗口正在进行修复。请等它完成后，再在这里修复。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="189"/>
+        <location filename="../../app/ui/pages/welcome.py" line="194"/>
         <source>A repair did not finish: “{name}”, started {when}. The assistant or the computer stopped before it was done. Roll it back to put every file and setting as it was.</source>
         <translation>有一个修复没有完成：“{name}”，开始于 {when}。本助手或电脑在它完成之前停止了。回滚它，就能把每个文件和设置恢复原样。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="193"/>
+        <location filename="../../app/ui/pages/welcome.py" line="198"/>
         <source>Undoing “{name}” (started {when}) stopped rather than overwrite a change made since: {reason} Nothing more can be put back by the assistant; keep it as it is, or put it right by hand.</source>
         <translation>撤销“{name}”（开始于 {when}）时停止了，以免覆盖之后做过的修改：{reason} 本助手无法再恢复更多内容；请保持现状，或者手动改正。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/welcome.py" line="198"/>
+        <location filename="../../app/ui/pages/welcome.py" line="203"/>
         <source>Undoing “{name}” (started {when}) could not finish: {reason} Close the programs that use PyTorch, then roll it back again.</source>
         <translation>撤销“{name}”（开始于 {when}）没能完成：{reason} 请关闭正在使用 PyTorch 的程序，然后再回滚一次。</translation>
     </message>

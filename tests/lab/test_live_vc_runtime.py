@@ -411,7 +411,12 @@ def at_page(page):
         seen["verdict"] = wizard.pages[VERIFY].headline.text()
         seen["after_blockers"] = [p.lead.code for p in session.blockers(session.after)]
     elif page == FINISH:
-        seen["summary"] = wizard.pages[FINISH].summary.text()
+        finish = wizard.pages[FINISH]
+        seen["summary"] = finish.summary.text()
+        if finish.undo.isVisible():  # the user undoes the repair from the last page
+            finish.undo.click()
+            wait_until(lambda: not finish.undo.isVisible() or finish.undo.isEnabled(), 300)
+            seen["undone"] = finish.message_label.text()
 
 drive(wizard, at_page)
 wizard.shutdown()
@@ -450,6 +455,8 @@ def test_the_wizard_runs_the_runtime_installer_and_shows_the_copy_torch_really_l
     assert seen["chosen"] == ["install-vc-runtime"], seen
     assert seen["repair"] in ("done", "failed"), seen
     assert "still does not load" in seen["verdict"] and "vc-runtime-missing" in seen["after_blockers"], seen
+    assert "except Microsoft's Visual C++ runtime: it stays installed" in seen["summary"], seen
+    assert "except Microsoft's Visual C++ runtime, now installed (x64 14.44.35211" in seen["undone"], seen
 
 
 def test_an_installer_already_in_downloads_is_used_when_it_passes_and_named_when_it_does_not(lab, setup,

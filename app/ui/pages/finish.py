@@ -70,9 +70,14 @@ class FinishPage(Page):
                             for t in transactions)
             heading = (self.tr("Changes made on the demo computer:") if demo else
                        self.tr("Changes made on this computer:"))
-            self.summary.setText(self.tr("<p>{heading}</p><ul>{items}</ul><p>Each one is recorded; “Undo these "
-                                         "changes” puts everything back as it was, now or later.</p>").format(
-                                             heading=html.escape(heading), items=items))
+            if any(t.begin.get("action") == "install-vc-runtime" for t in transactions):
+                text = self.tr("<p>{heading}</p><ul>{items}</ul><p>Each one is recorded; “Undo these changes” puts "
+                               "everything back as it was, now or later, except Microsoft's Visual C++ runtime: it "
+                               "stays installed because other programs share it.</p>")
+            else:
+                text = self.tr("<p>{heading}</p><ul>{items}</ul><p>Each one is recorded; “Undo these changes” puts "
+                               "everything back as it was, now or later.</p>")
+            self.summary.setText(text.format(heading=html.escape(heading), items=items))
         elif self.session.diagnosis is not None and not self.session.blockers():
             self.summary.setText(self.tr("Nothing needed repairing: PyTorch should load. Nothing was changed."))
         else:
@@ -121,9 +126,19 @@ class FinishPage(Page):
             return
         self._undone_all = True
         blocked = result.after is not None and self.session.blockers(result.after)
-        self.said(lambda: self.tr("Undone: every file and setting is back as it was.") if not blocked else
-                   self.tr("Undone: every file and setting is back as it was, and PyTorch does not load again, "
-                           "as before the repair."))
+        kept = ", ".join(result.left_installed)  # read from the registry by the undo's worker
+
+        def undone_words() -> str:
+            if kept:  # what undo leaves by design, as it is now: never "every file and setting is back"
+                return self.tr("Undone: every file and setting the repairs changed is back as it was, except "
+                               "Microsoft's Visual C++ runtime, now installed ({runtimes}): it stays because other "
+                               "programs share it.").format(runtimes=kept)
+            if blocked:
+                return self.tr("Undone: every file and setting is back as it was, and PyTorch does not load again, "
+                               "as before the repair.")
+            return self.tr("Undone: every file and setting is back as it was.")
+
+        self.said(undone_words)
         self.undo.hide()
 
     def _open_logs(self) -> None:

@@ -173,6 +173,11 @@ class WelcomePage(Page):
             texts.append(self.tr("The interrupted repair was rolled back: the files and settings it changed are as "
                                  "they were before. Not put back: {names}, whose undo stopped earlier and stays as "
                                  "it left things.").format(names=names))
+        elif result is not None and result.complete and result.left_installed:
+            texts.append(self.tr("The unfinished repair was rolled back: the files and settings it changed are as "
+                                 "they were before, except Microsoft's Visual C++ runtime, now installed "
+                                 "({runtimes}): it stays because other programs share it.").format(
+                                     runtimes=", ".join(result.left_installed)))
         elif result is not None and result.complete:
             texts.append(self.tr("The unfinished repair was rolled back: every file and setting is as it was "
                                  "before."))
