@@ -86,8 +86,12 @@ class MachineFacts:
 
     def vc_runtime(self, arch: str) -> Optional[VcRuntimeEntry]:
         """The newest installed runtime registered for `arch` in either view."""
-        found = [e for e in self.vc_runtimes if e.arch == arch and e.installed]
-        return max(found, key=lambda e: version_tuple(e.version), default=None)
+        return newest_runtime(self.vc_runtimes, arch)
+
+
+def newest_runtime(entries: list[VcRuntimeEntry], arch: str) -> Optional[VcRuntimeEntry]:
+    found = [e for e in entries if e.arch == arch and e.installed]
+    return max(found, key=lambda e: version_tuple(e.version), default=None)
 
 
 def read_machine_facts(system: System) -> MachineFacts:
@@ -155,8 +159,8 @@ def _vc_runtimes(system: System, problems: list[str]) -> list[VcRuntimeEntry]:
 
 def installed_runtime(system: System, arch: str) -> Optional[str]:
     """The newest VC++ runtime version the registry says is installed for `arch` now ("14.44.35211.0"), or None."""
-    found = [e for e in _vc_runtimes(system, []) if e.arch == arch and e.installed and e.version]
-    return max((e.version for e in found), key=version_tuple, default=None)
+    entry = newest_runtime(_vc_runtimes(system, []), arch)
+    return entry.version if entry is not None else None
 
 
 def file_version(path: Path) -> Optional[str]:
