@@ -675,18 +675,20 @@ class WineLab:
         input: Optional[str] = None,
     ) -> subprocess.CompletedProcess:
         """Run a Windows program (``exe``, a Linux path) under Wine, as :meth:`run_python` runs python.exe."""
-        self.ensure()
-        argv = ["wine", os.fspath(exe)]
-        for a in args:
-            argv.append(a if isinstance(a, str) else to_windows_path(a))
-        with self._tlock:
-            self._warm()
+        argv = self._ready_to_start(exe, args)
         try:
             return _run_piped(argv, env=self.base_env(env), cwd=cwd, timeout=timeout, input=input)
         finally:
             self._last_wine_exit = time.monotonic()
 
     # ---- running
+
+    def _ready_to_start(self, exe: PathLike, args: Sequence[Union[str, os.PathLike[str]]]) -> list[str]:
+        """The lab ready and warm; the Wine command line for `exe` (Linux paths among `args` as Windows paths)."""
+        self.ensure()
+        with self._tlock:
+            self._warm()
+        return ["wine", os.fspath(exe), *(a if isinstance(a, str) else to_windows_path(a) for a in args)]
 
     def _warm(self) -> None:
         """Make sure a wineserver and Wine's system processes run, none holding a pipe of ours.
@@ -710,10 +712,7 @@ class WineLab:
                     env: Optional[Mapping[str, str]] = None) -> Iterator[subprocess.Popen]:
         """A Windows program started under Wine without waiting for it (a test signals it while it runs): the
         Popen, text pipes (UTF-8, undecodable bytes replaced); killed on the way out if it still runs."""
-        self.ensure()
-        with self._tlock:
-            self._warm()
-        argv = ["wine", os.fspath(exe), *(a if isinstance(a, str) else to_windows_path(a) for a in args)]
+        argv = self._ready_to_start(exe, args)
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 env=self.base_env(env), text=True, encoding="utf-8", errors="replace")
         try:
