@@ -62,14 +62,15 @@ class Plan:
     download_bytes: int = 0
     notes: list[dict[str, str]] = field(default_factory=list)  # plain words, en and zh_CN
     packages: Optional[PackageSet] = None  # upgrade-torch, match-companions: versions before and after, pip's index
-    download: dict = field(default_factory=dict)  # a source that is downloaded when the plan is applied
+    download: dict = field(default_factory=dict)  # the action's own record of where its files come from
+    downloads: bool = False  # something is fetched from the internet when it is applied (download_bytes: how much)
 
     def to_dict(self) -> dict:
         return {"action": self.action, "source": self.source, "environment": self.environment,
                 "changes": [c.to_dict() for c in self.changes], "needs_admin": self.needs_admin,
                 "download_bytes": self.download_bytes, "notes": self.notes,
                 "packages": self.packages.to_dict() if self.packages is not None else {},
-                "download": self.download}
+                "download": self.download, "downloads": self.downloads}
 
 
 def cannot_here(system: System, key: str, **values: object) -> dict[str, str]:
@@ -119,7 +120,7 @@ class PlaceOpenMP:
                 change = Change("replace-file" if existing else "create-file", system.windows_path(target),
                                 f"{entry['package']} {entry['version']}", host_target=existing or target)
                 return Plan(self.id, name, system.windows_path(env.python), [change],
-                            download_bytes=entry["member_download_bytes"],
+                            download_bytes=entry["member_download_bytes"], downloads=True,
                             download={"pip_prefix": str(env.exec_prefix)},
                             notes=[said("repair.note.source.intel"), *skipped])
             for path in found[name]:

@@ -185,7 +185,7 @@ class RestoreTorchFiles:
                   for url in settings.skipped_indexes if settings.indexes]
         notes.append(said("repair.note.restore.why", folder=system.windows_path(env.torch.folder)))
         chosen = source or ("local" if all(p["local"] for p in packages) else "index")
-        return Plan(self.id, chosen, system.windows_path(env.python), changes,
+        return Plan(self.id, chosen, system.windows_path(env.python), changes, downloads=chosen != "local",
                     download={"pip_prefix": str(env.exec_prefix), "packages": packages,
                               "cert": settings.cert}, notes=notes)
 

@@ -114,6 +114,7 @@ class InstallVCRuntime:
                    for arch in archs]
         return Plan(self.id, source, system.windows_path(env.python) if env else "", changes, needs_admin=True,
                     download_bytes=sum(catalog[a]["approx_bytes"] for a in archs if a not in files),
+                    downloads=any(a not in files for a in archs),
                     download={"archs": archs, "files": files},
                     notes=[*notes, said("repair.note.vc.admin"), said("repair.note.vc.restore_point")])
 

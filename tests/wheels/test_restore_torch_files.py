@@ -241,9 +241,11 @@ def test_a_wheel_already_on_the_drive_is_used_without_any_download(torch_image, 
     """The user's Downloads, or pip's own cache (pip 23.3+ keeps a downloaded wheel as a `.body` file)."""
     image, original = broken_image(torch_image, installed, server, index="/no-such-index")
     image.copy(wheel, where, link=True)
-    code, out, err = repair(image, capsys, "--lang", "en")
+    code, out, err = repair(image, capsys, "--lang", "en", "--json", "-")
     assert code == 0, err
     assert "nothing is downloaded" in out
+    plan = json.loads(out[out.index('{\n  "schema"'):])["plan"]
+    assert plan["source"] == "local" and plan["downloads"] is False  # the plan page says no download
     assert {name: lib_state(image)[name] for name in DAMAGED} == original
     assert not server.log  # no request at all
     (facts,) = restored_notes(data_dir)
