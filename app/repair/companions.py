@@ -43,7 +43,7 @@ class MatchCompanions:
                           host_target=_first_extension(system, extensions.get(name)))
                    for name, version in change.after.items()]
         index = index_arguments(env)
-        return Plan(self.id, None, system.windows_path(env.python), changes, packages=change,
+        return Plan(self.id, None, system.windows_path(env.python), changes, packages=change, downloads=True,
                     notes=[said("repair.note.companions", torch=torch.version, index=" ".join(index) or "-")])
 
     def apply(self, system: System, plan: Plan, transaction: Transaction,

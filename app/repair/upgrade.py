@@ -65,7 +65,7 @@ class UpgradeTorch:
         change = package_set(env, wanted)
         changes = [Change("upgrade-package", name, value=f"{change.before[name]} -> {version}")
                    for name, version in change.after.items()]
-        return Plan(self.id, None, system.windows_path(env.python), changes, packages=change,
+        return Plan(self.id, None, system.windows_path(env.python), changes, packages=change, downloads=True,
                     notes=[said("repair.note.pip", index=" ".join(index_arguments(env)) or "-")])
 
     def apply(self, system: System, plan: Plan, transaction: Transaction,

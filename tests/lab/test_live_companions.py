@@ -64,6 +64,7 @@ def test_torchvision_made_for_251_beside_241_is_replaced_by_0191_then_undo_puts_
     assert outcome["state"] == "fixed"
     assert outcome["plan"]["packages"]["before"] == {"torchvision": "0.20.1"}
     assert outcome["plan"]["packages"]["after"] == {"torchvision": "0.19.1"}
+    assert outcome["plan"]["downloads"] is True  # pip fetches the package from the index
     assert installed_versions(site, ["torch", "torchvision"]) == {"torch": "2.4.1", "torchvision": "0.19.1"}
     works = lab.run_python(["-c", USE_TORCHVISION], torch_env=env, timeout=600)
     assert works.returncode == 0 and works.stdout.split() == ["0.19.1+cpu", "[0]"], works.stderr[-2000:]

@@ -182,7 +182,7 @@ class PlanPage(Page):
         extra = []
         if plan.download_bytes:
             extra.append(self.tr("Download: about {size} MB.").format(size=f"{plan.download_bytes / 1e6:.1f}"))
-        elif plan.downloads:
+        elif plan.downloads and plan.packages is None:  # pip's packages: its note says where they come from
             extra.append(self.tr("Download: a small file from your package index."))
         if plan.needs_admin:
             extra.append(self.tr("Windows will ask for permission (administrator rights) for this step."))
