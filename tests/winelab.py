@@ -768,6 +768,22 @@ class WineLab:
                 for name in moved:
                     os.replace(aside / name, system32 / name)
 
+    def processes(self, name: str) -> list[int]:
+        """The Linux ids of this lab's Wine processes running `name` (their command line names the Windows
+        program)."""
+        found = []
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                command = Path(f"/proc/{entry}/cmdline").read_bytes().decode("utf-8", "replace")
+                environ = Path(f"/proc/{entry}/environ").read_bytes().decode("utf-8", "replace")
+            except OSError:
+                continue
+            if name.lower() in command.lower() and f"WINEPREFIX={self.prefix}\0" in environ + "\0":
+                found.append(int(entry))
+        return found
+
     def shutdown(self) -> None:
         """Stop this prefix's wineserver and every Wine process in it (only this lab's)."""
         if shutil.which("wineserver") is None or not self.prefix.is_dir():

@@ -63,6 +63,12 @@ class InstallerFailed(Exception):
     def text(self, lang: str) -> str:
         return words(f"repair.vc.{self.code}", lang, **self.values)
 
+    @property
+    def installer_running(self) -> bool:
+        """The app stopped waiting while Microsoft's installer still ran: it may yet install, so nothing may say
+        "put back as it was", and no second installer may be started while it runs."""
+        return self.code == "still-running"
+
 
 PYTHON_RUNTIMES = {0x8664: "x64", 0xAA64: "arm64", 0x14C: "x86"}  # python.exe's machine -> the runtime it loads
 

@@ -53,6 +53,7 @@ class Phase(str, Enum):
     SKIPPED = "skipped"
     ROLLED_BACK = "rolled-back"
     NOT_ROLLED_BACK = "not-rolled-back"
+    INSTALLER_RUNNING = "installer-running"  # the app stopped waiting; Microsoft's installer may still install
 
 
 STEP_PHASES = {RunStep.APPLYING: Phase.APPLYING, RunStep.ROLLING_BACK: Phase.ROLLING_BACK,
@@ -136,6 +137,8 @@ class RepairRun:
         self.closing = False  # the window asked to close: it does once the rollback is over
         self.on_closed: Callable[[], None] = lambda: None
         self.left_installed: list[str] = []  # what a stopped or undone repair's installer left, as read after it
+        # an installer the app stopped waiting for (its failure, for the words): it may still be installing
+        self.installer_running: Optional[BaseException] = None
         self._worker = None
 
     # -- reading ---------------------------------------------------------------------------------------------
@@ -148,9 +151,10 @@ class RepairRun:
         return any(item.outcome is not None and item.outcome.transaction.restart_needed for item in self.items)
 
     def failure_words(self) -> str:
-        if self.error is None:
+        error = self.error or self.installer_running
+        if error is None:
             return ""
-        text, left = failure_text(self.error, self.session.lang), getattr(self.error, "left_installed", "")
+        text, left = failure_text(error, self.session.lang), getattr(error, "left_installed", "")
         return f"{text}\n{words('repair.left_installed', self.session.lang, runtimes=left)}" if left else text
 
     # -- running ---------------------------------------------------------------------------------------------
@@ -228,21 +232,34 @@ class RepairRun:
         if getattr(error, "left_installed", ""):
             self.left_installed.append(error.left_installed)
         stopped = isinstance(error, (Cancelled, DownloadCancelled))
+        running = getattr(error, "installer_running", False)
+        if running:
+            self.installer_running = error
         if stopped or self.state == RunState.ROLLING_BACK:
             item.phase = Phase.ROLLED_BACK if rolled_itself_back(error) else Phase.NOT_ROLLED_BACK
             if item.phase == Phase.NOT_ROLLED_BACK:
                 self.error = error
+            elif running:
+                item.phase = Phase.INSTALLER_RUNNING
             self._roll_back_done()
             return
         item.phase = Phase.FAILED if rolled_itself_back(error) else Phase.NOT_ROLLED_BACK
-        self.state, self.error = (RunState.FAILED if item.phase == Phase.FAILED else RunState.ROLLBACK_STOPPED), error
+        if running and item.phase == Phase.FAILED:
+            item.phase = Phase.INSTALLER_RUNNING
+        self.state = RunState.ROLLBACK_STOPPED if item.phase == Phase.NOT_ROLLED_BACK else RunState.FAILED
+        self.error = error
         self.changed()
         if self.closing:
             self._roll_back_done()
 
     # -- the user's answers ------------------------------------------------------------------------------------
+    @property
+    def can_retry(self) -> bool:
+        """Not while an installer the app stopped waiting for may still run: a second one would only wait for it."""
+        return self.state == RunState.FAILED and self.installer_running is None
+
     def retry(self) -> None:
-        if self.state == RunState.FAILED:
+        if self.can_retry:
             self._run_current()
 
     def skip(self) -> None:

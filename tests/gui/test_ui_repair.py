@@ -162,3 +162,36 @@ def test_keep_that_cannot_be_recorded_says_so_and_can_be_pressed_again(torch_ima
     assert welcome.keep.isVisible() and welcome.keep.isEnabled()  # pressed again once the cause is fixed
     assert Journal().unfinished() != []
     wizard.failure_box.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh_CN"])
+def test_stop_then_an_installer_still_running_is_said_and_never_called_put_back(torch_image, open_wizard, qtbot,
+                                                                                monkeypatch, tmp_path, lang):
+    """Stop, and the app's wait for Microsoft's installer ends before the installer (the real installer runs in
+    tests/lab/test_live_vc_runtime.py): the page says the installer still runs, shows why, and offers no Retry."""
+    import app.repair.run as run_module
+    from tests.wheels.test_repair_run import _InstallerStillRunningAfter
+
+    image = torch_image()
+    lib = image.host(TORCH_LIB)
+    before = hashes(lib)
+    real = run_module.action_for
+    monkeypatch.setattr(run_module, "action_for", lambda name: _InstallerStillRunningAfter(real(name)))
+    wizard = open_wizard(root=str(image.root), lang=lang)
+    to_plan(qtbot, wizard)
+    go, reached = paused(monkeypatch, tmp_path, "applied:1")
+    forward(qtbot, wizard, REPAIR)
+    qtbot.waitUntil(reached.exists, timeout=WAIT_MS)
+    repair = wizard.pages[REPAIR]
+    qtbot.mouseClick(repair.stop, Qt.MouseButton.LeftButton)
+    go.write_text("go")
+    qtbot.waitUntil(lambda: repair.state == RunState.ROLLED_BACK, timeout=WAIT_MS)
+    assert hashes(lib) == before and repair.isComplete()
+    status, row, error = repair.status.text(), repair.rows[0]["state"].text(), repair.error_text.text()
+    if lang == "en":
+        assert "Microsoft's installer is still running" in status and "put back as it was" not in status
+        assert row == "not finished: Microsoft's installer is still running"
+        assert "It was not stopped" in error
+    else:
+        assert "仍在运行" in status and "仍在运行" in row and "没有被停止" in error
+    assert repair.error.isVisible() and not repair.retry.isVisible()

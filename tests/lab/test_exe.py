@@ -256,22 +256,6 @@ def test_the_exes_own_folder_on_path_stays_in_the_path_it_models(lab, app_exe, s
     assert bundle.lower() not in effective
 
 
-def _wine_processes(lab, name: str) -> list[int]:
-    """The Linux ids of this lab's Wine processes running `name` (their command line names the Windows program)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            command = Path(f"/proc/{entry}/cmdline").read_bytes().decode("utf-8", "replace")
-            environ = Path(f"/proc/{entry}/environ").read_bytes().decode("utf-8", "replace")
-        except OSError:
-            continue
-        if name.lower() in command.lower() and f"WINEPREFIX={lab.prefix}\0" in environ + "\0":
-            found.append(int(entry))
-    return found
-
-
 def test_ctrl_c_of_the_console_exe_while_microsofts_installer_runs_waits_for_it_then_rolls_back(
         lab, app_exe, seed_env, clean_runtimes, tmp_path):
     """The frozen TorchDllDoctor-cli.exe (what cmd and PowerShell run), `repair --action install-vc-runtime --source`
@@ -298,7 +282,7 @@ def test_ctrl_c_of_the_console_exe_while_microsofts_installer_runs_waits_for_it_
             time.sleep(0.2)  # the installer has started once its trace line is there
         assert trace.exists(), process.poll()
         time.sleep(1.0)
-        ours = _wine_processes(lab, cli.name)
+        ours = lab.processes(cli.name)
         assert ours, "the program is not running"
         for pid in ours:
             os.kill(pid, signal.SIGINT)
@@ -313,7 +297,7 @@ def test_ctrl_c_of_the_console_exe_while_microsofts_installer_runs_waits_for_it_
     assert "The repair was stopped" in err and "Except Microsoft's Visual C++ runtime, now installed (x64 14.44" in err
     assert 3.5 < waited < 120, waited  # it waited for the rest of the 6 s install
     assert trace.read_text(encoding="utf-8").count("run ") == 1
-    assert not _wine_processes(lab, "vc_redist"), "an installer was left running"
+    assert not lab.processes("vc_redist"), "an installer was left running"
     assert lab.wine_reg(["query", RUNTIMES_X64, "/v", "Installed"]) == 0, "the installer did not finish"
     (transaction,) = (data / "transactions").iterdir()
     records = [json.loads(line) for line in (transaction / "journal.jsonl").read_text(encoding="utf-8").splitlines()]

@@ -533,6 +533,62 @@ def test_stop_in_the_wizard_while_the_installer_runs_lets_it_finish_and_says_the
     assert "except Microsoft's Visual C++ runtime, now installed (x64 14.44.35211" in seen["repair_status"], seen
     assert trace.read_text(encoding="utf-8").count("run ") == 1
 
+TIME_OUT_AFTER_STOP = """
+vc.TIMEOUT_S = 5  # the app stops waiting for Microsoft's installer before it has ended (30 minutes in the app)
+_at_page = at_page
+def at_page(page):
+    _at_page(page)
+    if page == REPAIR:
+        shown = wizard.pages[REPAIR]
+        seen["row"] = shown.rows[0]["state"].text()
+        seen["error"] = shown.error_text.text() if shown.error.isVisible() else ""
+        seen["retry"] = shown.retry.isVisible()
+"""
+
+
+def test_stop_then_the_wait_running_out_says_the_installer_still_runs_never_that_all_was_put_back(
+        lab, setup, clean_runtimes, tmp_path):
+    """Stop while the stand-in installer runs (a 45 s install), and the app's wait for it ends first (its time-out,
+    shortened to 5 s): the installer is not stopped, so the page must not say everything was put back. It says
+    the installer still runs and may still install the runtime, to wait until it has ended, and offers no Retry
+    (a second installer would only wait for the first); the installer then finishes on its own."""
+    from app.inventory.machine import CORE_VC_DLLS
+
+    _, server = setup
+    env = lab_env(lab, "wizard-no-vc", torch_version="2.4.1")
+    (env / "vcruntime140_1.dll").unlink(missing_ok=True)
+    gone = [name for name in CORE_VC_DLLS if name != "vcruntime140.dll"]
+    script = tmp_path / "wizard.py"
+    text = WIZARD.format(repo=to_windows_path(REPO_ROOT), url=server.url("/vc_redist.x64.exe"),
+                         env=to_windows_path(env))
+    script.write_text(text.replace("drive(wizard, at_page)",
+                                   TIME_OUT_AFTER_STOP + STOP_WHILE_INSTALLING + "drive(wizard, at_page)"),
+                      encoding="utf-8")
+    trace = tmp_path / "standin.trace"
+    variables = {"REQUESTS_CA_BUNDLE": to_windows_path(server.ca), "TDD_DATA_DIR": to_windows_path(tmp_path / "j"),
+                 "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost", "TDD_STANDIN_EXIT": "0",
+                 "TDD_STANDIN_SLEEP_MS": "45000", "TDD_STANDIN_TRACE": to_windows_path(trace),
+                 "TDD_FONT_DIR": to_windows_path(lab.font_dir())}
+    try:
+        with lab.without_system_dlls(gone) as no_runtime:
+            result = lab.run_python([script], env={**variables, **no_runtime}, timeout=900,
+                                    torch_env=lab.app_python())
+        assert "@@RESULT " in result.stdout, (result.returncode, result.stdout[-3000:], result.stderr[-5000:])
+        seen = json.loads(result.stdout.rpartition("@@RESULT ")[2].strip())
+    finally:
+        deadline = time.monotonic() + 120
+        while lab.processes("vc_redist") and time.monotonic() < deadline:
+            time.sleep(1)  # the stand-in ends by itself: no later test may see it write the runtime's keys
+    assert seen["repair"] == "rolled-back", seen
+    assert "Microsoft's installer is still running" in seen["repair_status"], seen
+    assert "put back as it was" not in seen["repair_status"], seen
+    assert seen["row"] == "not finished: Microsoft's installer is still running", seen
+    assert "It was not stopped, and it may still install the runtime" in seen["error"], seen
+    assert "Restart the computer" not in seen["error"] and seen["retry"] is False, seen
+    assert trace.read_text(encoding="utf-8").count("run ") == 1  # one installer, never a second
+    assert lab.wine_reg(["query", RUNTIMES + "\\x64", "/v", "Installed", "/reg:64"]) == 0, "it did not finish"
+
+
 # The two points where an installer differs from the other kinds (before it ran; after it ran and before that was
 # recorded). begin, applied:1 and finish are the journal's own, killed for every other kind in the fast suite's
 # fault matrix (tests/wheels/test_fault_matrix.py); each lab kill costs a minute of Wine.

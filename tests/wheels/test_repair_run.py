@@ -201,3 +201,54 @@ def test_undo_transactions_stops_at_the_first_it_cannot_undo_and_says_which(torc
     result = undo_transactions([Journal().get(transaction.id)])
     assert result.complete and [t.id for t in result.undone] == [transaction.id] and result.after is not None
     assert not (lib / "libomp140.x86_64.dll").exists()
+
+
+class _InstallerStillRunningAfter:
+    """A repair's real step, then the failure run_installer raises when the app's wait for Microsoft's installer
+    ran out (StillRunning): the installer itself runs only on Windows (tests/lab/test_live_vc_runtime.py)."""
+
+    def __init__(self, action) -> None:
+        self.action = action
+
+    def __getattr__(self, name: str):  # the plan and everything else: the real action's
+        return getattr(self.action, name)
+
+    def apply(self, system, plan, transaction, *args, **kwargs) -> None:
+        from app.repair.vc_runtime import InstallerFailed
+
+        self.action.apply(system, plan, transaction, *args, **kwargs)
+        raise InstallerFailed("still-running", minutes=30)
+
+
+@pytest.mark.parametrize("stop_first", [False, True], ids=["the-wait-ran-out", "stop-then-the-wait-ran-out"])
+def test_an_installer_the_app_stopped_waiting_for_is_never_called_put_back_nor_retried(torch_image, monkeypatch,
+                                                                                       tmp_path, stop_first):
+    import app.repair.run as run_module
+
+    image = torch_image()
+    lib = image.host(TORCH_LIB)
+    before = tree_hashes(lib)
+    session = session_for(image)
+    real = run_module.action_for
+    monkeypatch.setattr(run_module, "action_for", lambda name: _InstallerStillRunningAfter(real(name)))
+    threads = Threads()
+    run = RepairRun(session, threads)
+    go = paused(monkeypatch, tmp_path, "applied:1")
+    run.begin()
+    wait_for(Path(str(go) + ".reached"))
+    if stop_first:
+        run.stop()
+    go.write_text("go")
+    threads.pump(lambda: run.state not in (RunState.RUNNING, RunState.ROLLING_BACK))
+    assert tree_hashes(lib) == before  # what the repair changed itself was put back
+    assert run.items[0].phase == Phase.INSTALLER_RUNNING
+    assert run.state == (RunState.ROLLED_BACK if stop_first else RunState.FAILED)
+    assert not run.can_retry  # a second installer would only wait for the first
+    run.retry()
+    assert threads.started == (2 if stop_first else 1)  # (the Stop's own undo of finished repairs)
+    words = {}
+    for lang in LANGUAGES:
+        session.lang = lang
+        words[lang] = run.failure_words()
+    assert "It was not stopped" in words["en"] and "Restart the computer" not in words["en"]
+    assert "没有被停止" in words["zh_CN"] and "重启" not in words["zh_CN"]

@@ -122,6 +122,7 @@ class RepairPage(Page):
             Phase.SKIPPED: self.tr("skipped"),
             Phase.ROLLED_BACK: self.tr("rolled back"),
             Phase.NOT_ROLLED_BACK: self.tr("could not be put back completely"),
+            Phase.INSTALLER_RUNNING: self.tr("not finished: Microsoft's installer is still running"),
         }[phase]
 
     def _status_words(self) -> str:
@@ -135,6 +136,10 @@ class RepairPage(Page):
             if self.run.closing:
                 return self.tr("Putting everything back as it was… The window closes by itself when that is done.")
             return self.tr("Putting everything back as it was…")
+        if state == RunState.ROLLED_BACK and self.run.installer_running is not None:
+            return self.tr("Stopped. What the repairs changed was put back, but Microsoft's installer is still "
+                           "running: it was not stopped, and it may still install the runtime. Wait until it has "
+                           "ended, then check again.")
         if state == RunState.ROLLED_BACK and self.run.left_installed:
             return self.tr("Stopped. Everything the repairs changed was put back as it was, except Microsoft's "
                            "Visual C++ runtime, now installed ({runtimes}): its installer had already run, and it "
@@ -163,7 +168,8 @@ class RepairPage(Page):
             row["state"].setText(self._phase_words(item))
             icon = {Phase.DONE: "ok", Phase.STILL_BLOCKED: "warning", Phase.RESTART_NEEDED: "warning",
                     Phase.FAILED: "problem", Phase.NOT_ROLLED_BACK: "problem", Phase.SKIPPED: "waiting",
-                    Phase.ROLLED_BACK: "waiting", Phase.WAITING: "waiting"}.get(item.phase, "running")
+                    Phase.ROLLED_BACK: "waiting", Phase.WAITING: "waiting",
+                    Phase.INSTALLER_RUNNING: "warning"}.get(item.phase, "running")
             row["icon"].setPixmap(load(icon).pixmap(16, 16))
             bar = row["bar"]
             if item.phase == Phase.DOWNLOADING and item.progress is not None and item.progress.total:
@@ -181,9 +187,10 @@ class RepairPage(Page):
         state = run.state
         self.status.setText(self._status_words())
         failed = state in (RunState.FAILED, RunState.ROLLBACK_STOPPED) and run.error is not None
+        failed = failed or (state == RunState.ROLLED_BACK and run.installer_running is not None)
         self.error_text.setText(run.failure_words() if failed else "")
         self.error.setVisible(failed)
-        self.retry.setVisible(state == RunState.FAILED)
+        self.retry.setVisible(run.can_retry)
         self.skip.setVisible(state == RunState.FAILED)
         self.roll_back.setVisible(state == RunState.FAILED)
         self.stop.setEnabled(state == RunState.RUNNING)
