@@ -12,6 +12,40 @@ def _key(path: Path) -> str:
     return os.path.normcase(os.path.abspath(path))
 
 
+def _final_key(path: Path) -> str:
+    """The path as Windows reports a loaded file's (a subst drive, a junctioned venv, an 8.3 name resolved)."""
+    try:
+        return os.path.normcase(os.path.realpath(path))
+    except (OSError, ValueError):
+        return _key(path)
+
+
+ENV_DEPTH = 4  # torch\lib -> torch -> site-packages -> Lib -> the environment (a venv, python_embeded)
+
+
+def _environment_folders(folders: set[str]) -> set[str]:
+    """The folders a Python that loads these files likely runs from: each target folder's environment root."""
+    roots = set()
+    for folder in folders:
+        for _ in range(ENV_DEPTH):
+            folder = os.path.dirname(folder)
+        roots.add(folder)
+    return roots
+
+
+def _may_hold(info: dict, roots: set[str]) -> bool:
+    """A process we may not look into could be holding the files when it is a Python, or a program of the
+    environment itself (ComfyUI started as administrator, another user's python.exe)."""
+    name = (info.get("name") or "").lower()
+    if name.startswith(("python", "pythonw")):
+        return True
+    exe = info.get("exe")
+    if not exe:
+        return False
+    key = _key(Path(exe))
+    return any(key.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
+
+
 def _restart_manager(paths: list[Path]) -> Optional[list[dict]]:
     """Windows' own answer (app/system/restart_manager.py), for the files and the DLLs beside them; None where it
     gives none. A process named twice (its files) is one holder."""
@@ -32,11 +66,12 @@ def _restart_manager(paths: list[Path]) -> Optional[list[dict]]:
 
 
 def processes_using(paths: Iterable[Path]) -> Optional[list[dict]]:
-    """[{"pid", "name", "exe", "files"}] of every process that has one of `paths`, or a DLL in their folders,
-    loaded or mapped. On Windows the Restart Manager answers (names included, also for a program started as
-    administrator); else psutil's memory maps, where processes we may not look into are skipped. None when the
-    processes cannot be listed at all (Wine): then Windows' own refusal to replace a loaded DLL is the guard,
-    and the journal rolls the repair back."""
+    """[{"pid", "name", "exe", "files", "unreadable"}] of every process that has one of `paths`, or a DLL in their
+    folders, loaded or mapped. On Windows the Restart Manager answers (names included, also for a program started
+    as administrator); else, or where it gives no answer, psutil's memory maps. A process we may not look into
+    (started as administrator, another user's) is named with "unreadable" when it is a Python or a program of the
+    environment, never taken for "holds nothing". None when the processes cannot be listed at all (Wine): then
+    Windows' own refusal to replace a loaded DLL is the guard, and the journal rolls the repair back."""
     paths = list(paths)
     answered = _restart_manager(paths)
     if answered is not None:
@@ -48,16 +83,22 @@ def processes_using(paths: Iterable[Path]) -> Optional[list[dict]]:
     except (psutil.Error, OSError):
         return None
 
-    wanted = {_key(p) for p in paths}
+    wanted = {_key(p) for p in paths} | {_final_key(p) for p in paths}
     folders = {os.path.dirname(k) for k in wanted}
+    roots = _environment_folders(folders)
     holders = []
     for process in processes:
         if process.info["pid"] == os.getpid():
             continue
         try:
             maps = process.memory_maps(grouped=True)
-        except (psutil.Error, OSError, NotImplementedError):
+        except psutil.AccessDenied:
+            if _may_hold(process.info, roots):
+                holders.append({"pid": process.info["pid"], "name": process.info["name"],
+                                "exe": process.info["exe"], "files": [], "unreadable": True})
             continue
+        except (psutil.Error, OSError, NotImplementedError):
+            continue  # ended meanwhile, or a kind of process that maps no files
         files = sorted({m.path for m in maps if m.path and (_key(Path(m.path)) in wanted or (
             os.path.dirname(_key(Path(m.path))) in folders and m.path.lower().endswith((".dll", ".pyd"))))})
         if files:

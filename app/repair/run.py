@@ -62,11 +62,20 @@ class FilesInUse(Exception):
     """Programs have files loaded that the repair must change: close them, then try again."""
 
     def __init__(self, holders: list[dict]) -> None:
-        super().__init__(", ".join(f"{h['name']} ({h['pid']})" for h in holders))
+        super().__init__(_names(holders))
         self.holders = holders
 
     def text(self, lang: str) -> str:
-        return words("cli.repair.in_use", lang, programs=str(self))
+        sure = [h for h in self.holders if not h.get("unreadable")]
+        maybe = [h for h in self.holders if h.get("unreadable")]
+        said = [words("cli.repair.in_use", lang, programs=_names(sure))] if sure else []
+        if maybe:  # Python programs the app may not look into: they may hold the files, so they are named too
+            said.append(words("cli.repair.in_use_maybe", lang, programs=_names(maybe)))
+        return "\n".join(said)
+
+
+def _names(holders: list[dict]) -> str:
+    return ", ".join(f"{h['name']} ({h['pid']})" for h in holders)
 
 
 def machine_of(system: System) -> dict:

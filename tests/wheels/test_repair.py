@@ -17,6 +17,7 @@ from app.main import main
 from app.repair.in_use import processes_using
 from app.repair.journal import DONE, INTERRUPTED, ROLLED_BACK, Journal, RollbackStopped
 from tests.conftest import PYTHON_HOME, TORCH_LIB, VENV, tree_hashes
+from tests.winelab import REPO_ROOT
 
 REPO = Path(__file__).resolve().parents[2]
 LIBOMP = TORCH_LIB + r"\libomp140.x86_64.dll"
@@ -212,6 +213,48 @@ def test_a_program_with_a_dll_of_torch_lib_mapped_is_named(torch_image):
         holder.wait(10)
         holder.stdout.close()
     assert not [h for h in processes_using([target]) if h["pid"] == holder.pid]
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root: a process of another "
+                    "user, whose memory maps we may not read, is made by dropping to 'nobody'")
+def test_a_python_we_may_not_look_into_is_named_as_maybe_holding_never_taken_for_nobody(torch_image):
+    """ComfyUI started as administrator: psutil may not read its memory maps (AccessDenied). Here the holder is
+    root's python with a DLL of torch\\lib mapped and the check runs as 'nobody': the holder is named, marked
+    unreadable, and the refusal says it may hold the files, in both languages."""
+    image = torch_image()
+    dll = image.host(TORCH_LIB) / "asmjit.dll"
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import mmap, sys; f = open(sys.argv[1], 'rb'); m = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ); "
+        "print('ready', flush=True); sys.stdin.read()"), str(dll)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    import psutil
+
+    python = Path("/usr/bin/python3")  # an interpreter 'nobody' may run (ours may sit in root's own home)
+    if not python.exists():
+        pytest.skip("needs /usr/bin/python3 for the unprivileged check")
+    check = ("import json, sys; from pathlib import Path; from app.repair.in_use import processes_using; "
+             "from app.repair.run import FilesInUse; held = [h for h in processes_using([Path(sys.argv[1])]) "
+             "if h['pid'] == int(sys.argv[2])]; print(json.dumps({'held': held, "
+             "'en': FilesInUse(held).text('en'), 'zh': FilesInUse(held).text('zh_CN')}))")
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        target = image.host(TORCH_LIB) / "libomp140.x86_64.dll"
+        site = Path(psutil.__file__).parent.parent  # psutil's wheel is abi3: any Python 3 imports it
+        result = subprocess.run([str(python), "-c", check, str(target), str(holder.pid)], capture_output=True,
+                                text=True, cwd=REPO_ROOT, timeout=120, user=65534, group=65534,
+                                env={"PATH": os.environ.get("PATH", ""),
+                                     "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), str(site)])})
+    finally:
+        holder.stdin.close()
+        holder.wait(10)
+        holder.stdout.close()
+    assert result.returncode == 0, result.stderr[-3000:]
+    seen = json.loads(result.stdout)
+    (found,) = seen["held"]
+    assert found["unreadable"] is True and found["files"] == []
+    assert f"({holder.pid})" in seen["en"] and "may have PyTorch's files open" in seen["en"]
+    assert "have PyTorch's files open: " not in seen["en"]  # not said as a fact
+    assert "可能正在使用" in seen["zh"] and "无权查看" in seen["zh"]
 
 
 # -- the user's own settings -----------------------------------------------------------------------------------
