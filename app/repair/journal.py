@@ -54,7 +54,7 @@ from app.repair.changes import machine_values as machine_value_change
 from app.repair.changes import packages as packages_change
 from app.repair.changes import user_settings as user_setting_change
 from app.repair.changes.faults import CRASH_AT, crash_point
-from app.system.base import RegistryValue, System
+from app.system.base import ElevationDeclined, RegistryValue, System
 from app.system.locks import LockHeld, ProcessLock, is_held, read_owner
 
 __all__ = ["FILE", "VARIABLE", "PACKAGES", "INSTALLER", "MACHINE_VALUE", "CRASH_AT", "RollbackStopped", "State",
@@ -410,6 +410,11 @@ class Transaction:
             except RollbackStopped as stop:
                 self._write({"kind": Record.ROLLBACK_STOPPED, "step": step.number, "code": stop.code, **stop.values})
                 raise
+            except ElevationDeclined as exc:  # No at Windows' permission prompt: recorded, said, offered again
+                target = step.intent.get("shown") or step.intent.get("target") or step.intent["op"]
+                stop = RollbackStopped("declined", target=target)
+                self._write({"kind": Record.ROLLBACK_STOPPED, "step": step.number, "code": stop.code, **stop.values})
+                raise stop from exc
             except OSError as exc:  # Windows refused (denied, locked, full): recorded, said, offered again
                 target = step.intent.get("shown") or step.intent.get("target") or step.intent["op"]
                 stop = RollbackStopped("refused", target=target, reason=refusal_kind(exc),

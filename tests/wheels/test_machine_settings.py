@@ -120,3 +120,47 @@ def test_reg_exe_command_lines_write_exactly_the_value():
         reg_argv(folder, "HKCU\\Environment", "X", RegistryValue("REG_SZ", "1"))
     with pytest.raises(ValueError):
         reg_argv(folder, MM, "PagingFiles", RegistryValue("REG_MULTI_SZ", ["a|b"]))
+
+
+class _SaysNo(OfflineImage):
+    """A computer whose user answers No at Windows' permission prompt (LiveWindows.set_machine_value raises
+    ElevationDeclined when ShellExecuteEx fails with ERROR_CANCELLED; tests/lab/test_live_machine_settings.py
+    answers No through ShellExecuteEx itself)."""
+
+    def set_machine_value(self, key, name, value) -> None:
+        from app.system.base import ElevationDeclined
+
+        raise ElevationDeclined("administrator rights were not given to reg.exe")
+
+
+def test_no_at_the_permission_prompt_of_an_undo_is_recorded_and_said_and_the_undo_can_be_asked_again(torch_image,
+                                                                                                    capsys):
+    from app.failures import failure_text
+    from app.repair.changes import RollbackStopped
+    from app.repair.journal import ROLLBACK_STOPPED
+
+    image = torch_image()
+    image.save()
+    main(["repair", "--root", str(image.root), "--env", PYTHON, "--action", "enable-long-paths", "--yes"])
+    capsys.readouterr()
+    (transaction,) = Journal().transactions()
+    with pytest.raises(RollbackStopped) as stopped:
+        transaction.rollback(_SaysNo(image.root))
+    assert stopped.value.code == "declined"
+    again = Journal().get(transaction.id)
+    assert again.state == ROLLBACK_STOPPED  # recorded: never found "interrupted" like a crash at the next start
+    en, zh = failure_text(stopped.value, "en"), failure_text(stopped.value, "zh_CN")
+    assert "LongPathsEnabled" in en and "answer Yes" in en and "ElevationDeclined" not in en
+    assert "LongPathsEnabled" in zh and "没有获得允许" in zh
+    assert OfflineImage(image.root).registry_value(FS, "LongPathsEnabled") == RegistryValue("REG_DWORD", 1)
+    assert main(["undo", "--last"]) == 0  # asked again, and answered Yes this time
+    assert OfflineImage(image.root).registry_value(FS, "LongPathsEnabled") is None
+
+
+def test_no_at_the_permission_prompt_of_a_repair_is_said_in_plain_words():
+    from app.failures import failure_text
+    from app.system.base import ElevationDeclined
+
+    error = ElevationDeclined("administrator rights were not given to reg.exe")
+    assert failure_text(error, "en").startswith("Windows asked for permission and it was not given")
+    assert "没有获得允许" in failure_text(error, "zh_CN")
