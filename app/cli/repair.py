@@ -110,6 +110,8 @@ def run(args: argparse.Namespace, output: Output) -> ExitCode:
         left = getattr(failed, "left_installed", "")
         if left:  # read from the registry after the rollback: what the installer left stays
             output.note(words("repair.left_installed", lang, runtimes=left))
+        if left and getattr(failed, "restart_needed", False):
+            output.note(words("repair.left_installed.restart", lang))
         return ExitCode.PROBLEM
     return _say_outcome(args, outcome, lang, output)
 

@@ -85,12 +85,16 @@ def machine_of(system: System) -> dict:
     return {"kind": "live"}
 
 
-def system_for(machine: dict) -> System:
+def system_for(machine: dict, owner_window: int = 0) -> System:
+    """The computer a transaction belongs to; `owner_window`: the window Windows' permission prompt belongs to
+    (the wizard's), so an undo's prompt is not a flashing taskbar button behind it."""
     if machine.get("kind") == "image":
         return OfflineImage(Path(machine["root"]))
     from app.system.live import LiveWindows  # only on Windows
 
-    return LiveWindows()
+    system = LiveWindows()
+    system.owner_window = owner_window
+    return system
 
 
 def diagnose_environment(system: System, env: PythonEnvironment) -> Diagnosis:
@@ -140,6 +144,7 @@ def apply_plan(system: System, env: PythonEnvironment, plan: Plan, diagnosis: Di
         except BaseException as error:
             error.transaction = transaction  # type: ignore[attr-defined]
             error.left_installed = left_installed(system, transaction)  # type: ignore[attr-defined]
+            error.restart_needed = transaction.restart_needed  # type: ignore[attr-defined] # a stopped 3010
             raise
         finally:
             transaction.release()
@@ -175,12 +180,12 @@ def left_installed(system: System, transaction: Transaction) -> str:
         return ""
 
 
-def undo(transaction: Transaction, journal: Optional[Journal] = None) -> Diagnosis:
+def undo(transaction: Transaction, journal: Optional[Journal] = None, owner_window: int = 0) -> Diagnosis:
     """Roll a transaction back on the computer it belongs to, then diagnose that environment again. Refused
     before anything changes while another repair runs (RepairBusy), another process holds this one
     (TransactionBusy), or a program holds its files (FilesInUse)."""
     journal = journal or Journal(transaction.folder.parent.parent)
-    system = system_for(transaction.machine)
+    system = system_for(transaction.machine, owner_window)
     with journal.exclusive(f"undo {transaction.id}"):
         transaction.hold()
         try:

@@ -7,7 +7,7 @@ read again, then diagnosis runs again.
 
 A system-wide runtime is shared by every program, so undo does not remove it (the plan says so). Windows
 Installer, which does the installer's work, makes a System Restore point itself when System Restore is on
-(docs/facts.md, "Restore points").
+(docs/facts.md, "What runs with administrator rights").
 
 Another installation running: Windows Installer's busy flag is waited for before the prompt (so the installer
 rarely answers 1618); when it still answers 1618, the app waits BUSY_WAIT_S and asks again, up to BUSY_TRIES
@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Callable, Optional
 
-from app.cancel import CancelToken
+from app.cancel import Cancelled, CancelToken
 from app.engine.versions import version_tuple
 from app.i18n import words
 from app.inventory.environment import PythonEnvironment
@@ -225,6 +225,13 @@ def run_installer(system: System, argv: list[str], on_output: Callable[[str], No
                 on_output(said("repair.vc.running"))
                 code = system.run_elevated([final, *argv[1:]], TIMEOUT_S, token,
                                            on_stop_asked=lambda: on_output(said("repair.vc.cannot_stop")))
+        except Cancelled as stopped:  # Stop while it ran: it was let finish, and what it said is kept
+            if getattr(stopped, "exit_code", None) is not None:
+                note({"installer_run": {"from": argv[0], "tries": [*tries, stopped.exit_code], "stopped": True}})
+                _installer_log(system, argv[0], started, kept_log)
+                if OK_CODES.get(stopped.exit_code) in RESTART_OUTCOMES:
+                    note({"restart_needed": True, "reason": "installer", "code": stopped.exit_code})
+            raise
         except ElevationDeclined:
             raise InstallerFailed("declined") from None
         except StillRunning:

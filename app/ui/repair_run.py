@@ -106,12 +106,13 @@ class UndoResult:
         return self.error is None
 
 
-def undo_transactions(transactions: list[Transaction]) -> UndoResult:
-    """Undo each transaction in turn (give them newest first); stop at the first that cannot be undone."""
+def undo_transactions(transactions: list[Transaction], owner_window: int = 0) -> UndoResult:
+    """Undo each transaction in turn (give them newest first); stop at the first that cannot be undone.
+    `owner_window`: the wizard's, for Windows' permission prompt of an undo (a machine setting's)."""
     result = UndoResult()
     for transaction in transactions:
         try:
-            result.after = undo(transaction)
+            result.after = undo(transaction, owner_window=owner_window)
         except Exception as error:  # noqa: BLE001 - said in plain words by the page, the details logged
             result.stopped, result.error = transaction, error
             return result
@@ -137,6 +138,7 @@ class RepairRun:
         self.closing = False  # the window asked to close: it does once the rollback is over
         self.on_closed: Callable[[], None] = lambda: None
         self.left_installed: list[str] = []  # what a stopped or undone repair's installer left, as read after it
+        self.left_needs_restart = False  # its installer said Windows must restart to finish it (3010, 1641)
         # an installer the app stopped waiting for (its failure, for the words): it may still be installing
         self.installer_running: Optional[BaseException] = None
         self._worker = None
@@ -231,6 +233,7 @@ class RepairRun:
         self.log.append(getattr(error, "details", None) or f"{error.__class__.__name__}: {error}")
         if getattr(error, "left_installed", ""):
             self.left_installed.append(error.left_installed)
+            self.left_needs_restart = self.left_needs_restart or getattr(error, "restart_needed", False)
         stopped = isinstance(error, (Cancelled, DownloadCancelled))
         running = getattr(error, "installer_running", False)
         if running:
@@ -299,6 +302,7 @@ class RepairRun:
         for item in done:
             item.phase = Phase.ROLLING_BACK
         transactions = [item.outcome.transaction for item in reversed(done)]
+        owner = self.session.owner_window  # read here, on the GUI thread: the worker gets a number
         worker = None
 
         def finished(result: UndoResult) -> None:
@@ -306,7 +310,7 @@ class RepairRun:
                 self._worker = None
                 self._rolled_back(done, result)
 
-        worker = self._worker = self._start(lambda w: undo_transactions(transactions), returned=finished,
+        worker = self._worker = self._start(lambda w: undo_transactions(transactions, owner), returned=finished,
                                             errored=lambda error: finished(UndoResult(error=error)))
 
     def _rolled_back(self, done: list[RepairItem], result: UndoResult) -> None:

@@ -712,17 +712,17 @@
         <translation>&lt;p&gt;&lt;b&gt;还需要你自己完成。&lt;/b&gt;这些步骤能解决本程序无法修改的问题。请按步骤操作，然后再运行一次 Torch DLL Doctor。&lt;/p&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="133"/>
+        <location filename="../../app/ui/pages/finish.py" line="134"/>
         <source>Undone: every file and setting the repairs changed is back as it was, except Microsoft&apos;s Visual C++ runtime, now installed ({runtimes}): it stays because other programs share it.</source>
         <translation>已撤销：修复改动的每个文件和设置都已恢复原样，但微软 Visual C++ 运行库除外，它现在已安装（{runtimes}）：它会保留，因为其他程序也在使用它。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="139"/>
+        <location filename="../../app/ui/pages/finish.py" line="140"/>
         <source>Undone: every file and setting is back as it was.</source>
         <translation>已撤销：所有文件和设置都已恢复原样。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="137"/>
+        <location filename="../../app/ui/pages/finish.py" line="138"/>
         <source>Undone: every file and setting is back as it was, and PyTorch does not load again, as before the repair.</source>
         <translation>已撤销：所有文件和设置都已恢复原样，PyTorch 也和修复前一样无法加载。</translation>
     </message>
@@ -808,177 +808,177 @@
 <context>
     <name>RepairPage</name>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="98"/>
+        <location filename="../../app/ui/pages/repair.py" line="99"/>
         <source>Repairing</source>
         <translation>正在修复</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="99"/>
+        <location filename="../../app/ui/pages/repair.py" line="100"/>
         <source>Every change is recorded first, so it can be undone.</source>
         <translation>每一项修改都会先被记录，所以可以撤销。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="100"/>
+        <location filename="../../app/ui/pages/repair.py" line="101"/>
         <source>S&amp;top and roll back</source>
         <translation>停止并恢复(&amp;T)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="100"/>
+        <location filename="../../app/ui/pages/repair.py" line="101"/>
         <source>Stop the repair and put everything back</source>
         <translation>停止修复并把一切恢复原样</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="101"/>
+        <location filename="../../app/ui/pages/repair.py" line="102"/>
         <source>Show &amp;details</source>
         <translation>显示详情(&amp;D)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="101"/>
+        <location filename="../../app/ui/pages/repair.py" line="102"/>
         <source>Show the log of the repair</source>
         <translation>显示修复日志</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="102"/>
+        <location filename="../../app/ui/pages/repair.py" line="103"/>
         <source>Log of the repair</source>
         <translation>修复日志</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="103"/>
+        <location filename="../../app/ui/pages/repair.py" line="104"/>
         <source>&amp;Retry</source>
         <translation>重试(&amp;R)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="104"/>
+        <location filename="../../app/ui/pages/repair.py" line="105"/>
         <source>S&amp;kip this repair</source>
         <translation>跳过这项修复(&amp;K)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="105"/>
+        <location filename="../../app/ui/pages/repair.py" line="106"/>
         <source>Roll &amp;back everything</source>
         <translation>全部恢复(&amp;B)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="113"/>
+        <location filename="../../app/ui/pages/repair.py" line="114"/>
         <source>waiting</source>
         <translation>等待中</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="114"/>
+        <location filename="../../app/ui/pages/repair.py" line="115"/>
         <source>working…</source>
         <translation>正在进行…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="125"/>
+        <location filename="../../app/ui/pages/repair.py" line="126"/>
         <source>not finished: Microsoft&apos;s installer is still running</source>
         <translation>未完成：微软的安装程序仍在运行</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="131"/>
+        <location filename="../../app/ui/pages/repair.py" line="132"/>
         <source>Working. You can stop at any time: whatever was changed is put back. Microsoft&apos;s installer, once it runs, is let finish, and the runtime it installs stays.</source>
         <translation>正在处理。你随时可以停止：已做的修改都会恢复原样。微软的安装程序一旦开始运行，会让它完成，它安装的运行库会保留。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="140"/>
+        <location filename="../../app/ui/pages/repair.py" line="141"/>
         <source>Stopped. What the repairs changed was put back, but Microsoft&apos;s installer is still running: it was not stopped, and it may still install the runtime. Wait until it has ended, then check again.</source>
         <translation>已停止。修复所做的更改已还原，但微软的安装程序仍在运行：它没有被停止，仍可能装好运行库。请等它结束，然后再检查一次。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="144"/>
+        <location filename="../../app/ui/pages/repair.py" line="145"/>
         <source>Stopped. Everything the repairs changed was put back as it was, except Microsoft&apos;s Visual C++ runtime, now installed ({runtimes}): its installer had already run, and it stays because other programs share it.</source>
         <translation>已停止。修复所做的修改都已恢复原样，但微软 Visual C++ 运行库除外，它现在已安装（{runtimes}）：它的安装程序已经运行过，而它会保留，因为其他程序也在使用它。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="154"/>
+        <location filename="../../app/ui/pages/repair.py" line="158"/>
         <source>All chosen repairs are done. Windows needs a restart before they take effect: restart when the assistant is done, then check again.</source>
         <translation>所有选中的修复都已完成。需要重启 Windows 之后才会生效：请在本助手结束后重启电脑，然后再检查一次。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="184"/>
+        <location filename="../../app/ui/pages/repair.py" line="188"/>
         <source>Recorded as {id}.</source>
         <translation>已记录为 {id}。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="111"/>
+        <location filename="../../app/ui/pages/repair.py" line="112"/>
         <source>downloading {detail}</source>
         <translation>正在下载 {detail}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="115"/>
+        <location filename="../../app/ui/pages/repair.py" line="116"/>
         <source>downloading…</source>
         <translation>正在下载…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="116"/>
+        <location filename="../../app/ui/pages/repair.py" line="117"/>
         <source>checking that PyTorch loads…</source>
         <translation>正在确认 PyTorch 能否加载…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="117"/>
+        <location filename="../../app/ui/pages/repair.py" line="118"/>
         <source>putting everything back…</source>
         <translation>正在恢复原样…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="118"/>
+        <location filename="../../app/ui/pages/repair.py" line="119"/>
         <source>done</source>
         <translation>完成</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="119"/>
+        <location filename="../../app/ui/pages/repair.py" line="120"/>
         <source>done, but PyTorch still does not load</source>
         <translation>已完成，但 PyTorch 仍无法加载</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="122"/>
+        <location filename="../../app/ui/pages/repair.py" line="123"/>
         <source>skipped</source>
         <translation>已跳过</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="123"/>
+        <location filename="../../app/ui/pages/repair.py" line="124"/>
         <source>rolled back</source>
         <translation>已恢复</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="124"/>
+        <location filename="../../app/ui/pages/repair.py" line="125"/>
         <source>could not be put back completely</source>
         <translation>没能完全恢复原样</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="134"/>
+        <location filename="../../app/ui/pages/repair.py" line="135"/>
         <source>Working. You can stop at any time: whatever was changed is put back.</source>
         <translation>正在进行。你可以随时停止：已做的修改都会恢复原样。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="137"/>
+        <location filename="../../app/ui/pages/repair.py" line="138"/>
         <source>Putting everything back as it was… The window closes by itself when that is done.</source>
         <translation>正在把一切恢复原样…完成后窗口会自动关闭。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="151"/>
+        <location filename="../../app/ui/pages/repair.py" line="155"/>
         <source>Stopped, but not everything could be put back. What is still changed is recorded: you can undo it later from the first page or with “undo”.</source>
         <translation>已停止，但没能把所有内容恢复原样。仍然改动的内容都有记录：以后可以在第一页或用“undo”撤销。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="157"/>
+        <location filename="../../app/ui/pages/repair.py" line="161"/>
         <source>All chosen repairs are done. Press Next to check PyTorch again.</source>
         <translation>选择的修复都已完成。点击“下一步”再次检查 PyTorch。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="138"/>
+        <location filename="../../app/ui/pages/repair.py" line="139"/>
         <source>Putting everything back as it was…</source>
         <translation>正在把一切恢复原样…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="120"/>
+        <location filename="../../app/ui/pages/repair.py" line="121"/>
         <source>done: Windows must restart to finish it</source>
         <translation>已完成：需要重启 Windows 才能生效</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="121"/>
+        <location filename="../../app/ui/pages/repair.py" line="122"/>
         <source>failed, and put back as it was</source>
         <translation>失败，已恢复原样</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="149"/>
+        <location filename="../../app/ui/pages/repair.py" line="153"/>
         <source>Stopped. Everything the repairs changed was put back as it was.</source>
         <translation>已停止。修复所做的一切修改都已恢复原样。</translation>
     </message>

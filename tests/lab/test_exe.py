@@ -256,14 +256,15 @@ def test_the_exes_own_folder_on_path_stays_in_the_path_it_models(lab, app_exe, s
     assert bundle.lower() not in effective
 
 
+@pytest.mark.parametrize("code", [0, 3010])
 def test_ctrl_c_of_the_console_exe_while_microsofts_installer_runs_waits_for_it_then_rolls_back(
-        lab, app_exe, seed_env, clean_runtimes, tmp_path):
+        lab, app_exe, seed_env, clean_runtimes, tmp_path, code):
     """The frozen TorchDllDoctor-cli.exe (what cmd and PowerShell run), `repair --action install-vc-runtime --source`
     a signed stand-in vc_redist (the user's own download: no network). Ctrl+C (SIGINT, which Wine turns into the
     console's Ctrl+C) one second into the 6 s "install": the Stop is said at once, the installer is let finish (the
     runtime is registered), then the repair is rolled back and the words say what stays; no installer is left
-    running, and the journal says rolled back. (A windowed program gets no Ctrl+C on Windows: its Stop is the
-    wizard's button.)"""
+    running, and the journal says rolled back; the installer's exit code is kept (a 3010 asks for the restart).
+    (A windowed program started from Explorer has no console, so no Ctrl+C: its Stop is the wizard's button.)"""
     from tests.standin import StandinUnavailable, build_standin, sign_standin
 
     try:
@@ -271,7 +272,7 @@ def test_ctrl_c_of_the_console_exe_while_microsofts_installer_runs_waits_for_it_
     except StandinUnavailable as exc:
         wine_unavailable(str(exc))
     trace, data = tmp_path / "standin.trace", tmp_path / "data"
-    variables = {"TDD_DATA_DIR": to_windows_path(data), "TDD_STANDIN_EXIT": "0", "TDD_STANDIN_SLEEP_MS": "6000",
+    variables = {"TDD_DATA_DIR": to_windows_path(data), "TDD_STANDIN_EXIT": str(code), "TDD_STANDIN_SLEEP_MS": "6000",
                  "TDD_STANDIN_TRACE": to_windows_path(trace)}
     cli = app_exe.exe.with_name("TorchDllDoctor-cli.exe")
     with lab.started_exe(cli, ["repair", "--env", to_windows_path(seed_env), "--action",
@@ -304,3 +305,7 @@ def test_ctrl_c_of_the_console_exe_while_microsofts_installer_runs_waits_for_it_
     assert records[-1]["kind"] == "rolled-back" and not [r for r in records if r["kind"] == "finish"], records[-3:]
     (copied,) = [r["installer_copied"] for r in records if "installer_copied" in r]
     assert copied["from"] == to_windows_path(signed)
+    (ran,) = [r["installer_run"] for r in records if "installer_run" in r]  # what it said is kept, stopped or not
+    assert ran["tries"] == [code] and ran["stopped"] is True, ran
+    restart = "Its installer said Windows must restart to finish it" in err
+    assert restart == (code == 3010), err[-3000:]

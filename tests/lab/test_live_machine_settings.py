@@ -98,6 +98,44 @@ def test_enable_long_paths_through_windows_reg_exe_and_undo(lab, env, tmp_path, 
         lab.wine_reg(["delete", FS, "/v", "LongPathsEnabled", "/f"])
 
 
+UNDO_FROM_THE_WIZARD = r"""
+import json, sys
+sys.path.insert(0, {repo!r})
+from app.repair.journal import Journal
+from app.system.live import LiveWindows
+from app.ui.repair_run import undo_transactions
+owners = []
+_run_elevated = LiveWindows.run_elevated
+def run_elevated(self, argv, timeout, cancel=None, on_stop_asked=lambda: None):  # the real one, its owner noted
+    owners.append(self.owner_window)
+    return _run_elevated(self, argv, timeout, cancel, on_stop_asked)
+LiveWindows.run_elevated = run_elevated
+result = undo_transactions(list(Journal().transactions()), {owner!r})  # as the Finish page's Undo calls it
+print(json.dumps({{"owners": owners, "complete": result.complete}}))
+"""
+
+
+def test_an_undo_from_the_wizard_gives_windows_permission_prompt_the_wizards_window(lab, env, tmp_path):
+    """The Finish page's (and the first page's) undo runs reg.exe elevated like the repair: its permission prompt
+    must belong to the wizard's window (SHELLEXECUTEINFO.hwnd), not to none, where it can end up a flashing taskbar
+    button behind the wizard."""
+    lab.wine_reg(["delete", FS, "/v", "LongPathsEnabled", "/f"])
+    try:
+        result = cli(lab, env, tmp_path, "repair", "--env", to_windows_path(env), "--action", "enable-long-paths",
+                     "--yes")
+        assert query(lab, FS, "LongPathsEnabled") == ("REG_DWORD", "0x1"), result.stderr[-3000:]
+        script = tmp_path / "undo.py"
+        script.write_text(UNDO_FROM_THE_WIZARD.format(repo=to_windows_path(REPO_ROOT), owner=0x5150),
+                          encoding="utf-8")
+        undone = lab.run_python([script], env={"TDD_DATA_DIR": to_windows_path(tmp_path / "journal")},
+                                timeout=600, torch_env=lab.app_python())
+        seen = json.loads(undone.stdout.strip().splitlines()[-1])
+        assert seen == {"owners": [0x5150], "complete": True}, (undone.stdout[-2000:], undone.stderr[-3000:])
+        assert query(lab, FS, "LongPathsEnabled") is None
+    finally:
+        lab.wine_reg(["delete", FS, "/v", "LongPathsEnabled", "/f"])
+
+
 def test_a_dead_machine_path_entry_is_left_for_the_user_and_nothing_is_elevated(lab, env, tmp_path):
     original = query(lab, ENVIRONMENT, "Path")
     assert original is not None and original[0] == "REG_EXPAND_SZ"

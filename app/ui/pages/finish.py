@@ -111,7 +111,8 @@ class FinishPage(Page):
     def _undo(self) -> None:
         self.undo.setEnabled(False)
         transactions = list(reversed(self.session.transactions))
-        self.doctor.pool.start(lambda worker: undo_transactions(transactions), returned=self._undone,
+        owner = self.session.owner_window  # the wizard's window, for an undo's permission prompt
+        self.doctor.pool.start(lambda worker: undo_transactions(transactions, owner), returned=self._undone,
                                errored=lambda error: self._undone(UndoResult(error=error)))
 
     def _undone(self, result: UndoResult) -> None:

@@ -8,6 +8,7 @@ from typing import Optional
 
 from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QPlainTextEdit, QProgressBar, QVBoxLayout, QWidget
 
+from app.i18n import words
 from app.repair.names import repair_name
 from app.report.units import download_line
 from app.ui.pages.base import Page, button, card, icon_label, named, wrapped
@@ -141,10 +142,13 @@ class RepairPage(Page):
                            "running: it was not stopped, and it may still install the runtime. Wait until it has "
                            "ended, then check again.")
         if state == RunState.ROLLED_BACK and self.run.left_installed:
-            return self.tr("Stopped. Everything the repairs changed was put back as it was, except Microsoft's "
+            said = self.tr("Stopped. Everything the repairs changed was put back as it was, except Microsoft's "
                            "Visual C++ runtime, now installed ({runtimes}): its installer had already run, and it "
                            "stays because other programs share it.").format(
                 runtimes=", ".join(self.run.left_installed))
+            if self.run.left_needs_restart:
+                said += " " + words("repair.left_installed.restart", self.session.lang)
+            return said
         if state == RunState.ROLLED_BACK:
             return self.tr("Stopped. Everything the repairs changed was put back as it was.")
         if state == RunState.ROLLBACK_STOPPED:

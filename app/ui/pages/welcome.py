@@ -217,8 +217,9 @@ class WelcomePage(Page):
     def _roll_back(self) -> None:
         self.rollback.setEnabled(False)
         transactions = [t for t in self._unfinished if not t.stop_is_final]
+        owner = self.session.owner_window  # the wizard's window, for an undo's permission prompt
         self._left = [t for t in self._unfinished if t.stop_is_final]  # not rolled back: said after, never hidden
-        self.doctor.pool.start(lambda worker: undo_transactions(transactions), returned=self._rolled_back,
+        self.doctor.pool.start(lambda worker: undo_transactions(transactions, owner), returned=self._rolled_back,
                                errored=lambda error: self._rolled_back(UndoResult(error=error)))
 
     def _rolled_back(self, result: UndoResult) -> None:
