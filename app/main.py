@@ -3,6 +3,7 @@ or open the wizard when there is none. The commands live in app/cli/; DESIGN.md 
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Optional, Sequence
 
@@ -15,11 +16,21 @@ from app.system.console import console_output_cp, output_encoding
 def main(argv: Optional[Sequence[str]] = None) -> int:
     ours, qt_arguments = split_qt_arguments(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(ours)
-    if sys.stdout and hasattr(sys.stdout, "reconfigure"):  # redirected: in the code page the shell reads it in
-        console = sys.stdout.isatty() if hasattr(sys.stdout, "isatty") else False
-        sys.stdout.reconfigure(encoding=output_encoding(console, console_output_cp()), errors="replace")
+    _choose_encodings()
     if args.command is None:
         from app.cli import wizard
 
         return int(wizard.run(args, qt_arguments, Output()))
     return int(run_command(args, Output()))
+
+
+def _choose_encodings() -> None:
+    """Redirected output in the code page the shell reads it in (app/system/console.py), standard error as
+    standard output (`2>&1` is one file); the user's own choice (PYTHONIOENCODING, Python's UTF-8 mode) stands.
+    JSON written to `-` is kept readable in every code page by app/cli/output.py."""
+    if os.environ.get("PYTHONIOENCODING") or sys.flags.utf8_mode:
+        return
+    for stream in (sys.stdout, sys.stderr):
+        if stream and hasattr(stream, "reconfigure"):
+            console = stream.isatty() if hasattr(stream, "isatty") else False
+            stream.reconfigure(encoding=output_encoding(console, console_output_cp()), errors="replace")

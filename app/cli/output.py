@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import errno
 import io
+import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Optional, TextIO
@@ -49,7 +51,7 @@ class Output:
     def document(self, destination: str, text: str) -> None:
         """A document (JSON...) to a file, or to the result stream with `-`."""
         if destination == "-":
-            self.line(text)
+            self.line(text if _is_utf8(self.out) else ascii_json(text))
         else:
             Path(destination).write_text(text + "\n", encoding="utf-8")
 
@@ -105,3 +107,18 @@ def _silence(stream: Optional[TextIO]) -> None:
         null = os.open(os.devnull, os.O_WRONLY)
         os.dup2(null, descriptor)
         os.close(null)
+
+
+def _is_utf8(stream) -> bool:
+    encoding = (getattr(stream, "encoding", None) or "utf-8").lower().replace("-", "").replace("_", "")
+    return encoding in ("utf8", "utf8sig")
+
+
+NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+def ascii_json(text: str) -> str:
+    """JSON with every non-ASCII character written as its \\u escape (outside strings JSON has none): the same
+    document, readable as UTF-8 by every JSON reader although the stream is in a code page (cp936 redirected),
+    and nothing a code page cannot hold (a Hangul folder name) becomes "?"."""
+    return NON_ASCII.sub(lambda m: json.dumps(m.group())[1:-1], text)

@@ -374,6 +374,24 @@ def test_redirected_output_is_written_in_the_consoles_code_page_where_the_shell_
     assert output_encoding(False, 65001) == output_encoding(False, None) == output_encoding(False, 437) == "utf-8"
 
 
+def test_json_to_a_stream_in_a_code_page_stays_json_and_keeps_every_character():
+    """`diagnose --json - > d.json` on a Chinese Windows: the stream is cp936, which JSON readers (jq, json.load of
+    the bytes) do not read, and a Hangul folder name or an emoji has no cp936 form. The document is written with
+    \\u escapes there: ASCII bytes, the same document. A UTF-8 stream gets the characters themselves."""
+    import io
+
+    document = {"path": "C:\\用户\\한글 폴더\\😀", "n": 1}
+    text = json.dumps(document, ensure_ascii=False, indent=2)
+    for encoding, escaped in (("cp936", True), ("utf-8", False)):
+        raw = io.BytesIO()
+        stream = io.TextIOWrapper(raw, encoding=encoding, errors="replace")
+        Output(out=stream).document("-", text)
+        stream.flush()
+        data = raw.getvalue()
+        assert json.loads(data.decode("utf-8")) == document, encoding
+        assert data.isascii() == escaped and (b"?" not in data), encoding
+
+
 def test_an_internal_error_is_one_line_and_its_traceback_goes_to_the_log_or_here_with_debug(monkeypatch, tmp_path,
                                                                                              capsys):
     """As Picard's cli/base.py: the failure is logged in the wizard's rotating log, and `--debug` prints it."""
