@@ -82,7 +82,7 @@ def test_a_v_tag_releases_the_zip_the_one_file_exe_the_wheel_and_the_sdist_with_
         "python tools/release_files.py notes README.md release-notes.md"
 
 
-def test_the_release_is_signed_only_with_a_certificate_and_says_so_without_one():
+def test_the_release_is_signed_and_fails_without_a_certificate():
     release = _workflow()["jobs"]["release"]
     assert release["env"]["HAVE_CERTIFICATE"] == "${{ secrets.WINDOWS_CERTIFICATE_PFX_BASE64 != '' }}"
     carried, onefile = _step(release, "Sign what the programs carry"), _step(release, "Sign the one-file program")
@@ -93,7 +93,8 @@ def test_the_release_is_signed_only_with_a_certificate_and_says_so_without_one()
     # what the one-file build unpacks is signed where PyInstaller collects it from, before that build
     assert "site-packages" in carried["run"] and "dist\\TorchDllDoctor" in carried["run"]
     assert "dist\\onefile\\TorchDllDoctor.exe" in onefile["run"] and "verify /pa /all" in onefile["run"]
-    assert "::warning" in skipped["run"] and "not signed" in skipped["run"]
+    assert "::error" in skipped["run"] and "exit 1" in skipped["run"]  # nothing unsigned is published
+    assert "PyInstaller|pip|setuptools" in carried["run"]  # not the bootloader PyInstaller rewrites afterwards
     names = [s.get("name") for s in release["steps"]]
     build = names.index("Build the one-file TorchDllDoctor.exe")
     assert names.index("Sign what the programs carry") < build < names.index("Sign the one-file program")
