@@ -58,6 +58,12 @@ class DirectoryIndex:
             found = self._listings[key] = {name.lower(): name for name in names}
         return found
 
+    def cannot_read(self, folder: Path, why: str) -> None:
+        """A folder known, before any listing, not to show what it holds (a Store Python's own install, seen only
+        through its app alias): a DLL that would be there is "not surely missing", never missing."""
+        self._listings[str(folder)] = {}
+        self._errors[str(folder)] = why
+
     def error(self, folder: Path) -> Optional[str]:
         """Why the folder could not be listed; None when it was listed or does not exist."""
         self.listing(folder)

@@ -51,8 +51,16 @@ def search_context(system: System, env: Optional[PythonEnvironment] = None) -> S
     )
 
 
+# why the folder of a Store Python known only as its app alias is not read (the reason a DLL there is not named)
+STORE_FOLDER_UNREAD = "only the Microsoft Store's shortcut to this Python was found, not its own folder"
+
+
 def loader_for(system: System, env: Optional[PythonEnvironment] = None) -> LoaderModel:
-    return LoaderModel(search_context(system, env), DirectoryIndex())
+    index = DirectoryIndex()
+    if env is not None and env.unread_install and env.app_folder is not None:
+        # the alias folder stands in for the install folder, which holds python3X.dll and vcruntime140*.dll
+        index.cannot_read(env.app_folder, STORE_FOLDER_UNREAD)
+    return LoaderModel(search_context(system, env), index)
 
 
 def _schema(system32: Optional[Path]) -> Optional[ApiSetSchema]:

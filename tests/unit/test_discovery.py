@@ -8,7 +8,7 @@ import pytest
 
 from app.cancel import Cancelled, CancelToken
 from app.demo.image_builder import ImageBuilder
-from app.demo.pe_writer import build_pe
+from app.demo.pe_writer import Import, build_pe
 from app.inventory.discovery import DiscoveryReport, discover
 from app.system.offline import OfflineImage
 
@@ -250,8 +250,11 @@ def test_a_store_python_seen_only_through_its_app_alias_is_said_and_never_all_cl
     image.mkdir(r"C:\Windows\System32")
     package = "PythonSoftwareFoundation.Python.3.12_qbz5n2kfra8p0"
     image.write(LOCAL + r"\Microsoft\WindowsApps" + "\\" + package + r"\python.exe", b"")
-    torch(image, LOCAL + r"\Packages" + "\\" + package + r"\LocalCache\local-packages\Python312\site-packages",
-          "2.5.1+cpu")
+    site = LOCAL + r"\Packages" + "\\" + package + r"\LocalCache\local-packages\Python312\site-packages"
+    torch(image, site, "2.5.1+cpu")
+    # vcruntime140_1.dll comes with the Store Python, in the install folder that could not be found
+    image.write(site + r"\torch\lib\c10.dll", build_pe(imports=[Import("vcruntime140_1.dll", ("__CxxFrameHandler4",))],
+                                                       dll_name="c10.dll"))
     image.save()
     (store,) = [e for e in discover(OfflineImage(image.root)) if e.kind == "store"]
     assert store.unread_install
@@ -262,3 +265,6 @@ def test_a_store_python_seen_only_through_its_app_alias_is_said_and_never_all_cl
     assert unread["evidence"]["alias"].endswith(package + r"\python.exe") and "shortcut" in unread["title"]
     assert document["environments"][0]["unread_install"] is True
     assert document["complete"] is False and code != 0
+    dlls = {(f["code"], f["evidence"].get("dll")) for f in document["findings"]}
+    assert ("missing-dll", "vcruntime140_1.dll") not in dlls  # never said missing: it may be in that folder
+    assert ("dll-unreadable", "vcruntime140_1.dll") in dlls
