@@ -10,7 +10,9 @@ zip) comes through here.
 - Transient failures (dropped connection, timeout, refused connection, 408/429/5xx) are retried with bounded
   exponential backoff; the count restarts whenever an attempt brought new bytes.
 - The system proxy: requests' default `trust_env` is kept, so HTTPS_PROXY / HTTP_PROXY / NO_PROXY (and on
-  Windows the Internet Options proxy, which urllib reads from the registry) apply, as does REQUESTS_CA_BUNDLE.
+  Windows the Internet Options proxy server, which urllib reads from the registry; not a proxy script or
+  automatic detection) apply, as does REQUESTS_CA_BUNDLE. A proxy that asks for a sign-in (407) is said as such:
+  a sign-in goes into HTTPS_PROXY (`http://name:password@proxy:port`); Windows' own sign-in is not made.
 - The system's trust store (`new_session`): certificates are checked by Windows itself (truststore, as pip does
   since 24.2), so a company proxy that inspects TLS with its own root in the Windows store works here as it does
   in the browser and in pip. A certificate the user's pip names, or REQUESTS_CA_BUNDLE, is used instead.
@@ -27,6 +29,7 @@ import errno
 import hashlib
 import os
 import queue
+import re
 import socket
 import ssl
 import tempfile
@@ -64,7 +67,7 @@ ERROR_CODES = (
     "offline", "name-lookup", "tls", "proxy", "not-found", "server-error", "http-error", "timeout",
     "connection-lost", "disk-full", "permission-denied", "write-failed", "hash-mismatch", "too-large",
     "insecure-redirect", "too-many-redirects", "cancelled", "not-https", "range-not-supported", "bad-response",
-    "verification-failed", "bad-wheel", "index-not-https",
+    "verification-failed", "bad-wheel", "index-not-https", "proxy-auth",
 )
 
 
@@ -169,6 +172,9 @@ def _chain(exc: BaseException) -> list[BaseException]:
     return found
 
 
+PROXY_SIGN_IN = re.compile(r"\b407\b")
+
+
 def _network_error(exc: BaseException, url: str) -> DownloadError:
     """A requests/urllib3/socket failure in the user's words."""
     import requests
@@ -179,6 +185,10 @@ def _network_error(exc: BaseException, url: str) -> DownloadError:
     if any(isinstance(c, (requests.exceptions.SSLError, ssl.SSLError, urllib3.exceptions.SSLError)) for c in causes):
         return DownloadError("tls", host=host)
     if any(isinstance(c, (requests.exceptions.ProxyError, urllib3.exceptions.ProxyError)) for c in causes):
+        # the proxy answered, asking for a sign-in (urllib3: "Tunnel connection failed: 407 Proxy Authentication
+        # Required"): not a proxy that cannot be reached, and another try would be asked the same
+        if any(PROXY_SIGN_IN.search(str(c)) for c in causes):
+            return DownloadError("proxy-auth", host=host)
         return DownloadError("proxy", host=host)
     if any(isinstance(c, (socket.gaierror, urllib3.exceptions.NameResolutionError)) for c in causes):
         return DownloadError("name-lookup", host=host)  # before "offline": NameResolutionError is a NewConnectionError
@@ -195,7 +205,7 @@ def _network_error(exc: BaseException, url: str) -> DownloadError:
 
 def _retried_network_error(exc: BaseException, url: str) -> BaseException:
     error = _network_error(exc, url)
-    if error.code in ("tls", "name-lookup"):
+    if error.code in ("tls", "name-lookup", "proxy-auth"):
         return error  # another try would end the same way
     return _Retry(error)
 

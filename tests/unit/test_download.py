@@ -279,6 +279,59 @@ def test_the_system_proxy_setting_is_used(serve, monkeypatch, tmp_path):
     assert error.code == "proxy"
 
 
+class SignInProxy:
+    """A real proxy on 127.0.0.1 that answers every CONNECT with 407 (a company proxy wanting Windows' sign-in)."""
+
+    def __init__(self) -> None:
+        import socket
+        import threading
+
+        self.asked = 0
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen()
+        self.port = self.listener.getsockname()[1]
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                connection, _ = self.listener.accept()
+            except OSError:
+                return
+            with connection:
+                request = b""
+                while b"\r\n\r\n" not in request:
+                    chunk = connection.recv(4096)
+                    if not chunk:
+                        break
+                    request += chunk
+                if request.startswith(b"CONNECT "):
+                    self.asked += 1
+                connection.sendall(b"HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Negotiate\r\n"
+                                   b"Proxy-Authenticate: NTLM\r\nContent-Length: 0\r\n\r\n")
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+def test_a_proxy_that_asks_for_a_sign_in_is_said_so_and_not_asked_again(serve, monkeypatch, tmp_path):
+    url = serve("/signed-in.bin")
+    proxy = SignInProxy()
+    try:
+        monkeypatch.setenv("HTTPS_PROXY", f"http://127.0.0.1:{proxy.port}")
+        monkeypatch.setenv("NO_PROXY", "")
+        error = failure(download, url, tmp_path / "out.bin", max_bytes=CAP, retries=3, **FAST)
+    finally:
+        proxy.close()
+    assert error.code == "proxy-auth" and proxy.asked == 1  # one CONNECT: a second would be refused the same
+    assert leftovers(tmp_path) == []
+    for lang in LANGUAGES:
+        words = download_error_text(error, lang)
+        assert "HTTPS_PROXY" in words and "127.0.0.1" in words
+    assert "could not be reached" not in download_error_text(error, "en")
+
+
 def test_fetch_range_returns_exactly_the_asked_bytes(serve, server):
     url = serve("/zip.bin")
     assert fetch_range(url, 1000, 5000, **FAST) == DATA[1000:6000]
