@@ -336,3 +336,22 @@ def test_ctrl_c_during_an_undo_is_said_and_the_undo_finishes(torch_image, data_d
     assert tree_hashes(lib) == before
     (transaction,) = Journal().transactions()
     assert transaction.state == ROLLED_BACK
+
+
+def test_a_replaced_file_removed_since_the_repair_gets_its_original_back_on_undo(torch_image):
+    """Security software quarantined the DLL the repair put in place (or the user deleted it): the undo puts the
+    original back, overwriting nothing, instead of stopping with "was changed after the repair"."""
+    image = torch_image()
+    system = OfflineImage(image.root)
+    target = image.host(TORCH_LIB) / "asmjit.dll"
+    original = target.read_bytes()
+    replacement = image.root / "asmjit.replacement.dll"
+    replacement.write_bytes(original + b"\0replaced")
+    transaction = Journal().begin({"kind": "image", "root": str(image.root)}, "test-replace", None, None, {})
+    transaction.put_file(system, target, replacement)
+    transaction.finish({"state": "fixed"})
+    transaction.release()
+    target.unlink()  # quarantined
+    undo(Journal().get(transaction.id))
+    assert target.read_bytes() == original
+    assert Journal().get(transaction.id).state == ROLLED_BACK

@@ -44,11 +44,13 @@ def undo(system: System, transaction, intent: dict, applied: bool) -> None:
     now = sha256_of(target) if target.exists() else None
     if now == (before["sha256"] if before else None):
         return  # as it was: the crash came before the change
-    if now != intent["after"] and before is None:
+    if now is not None and now != intent["after"] and before is None:
         raise RollbackStopped("created-changed-since", target=intent["shown"])
-    if now != intent["after"]:
+    if now is not None and now != intent["after"]:
         raise RollbackStopped("changed-since", target=intent["shown"],
                               backup=str(transaction.folder / before["backup"]))
+    # as the step left it, or removed since (by hand, or security software's quarantine): the original goes back,
+    # and nothing anybody wrote is overwritten
     if before is None:
         system.delete_file(target)
         return
