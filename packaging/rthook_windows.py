@@ -7,7 +7,7 @@
    a pipe, a test harness) are kept as they are. A stream that is None is attached to the console of the program
    that started us (``AttachConsole(ATTACH_PARENT_PROCESS)``, cmd or PowerShell) through ``CONOUT$`` / ``CONIN$``,
    which Python opens as a console (UTF-16 WriteConsoleW, so Chinese text is not mangled by the code page). Started
-   from Explorer or elevated through ShellExecuteEx, there is no parent console: the stream becomes os.devnull,
+   from Explorer (or by another program without a console), there is no parent console: the stream becomes os.devnull,
    so a stray ``sys.stderr.write`` (a warning, a library's progress) cannot crash the wizard.
 
 2. The user's Python must not see our DLLs. PyInstaller's bootloader calls ``SetDllDirectoryW(<_internal>)``, and

@@ -94,7 +94,9 @@ def run_elevated(argv: list[str], timeout: float, cancel: Optional[CancelToken] 
     info.lpVerb = "runas"
     info.lpFile = program
     info.lpParameters = parameters or None
-    info.lpDirectory = ntpath.dirname(program)
+    # started in System32, not in the user's folder it was copied to: an elevated program's working folder is one
+    # more place a DLL or a file of somebody else's could be picked up from
+    info.lpDirectory = system_folder()
     info.nShow = SW_HIDE
     with _com_for_shell():
         ok = shell32.ShellExecuteExW(ctypes.byref(info))

@@ -36,7 +36,7 @@ from app.system.process import run_process, users_environment
 
 USER_ENVIRONMENT = USER_ENVIRONMENT_KEY
 SYSTEM_ENVIRONMENT = r"HKLM\SYSTEM\CurrentControlSet\Control\Session Manager\Environment"
-REG_TIMEOUT_S = 300.0  # reg.exe writes at once; the time is the user's, to answer the permission prompt
+REG_TIMEOUT_S = 300.0  # reg.exe writes at once (the wait starts once the permission prompt is answered)
 ARCHITECTURES = {9: "AMD64", 0: "x86", 12: "ARM64", 5: "ARM", 6: "IA64"}
 # IMAGE_FILE_MACHINE_* values (IsWow64Process2) as Windows names the architecture
 IMAGE_FILE_MACHINES = {0x8664: "AMD64", 0x14C: "x86", 0xAA64: "ARM64", 0x1C4: "ARM", 0x200: "IA64"}

@@ -175,7 +175,8 @@ def test_the_installer_succeeds(lab, setup, clean_runtimes, tmp_path, code, outc
     assert [(a["exit_code"], a["outcome"]) for a in applied] == [(code, outcome)]
     # it ran once, itself (nothing of ours between), from where it was downloaded and checked, held there
     (run,) = trace.read_text(encoding="utf-8-sig").splitlines()
-    assert "\\downloads\\vc_redist.x64.exe" in run.partition(" cmd=")[0], run
+    assert "\\downloads\\vc_redist.x64.exe" in run.partition(" cwd=")[0], run
+    assert run.partition(" cwd=")[2].partition(" cmd=")[0].lower() == "c:\\windows\\system32", run  # not ours
     assert run.rstrip().endswith("/install /quiet /norestart"), run
     assert "Program Files" not in run
     (item,) = history(lab, setup, tmp_path)

@@ -166,7 +166,8 @@ static LONG delete_runtime_key(void) {
     return rc == ERROR_FILE_NOT_FOUND ? ERROR_SUCCESS : rc;
 }
 
-/* One line per run into the trace file: when (Unix time in ms), from where, with what command line. */
+/* One line per run into the trace file: when (Unix time in ms), from where, in which working folder, with what
+   command line. */
 static void trace_run(const wchar_t *exe) {
     if (!g_trace[0]) return;
     FILE *f = _wfopen(g_trace, L"a, ccs=UTF-8");
@@ -174,7 +175,9 @@ static void trace_run(const wchar_t *exe) {
     FILETIME ft;
     GetSystemTimeAsFileTime(&ft);
     ULONGLONG t = ((ULONGLONG)ft.dwHighDateTime << 32 | ft.dwLowDateTime) / 10000ULL - 11644473600000ULL;
-    fwprintf(f, L"run %llu exe=%ls cmd=%ls\n", t, exe, GetCommandLineW());
+    wchar_t cwd[MAX_PATH * 2] = L"";
+    GetCurrentDirectoryW(MAX_PATH * 2, cwd);
+    fwprintf(f, L"run %llu exe=%ls cwd=%ls cmd=%ls\n", t, exe, cwd, GetCommandLineW());
     fclose(f);
 }
 
