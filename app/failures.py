@@ -38,6 +38,10 @@ def refusal_kind(error: OSError) -> str:
     """Why Windows (or the disk) refused a change: "virus" (security software stopped or removed the file),
     "denied" (permissions, a file in use, security software), "full", or "other"."""
     winerror = getattr(error, "winerror", None)
+    if winerror is None and error.errno == errno.EINVAL and error.filename:
+        from app.system.files import windows_error_of  # the C runtime kept only errno 22: ask Windows
+
+        winerror = windows_error_of(error.filename)
     if winerror in VIRUS_ERRORS:
         return "virus"
     denied = (errno.EACCES, errno.EPERM, errno.EROFS)

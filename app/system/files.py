@@ -123,3 +123,26 @@ def _rename_no_replace(source: Path, target: Path) -> None:
         return
     os.link(source, target)  # EEXIST when the name is taken
     os.unlink(source)
+
+
+def windows_error_of(path: str) -> Optional[int]:
+    """The Windows error an open of `path` meets now (ERROR_VIRUS_INFECTED 225, a sharing violation 32, ...), or
+    None when it opens or this is not Windows. Python's open() goes through the C runtime, which turns most
+    Windows errors into errno 22 and keeps no Windows code: this asks Windows itself, on a failure's path only."""
+    if os.name != "nt":
+        return None
+    import ctypes
+    from ctypes import wintypes
+
+    kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
+    kernel32.CreateFileW.argtypes = [wintypes.LPCWSTR, wintypes.DWORD, wintypes.DWORD, ctypes.c_void_p,
+                                     wintypes.DWORD, wintypes.DWORD, wintypes.HANDLE]
+    kernel32.CreateFileW.restype = wintypes.HANDLE
+    kernel32.CloseHandle.argtypes = [wintypes.HANDLE]
+    kernel32.CloseHandle.restype = wintypes.BOOL
+    generic_read, share_all, open_existing, backup_semantics = 0x80000000, 0x7, 3, 0x02000000
+    handle = kernel32.CreateFileW(str(path), generic_read, share_all, None, open_existing, backup_semantics, None)
+    if handle is None or handle == wintypes.HANDLE(-1).value:
+        return ctypes.get_last_error() or None
+    kernel32.CloseHandle(handle)
+    return None
