@@ -878,22 +878,17 @@
         <translation>正在处理。你随时可以停止：已做的修改都会恢复原样。微软的安装程序一旦开始运行，会让它完成，它安装的运行库会保留。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="141"/>
-        <source>Stopped. What the repairs changed was put back, but Microsoft&apos;s installer is still running: it was not stopped, and it may still install the runtime. Wait until it has ended, then check again.</source>
-        <translation>已停止。修复所做的更改已还原，但微软的安装程序仍在运行：它没有被停止，仍可能装好运行库。请等它结束，然后再检查一次。</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/repair.py" line="145"/>
+        <location filename="../../app/ui/pages/repair.py" line="144"/>
         <source>Stopped. Everything the repairs changed was put back as it was, except Microsoft&apos;s Visual C++ runtime, now installed ({runtimes}): its installer had already run, and it stays because other programs share it.</source>
         <translation>已停止。修复所做的修改都已恢复原样，但微软 Visual C++ 运行库除外，它现在已安装（{runtimes}）：它的安装程序已经运行过，而它会保留，因为其他程序也在使用它。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="158"/>
+        <location filename="../../app/ui/pages/repair.py" line="157"/>
         <source>All chosen repairs are done. Windows needs a restart before they take effect: restart when the assistant is done, then check again.</source>
         <translation>所有选中的修复都已完成。需要重启 Windows 之后才会生效：请在本助手结束后重启电脑，然后再检查一次。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="188"/>
+        <location filename="../../app/ui/pages/repair.py" line="187"/>
         <source>Recorded as {id}.</source>
         <translation>已记录为 {id}。</translation>
     </message>
@@ -953,12 +948,17 @@
         <translation>正在把一切恢复原样…完成后窗口会自动关闭。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="155"/>
+        <location filename="../../app/ui/pages/repair.py" line="141"/>
+        <source>Stopped. What the repairs changed was put back, but Microsoft&apos;s installer is still running (below: what to do).</source>
+        <translation>已停止。修复所做的更改已还原，但微软的安装程序仍在运行（该怎么做见下方）。</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/repair.py" line="154"/>
         <source>Stopped, but not everything could be put back. What is still changed is recorded: you can undo it later from the first page or with “undo”.</source>
         <translation>已停止，但没能把所有内容恢复原样。仍然改动的内容都有记录：以后可以在第一页或用“undo”撤销。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="161"/>
+        <location filename="../../app/ui/pages/repair.py" line="160"/>
         <source>All chosen repairs are done. Press Next to check PyTorch again.</source>
         <translation>选择的修复都已完成。点击“下一步”再次检查 PyTorch。</translation>
     </message>
@@ -978,7 +978,7 @@
         <translation>失败，已恢复原样</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="153"/>
+        <location filename="../../app/ui/pages/repair.py" line="152"/>
         <source>Stopped. Everything the repairs changed was put back as it was.</source>
         <translation>已停止。修复所做的一切修改都已恢复原样。</translation>
     </message>

@@ -139,8 +139,7 @@ class RepairPage(Page):
             return self.tr("Putting everything back as it was…")
         if state == RunState.ROLLED_BACK and self.run.installer_running is not None:
             return self.tr("Stopped. What the repairs changed was put back, but Microsoft's installer is still "
-                           "running: it was not stopped, and it may still install the runtime. Wait until it has "
-                           "ended, then check again.")
+                           "running (below: what to do).")
         if state == RunState.ROLLED_BACK and self.run.left_installed:
             said = self.tr("Stopped. Everything the repairs changed was put back as it was, except Microsoft's "
                            "Visual C++ runtime, now installed ({runtimes}): its installer had already run, and it "
