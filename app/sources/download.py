@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Callable, Optional, TypeVar
 from urllib.parse import urljoin, urlsplit
 
 from app.cancel import Cancelled, CancelToken
+from app.failures import refusal_kind
 from app.i18n import words
 from app.system.files import replace_file
 
@@ -67,7 +68,7 @@ ERROR_CODES = (
     "offline", "name-lookup", "tls", "proxy", "not-found", "server-error", "http-error", "timeout",
     "connection-lost", "disk-full", "permission-denied", "write-failed", "hash-mismatch", "too-large",
     "insecure-redirect", "too-many-redirects", "cancelled", "not-https", "range-not-supported", "bad-response",
-    "verification-failed", "bad-wheel", "index-not-https", "proxy-auth",
+    "verification-failed", "bad-wheel", "index-not-https", "proxy-auth", "security-blocked",
 )
 
 
@@ -211,6 +212,8 @@ def _retried_network_error(exc: BaseException, url: str) -> BaseException:
 
 
 def _disk_error(exc: OSError, folder: Path) -> DownloadError:
+    if refusal_kind(exc) == "virus":  # security software stopped or removed the file as it was written
+        return DownloadError("security-blocked", folder=str(folder), path=exc.filename or str(folder))
     if exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
         return DownloadError("disk-full", folder=str(folder))
     if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS) or isinstance(exc, PermissionError):

@@ -390,3 +390,18 @@ def test_a_certificate_the_users_pip_names_is_the_one_used(serve, monkeypatch, t
     monkeypatch.delenv("REQUESTS_CA_BUNDLE")
     download(url, tmp_path / "out.bin", max_bytes=CAP, session=new_session(Path(ca)), **FAST)
     assert (tmp_path / "out.bin").read_bytes() == DATA
+
+
+def test_a_download_security_software_stopped_is_named_with_where_to_look():
+    """ERROR_VIRUS_INFECTED / ERROR_VIRUS_DELETED while the download is written (Microsoft Learn, System Error
+    Codes 0-499): said as security software with Protection history, not "check the disk"."""
+    from app.sources.download import _disk_error
+
+    for code in (225, 226):
+        error = OSError(22, "Operation did not complete successfully because the file contains a virus",
+                        r"C:\\Users\\me\\Downloads\\.vc_redist.x64.exe.tmp")
+        error.winerror = code
+        said = _disk_error(error, Path("C:/Users/me/Downloads"))
+        assert said.code == "security-blocked"
+        english, chinese = download_error_text(said, "en"), download_error_text(said, "zh_CN")
+        assert "Protection history" in english and "Check the disk" not in english and "保护历史记录" in chinese
