@@ -11,7 +11,8 @@ zip) comes through here.
   exponential backoff; the count restarts whenever an attempt brought new bytes.
 - The system proxy: requests' default `trust_env` is kept, so HTTPS_PROXY / HTTP_PROXY / NO_PROXY (and on
   Windows the Internet Options proxy server, which urllib reads from the registry; not a proxy script or
-  automatic detection) apply, as does REQUESTS_CA_BUNDLE. A proxy that asks for a sign-in (407) is said as such:
+  automatic detection: a setup script Internet Options name is said in the words of a connection that went
+  nowhere, with HTTPS_PROXY as the way to give the proxy) apply, as does REQUESTS_CA_BUNDLE. A proxy that asks for a sign-in (407) is said as such:
   a sign-in goes into HTTPS_PROXY (`http://name:password@proxy:port`); Windows' own sign-in is not made.
 - The system's trust store (`new_session`): certificates are checked by Windows itself (truststore, as pip does
   since 24.2), so a company proxy that inspects TLS with its own root in the Windows store works here as it does
@@ -84,7 +85,10 @@ class DownloadError(Exception):
         return f"{self.code} {self.values}" if self.values else self.code
 
     def text(self, lang: str) -> str:
-        return words(f"download.error.{self.code}", lang, **self.values)
+        said = words(f"download.error.{self.code}", lang, **self.values)
+        if self.values.get("proxy_script"):  # the browser's proxy comes from a script this app cannot run
+            said += " " + words("download.proxy_script", lang, script=self.values["proxy_script"])
+        return said
 
 
 class DownloadCancelled(DownloadError, Cancelled):
@@ -204,8 +208,25 @@ def _network_error(exc: BaseException, url: str) -> DownloadError:
     return DownloadError("connection-lost", host=host)
 
 
+# where a proxy set up by a script (which this app cannot run) would explain it: the connection went direct
+PROXY_SCRIPT_CODES = ("offline", "name-lookup", "timeout", "connection-lost")
+
+
+def _with_proxy_script(error: DownloadError) -> DownloadError:
+    """The network failure, with the proxy setup script Windows names when the user set no proxy of their own."""
+    if error.code not in PROXY_SCRIPT_CODES or any(os.environ.get(n) for n in ("HTTPS_PROXY", "https_proxy",
+                                                                                "ALL_PROXY", "all_proxy")):
+        return error
+    from app.system.proxy import proxy_script
+
+    script = proxy_script()
+    if script:
+        error.values["proxy_script"] = script
+    return error
+
+
 def _retried_network_error(exc: BaseException, url: str) -> BaseException:
-    error = _network_error(exc, url)
+    error = _with_proxy_script(_network_error(exc, url))
     if error.code in ("tls", "name-lookup", "proxy-auth"):
         return error  # another try would end the same way
     return _Retry(error)

@@ -405,3 +405,13 @@ def test_a_download_security_software_stopped_is_named_with_where_to_look():
         assert said.code == "security-blocked"
         english, chinese = download_error_text(said, "en"), download_error_text(said, "zh_CN")
         assert "Protection history" in english and "Check the disk" not in english and "保护历史记录" in chinese
+
+
+def test_a_failure_where_windows_names_a_proxy_script_says_what_to_do_in_both_languages():
+    """The browser's proxy from a setup script (AutoConfigURL; read through winreg in tests/windows): the app's
+    connection went direct, so the words say how to give it the proxy."""
+    error = DownloadError("offline", host="aka.ms", proxy_script="http://wpad.corp.example/proxy.pac")
+    for lang in LANGUAGES:
+        said = download_error_text(error, lang)
+        assert "http://wpad.corp.example/proxy.pac" in said and "HTTPS_PROXY" in said and "aka.ms" in said
+    assert "setup script" not in download_error_text(DownloadError("offline", host="aka.ms"), "en")

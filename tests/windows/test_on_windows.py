@@ -199,3 +199,37 @@ def test_an_errno_22_from_the_c_runtime_is_asked_of_windows_again(tmp_path):
         kernel32.CloseHandle(wintypes.HANDLE(handle))
     assert windows_error_of(str(held)) is None
     assert windows_error_of(str(tmp_path / "gone.dll")) == 2
+
+
+def test_a_proxy_setup_script_in_internet_options_is_named_when_a_download_goes_nowhere(tmp_path, monkeypatch):
+    """Internet Options' AutoConfigURL (a PAC script, as company policies set it) is read through winreg; a
+    download that cannot connect then says the browser's proxy comes from that script."""
+    import socket
+    import winreg
+
+    from app.sources.download import DownloadError, download
+    from app.system.proxy import INTERNET_SETTINGS, proxy_script
+
+    for name in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    with winreg.CreateKey(winreg.HKEY_CURRENT_USER, INTERNET_SETTINGS) as key:
+        try:
+            before = winreg.QueryValueEx(key, "AutoConfigURL")
+        except OSError:
+            before = None
+        winreg.SetValueEx(key, "AutoConfigURL", 0, winreg.REG_SZ, "http://wpad.example.invalid/proxy.pac")
+        try:
+            assert proxy_script() == "http://wpad.example.invalid/proxy.pac"
+            with socket.socket() as probe:
+                probe.bind(("127.0.0.1", 0))
+                port = probe.getsockname()[1]
+            with pytest.raises(DownloadError) as caught:
+                download(f"https://127.0.0.1:{port}/x.bin", tmp_path / "x.bin", max_bytes=1000, retries=0,
+                         connect_timeout=5)
+            assert caught.value.code == "offline"
+            assert "proxy.pac" in caught.value.text("en") and "HTTPS_PROXY" in caught.value.text("zh_CN")
+        finally:
+            if before is None:
+                winreg.DeleteValue(key, "AutoConfigURL")
+            else:
+                winreg.SetValueEx(key, "AutoConfigURL", 0, before[1], before[0])
