@@ -10,10 +10,11 @@ zip) comes through here.
 - Transient failures (dropped connection, timeout, refused connection, 408/429/5xx) are retried with bounded
   exponential backoff; the count restarts whenever an attempt brought new bytes.
 - The system proxy: requests' default `trust_env` is kept, so HTTPS_PROXY / HTTP_PROXY / NO_PROXY (and on
-  Windows the Internet Options proxy server, which urllib reads from the registry; not a proxy script or
-  automatic detection: a setup script Internet Options name is said in the words of a connection that went
-  nowhere, with HTTPS_PROXY as the way to give the proxy) apply, as does REQUESTS_CA_BUNDLE. A proxy that asks for a sign-in (407) is said as such:
-  a sign-in goes into HTTPS_PROXY (`http://name:password@proxy:port`); Windows' own sign-in is not made.
+  Windows the Internet Options proxy server, which urllib reads from the registry) apply, as does
+  REQUESTS_CA_BUNDLE. A proxy setup script Internet Options name (not run here) is said in the words of a
+  connection that went nowhere, with HTTPS_PROXY as the way to give the proxy. A proxy that asks for a sign-in
+  (407) is said as such: a sign-in goes into HTTPS_PROXY (`http://name:password@proxy:port`); Windows' own
+  sign-in to a proxy is not made.
 - The system's trust store (`new_session`): certificates are checked by Windows itself (truststore, as pip does
   since 24.2), so a company proxy that inspects TLS with its own root in the Windows store works here as it does
   in the browser and in pip. A certificate the user's pip names, or REQUESTS_CA_BUNDLE, is used instead.
