@@ -62,7 +62,7 @@ __all__ = ["FILE", "VARIABLE", "PACKAGES", "INSTALLER", "MACHINE_VALUE", "CRASH_
 
 APP_FOLDER = "TorchDllDoctor"
 LOCK = "lock"
-RETRYABLE_STOPS = ("refused", "packages-not-restored")
+RETRYABLE_STOPS = ("refused", "packages-not-restored", "declined")  # "declined": No at the permission prompt
 ONE_AT_A_TIME = "one-repair-at-a-time.lock"
 
 

@@ -149,6 +149,7 @@ def test_no_at_the_permission_prompt_of_an_undo_is_recorded_and_said_and_the_und
     assert stopped.value.code == "declined"
     again = Journal().get(transaction.id)
     assert again.state == ROLLBACK_STOPPED  # recorded: never found "interrupted" like a crash at the next start
+    assert not again.stop_is_final  # the first page offers the rollback again: Yes may be answered next time
     en, zh = failure_text(stopped.value, "en"), failure_text(stopped.value, "zh_CN")
     assert "LongPathsEnabled" in en and "answer Yes" in en and "ElevationDeclined" not in en
     assert "LongPathsEnabled" in zh and "没有获得允许" in zh
