@@ -39,9 +39,11 @@ def refusal_kind(error: OSError) -> str:
     "denied" (permissions, a file in use, security software), "full", or "other"."""
     winerror = getattr(error, "winerror", None)
     if winerror is None and error.errno == errno.EINVAL and error.filename:
-        from app.system.files import windows_error_of  # the C runtime kept only errno 22: ask Windows
+        if not hasattr(error, "_asked_windows"):  # once per failure: its words are drawn again and again
+            from app.system.files import windows_error_of  # the C runtime kept only errno 22: ask Windows
 
-        winerror = windows_error_of(error.filename)
+            error._asked_windows = windows_error_of(error.filename)
+        winerror = error._asked_windows
     if winerror in VIRUS_ERRORS:
         return "virus"
     denied = (errno.EACCES, errno.EPERM, errno.EROFS)

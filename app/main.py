@@ -28,8 +28,8 @@ def _choose_encodings() -> None:
     """Redirected output in the code page the shell reads it in (app/system/console.py), standard error as
     standard output (`2>&1` is one file); the user's own choice (PYTHONIOENCODING, Python's UTF-8 mode) stands.
     JSON written to `-` is kept readable in every code page by app/cli/output.py."""
-    if os.environ.get("PYTHONIOENCODING") or sys.flags.utf8_mode:
-        return
+    if os.environ.get("PYTHONIOENCODING") or os.environ.get("PYTHONUTF8") or "utf8" in sys._xoptions:
+        return  # asked for by the user (not Python's own default, which becomes UTF-8 mode in 3.15)
     for stream in (sys.stdout, sys.stderr):
         if stream and hasattr(stream, "reconfigure"):
             console = stream.isatty() if hasattr(stream, "isatty") else False

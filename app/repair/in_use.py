@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Iterable, Optional
 
@@ -20,24 +21,44 @@ def _final_key(path: Path) -> str:
         return _key(path)
 
 
-ENV_DEPTH = 4  # torch\lib -> torch -> site-packages -> Lib -> the environment (a venv, python_embeded)
-
-
 def _environment_folders(folders: set[str]) -> set[str]:
-    """The folders a Python that loads these files likely runs from: each target folder's environment root."""
+    """The folders a Python that loads these files likely runs from: the environment that holds `site-packages`
+    (a venv, python_embeded: the folder above `Lib`, or above `lib/pythonX.Y`), or the folder itself (python.exe's
+    own, for a runtime copy beside it). Never a drive's root nor a user's own folder: every program of the user
+    runs from there."""
     roots = set()
     for folder in folders:
-        for _ in range(ENV_DEPTH):
-            folder = os.path.dirname(folder)
-        roots.add(folder)
+        parts = folder.split(os.sep)
+        lowered = [p.lower() for p in parts]
+        if "site-packages" in lowered:
+            at = lowered.index("site-packages") - 1
+            if at >= 0 and lowered[at].startswith("python"):
+                at -= 1  # lib/python3.12/site-packages (and a user site's PythonXY/site-packages)
+            if at >= 0 and lowered[at] == "lib":
+                at -= 1
+            folder = os.sep.join(parts[:at + 1])
+        if not _too_wide(folder):
+            roots.add(folder)
     return roots
+
+
+def _too_wide(folder: str) -> bool:
+    """A drive's root, or a user's own folder (C:\\Users\\me, its AppData and what is right in it)."""
+    parts = [p.lower() for p in folder.replace("/", os.sep).split(os.sep) if p]
+    if len(parts) <= 1:
+        return True
+    if "appdata" in parts and len(parts) <= parts.index("appdata") + 2:
+        return True
+    return any(len(parts) == parts.index(home) + 2 for home in ("users", "home") if home in parts)
+
+
+PYTHON_NAME = re.compile(r"^pythonw?(\d+(\.\d+)?)?(\.exe)?$", re.IGNORECASE)  # python.exe, pythonw.exe, python3.12
 
 
 def _may_hold(info: dict, roots: set[str]) -> bool:
     """A process we may not look into could be holding the files when it is a Python, or a program of the
     environment itself (ComfyUI started as administrator, another user's python.exe)."""
-    name = (info.get("name") or "").lower()
-    if name.startswith(("python", "pythonw")):
+    if PYTHON_NAME.match(info.get("name") or ""):
         return True
     exe = info.get("exe")
     if not exe:

@@ -178,7 +178,7 @@ def _chain(exc: BaseException) -> list[BaseException]:
     return found
 
 
-PROXY_SIGN_IN = re.compile(r"\b407\b")
+PROXY_SIGN_IN = re.compile(r"Tunnel connection failed: 407\b")  # urllib3's words for the proxy's answer
 
 
 def _network_error(exc: BaseException, url: str) -> DownloadError:

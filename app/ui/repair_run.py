@@ -259,7 +259,7 @@ class RepairRun:
     @property
     def can_retry(self) -> bool:
         """Not while an installer the app stopped waiting for may still run: a second one would only wait for it."""
-        return self.state == RunState.FAILED and self.installer_running is None
+        return self.state == RunState.FAILED and self.items[self.current].phase != Phase.INSTALLER_RUNNING
 
     def retry(self) -> None:
         if self.can_retry:
@@ -267,7 +267,8 @@ class RepairRun:
 
     def skip(self) -> None:
         if self.state == RunState.FAILED:
-            self.items[self.current].phase = Phase.SKIPPED
+            if self.items[self.current].phase != Phase.INSTALLER_RUNNING:  # the row keeps saying it still runs
+                self.items[self.current].phase = Phase.SKIPPED
             self.current += 1
             self._run_current()
 
@@ -325,6 +326,8 @@ class RepairRun:
         if result.after is not None:
             self._take_diagnosis(result.after)
         self.left_installed.extend(result.left_installed)
+        if result.left_installed and any(t.restart_needed for t in result.undone):
+            self.left_needs_restart = True  # a finished repair's installer said 3010: the restart still counts
         stuck = any(item.phase == Phase.NOT_ROLLED_BACK for item in self.items)
         if result.error is not None:
             self.error = result.error

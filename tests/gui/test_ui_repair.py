@@ -169,6 +169,36 @@ def test_stop_then_an_installer_still_running_is_said_and_never_called_put_back(
                                                                                 monkeypatch, tmp_path, lang):
     """Stop, and the app's wait for Microsoft's installer ends before the installer (the real installer runs in
     tests/lab/test_live_vc_runtime.py): the page says the installer still runs, shows why, and offers no Retry."""
+    repair, lib, before = _installer_still_running(torch_image, open_wizard, qtbot, monkeypatch, tmp_path, lang,
+                                                   stop=True)
+    qtbot.waitUntil(lambda: repair.state == RunState.ROLLED_BACK, timeout=WAIT_MS)
+    assert hashes(lib) == before and repair.isComplete()
+    status, row, error = repair.status.text(), repair.rows[0]["state"].text(), repair.error_text.text()
+    if lang == "en":
+        assert "Microsoft's installer is still running" in status and "put back as it was" not in status
+        assert row == "not finished: Microsoft's installer is still running"
+        assert "It was not stopped" in error
+    else:
+        assert "仍在运行" in status and "仍在运行" in row and "没有被停止" in error
+    assert repair.error.isVisible()
+
+
+def test_the_wait_running_out_offers_skip_and_roll_back_never_retry(torch_image, open_wizard, qtbot, monkeypatch,
+                                                                   tmp_path):
+    """No Stop: the wait for Microsoft's installer ran out. Retry would start a second installer that only waits
+    for the first, so it is not offered; Skip goes on and the row keeps saying the installer still runs."""
+    repair, lib, before = _installer_still_running(torch_image, open_wizard, qtbot, monkeypatch, tmp_path, "en",
+                                                   stop=False)
+    qtbot.waitUntil(lambda: repair.state == RunState.FAILED, timeout=WAIT_MS)
+    assert hashes(lib) == before
+    assert repair.error.isVisible() and "It was not stopped" in repair.error_text.text()
+    assert not repair.retry.isVisible() and repair.skip.isVisible() and repair.roll_back.isVisible()
+    qtbot.mouseClick(repair.skip, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: repair.state == RunState.DONE, timeout=WAIT_MS)
+    assert repair.rows[0]["state"].text() == "not finished: Microsoft's installer is still running"
+
+
+def _installer_still_running(torch_image, open_wizard, qtbot, monkeypatch, tmp_path, lang, stop):
     import app.repair.run as run_module
     from tests.wheels.test_repair_run import _InstallerStillRunningAfter
 
@@ -183,15 +213,7 @@ def test_stop_then_an_installer_still_running_is_said_and_never_called_put_back(
     forward(qtbot, wizard, REPAIR)
     qtbot.waitUntil(reached.exists, timeout=WAIT_MS)
     repair = wizard.pages[REPAIR]
-    qtbot.mouseClick(repair.stop, Qt.MouseButton.LeftButton)
+    if stop:
+        qtbot.mouseClick(repair.stop, Qt.MouseButton.LeftButton)
     go.write_text("go")
-    qtbot.waitUntil(lambda: repair.state == RunState.ROLLED_BACK, timeout=WAIT_MS)
-    assert hashes(lib) == before and repair.isComplete()
-    status, row, error = repair.status.text(), repair.rows[0]["state"].text(), repair.error_text.text()
-    if lang == "en":
-        assert "Microsoft's installer is still running" in status and "put back as it was" not in status
-        assert row == "not finished: Microsoft's installer is still running"
-        assert "It was not stopped" in error
-    else:
-        assert "仍在运行" in status and "仍在运行" in row and "没有被停止" in error
-    assert repair.error.isVisible() and not repair.retry.isVisible()
+    return repair, lib, before

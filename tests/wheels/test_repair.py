@@ -215,6 +215,26 @@ def test_a_program_with_a_dll_of_torch_lib_mapped_is_named(torch_image):
     assert not [h for h in processes_using([target]) if h["pid"] == holder.pid]
 
 
+def test_a_program_we_may_not_look_into_counts_only_when_it_is_a_python_or_the_environments_own():
+    """The environment a target belongs to, never a drive's root or a user's own folder (where every program of
+    the user runs from): Windows' services must not be named as maybe holding torch's files."""
+    from app.repair.in_use import _environment_folders, _may_hold
+
+    sep = os.sep
+    portable = sep.join(["", "c", "ComfyUI", "python_embeded"])
+    venv = sep.join(["", "home", "me", "venv"])
+    assert _environment_folders({portable + sep + sep.join(["Lib", "site-packages", "torch", "lib"])}) == {portable}
+    assert _environment_folders({venv + sep + sep.join(["lib", "python3.12", "site-packages", "torch", "lib"])}) \
+        == {venv}
+    assert _environment_folders({portable}) == {portable}  # a runtime copy beside python.exe
+    assert _environment_folders({sep + "c", sep.join(["", "home", "me"])}) == set()
+    roots = {portable}
+    assert _may_hold({"name": "python.exe", "exe": None}, set()) and _may_hold({"name": "pythonw.exe"}, set())
+    assert _may_hold({"name": "ComfyUI.exe", "exe": portable + sep + "ComfyUI.exe"}, roots)
+    assert not _may_hold({"name": "svchost.exe", "exe": sep.join(["", "c", "Windows", "svchost.exe"])}, roots)
+    assert not _may_hold({"name": "pythonservice.exe", "exe": None}, roots)
+
+
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root: a process of another "
                     "user, whose memory maps we may not read, is made by dropping to 'nobody'")
 def test_a_python_we_may_not_look_into_is_named_as_maybe_holding_never_taken_for_nobody(torch_image):
