@@ -8,7 +8,9 @@
    that started us (``AttachConsole(ATTACH_PARENT_PROCESS)``, cmd or PowerShell) through ``CONOUT$`` / ``CONIN$``,
    which Python opens as a console (UTF-16 WriteConsoleW, so Chinese text is not mangled by the code page). Started
    from Explorer (or by another program without a console), there is no parent console: the stream becomes os.devnull,
-   so a stray ``sys.stderr.write`` (a warning, a library's progress) cannot crash the wizard.
+   so a stray ``sys.stderr.write`` (a warning, a library's progress) cannot crash the wizard. The one-file build
+   runs as the child of its own windowed bootloader, which has no console and hands on no streams: there the
+   console is the one of the program that started the bootloader.
 
 2. The user's Python must not see our DLLs. PyInstaller's bootloader calls ``SetDllDirectoryW(<_internal>)``, and
    child processes inherit that DLL directory: the ``python.exe`` the diagnosis runs would then find the
@@ -16,6 +18,45 @@
    ``AddDllDirectory`` (``os.add_dll_directory``), which our own extension modules and ctypes use just the same
    (Python loads them with LOAD_LIBRARY_SEARCH_DEFAULT_DIRS) but which is not inherited.
 """
+
+
+def _tdd_parent_of(pid: int):
+    """(parent's id, parent's program file name) of process `pid`, from Windows' process list (Toolhelp32); None
+    when it cannot be read."""
+    import ctypes
+    from ctypes import wintypes
+
+    class PROCESSENTRY32W(ctypes.Structure):
+        _fields_ = [("dwSize", wintypes.DWORD), ("cntUsage", wintypes.DWORD), ("th32ProcessID", wintypes.DWORD),
+                    ("th32DefaultHeapID", ctypes.c_size_t), ("th32ModuleID", wintypes.DWORD),
+                    ("cntThreads", wintypes.DWORD), ("th32ParentProcessID", wintypes.DWORD),
+                    ("pcPriClassBase", wintypes.LONG), ("dwFlags", wintypes.DWORD),
+                    ("szExeFile", wintypes.WCHAR * 260)]
+
+    kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
+    kernel32.CreateToolhelp32Snapshot.argtypes = [wintypes.DWORD, wintypes.DWORD]
+    kernel32.CreateToolhelp32Snapshot.restype = wintypes.HANDLE
+    for name in ("Process32FirstW", "Process32NextW"):
+        getattr(kernel32, name).argtypes = [wintypes.HANDLE, ctypes.POINTER(PROCESSENTRY32W)]
+        getattr(kernel32, name).restype = wintypes.BOOL
+    kernel32.CloseHandle.argtypes = [wintypes.HANDLE]
+    kernel32.CloseHandle.restype = wintypes.BOOL
+    snapshot = kernel32.CreateToolhelp32Snapshot(0x2, 0)  # TH32CS_SNAPPROCESS
+    if snapshot is None or snapshot == wintypes.HANDLE(-1).value:
+        return None
+    try:
+        entries, entry = {}, PROCESSENTRY32W()
+        entry.dwSize = ctypes.sizeof(entry)
+        more = kernel32.Process32FirstW(snapshot, ctypes.byref(entry))
+        while more:
+            entries[entry.th32ProcessID] = (entry.th32ParentProcessID, entry.szExeFile)
+            more = kernel32.Process32NextW(snapshot, ctypes.byref(entry))
+    finally:
+        kernel32.CloseHandle(snapshot)
+    if pid not in entries:
+        return None
+    parent = entries[pid][0]
+    return parent, entries.get(parent, (0, ""))[1]
 
 
 def _tdd_rthook() -> None:
@@ -45,6 +86,15 @@ def _tdd_rthook() -> None:
     kernel32.AttachConsole.argtypes = [wintypes.DWORD]
     kernel32.AttachConsole.restype = wintypes.BOOL
     attached = bool(kernel32.AttachConsole(attach_parent_process))
+    if not attached and bundle:
+        # The one-file build runs in a child of its own bootloader, a windowed program with no console, which
+        # hands on no streams: the console to attach to is the one of the program that started the bootloader
+        # (cmd or PowerShell)
+        me = _tdd_parent_of(os.getpid())
+        if me is not None and me[1].lower() == os.path.basename(sys.executable).lower():
+            bootloader = _tdd_parent_of(me[0])
+            if bootloader is not None and bootloader[0]:
+                attached = bool(kernel32.AttachConsole(wintypes.DWORD(bootloader[0])))
     for name in names:
         stream = None
         if attached:
@@ -68,4 +118,4 @@ def _tdd_rthook() -> None:
 
 
 _tdd_rthook()
-del _tdd_rthook
+del _tdd_rthook, _tdd_parent_of

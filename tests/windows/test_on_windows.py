@@ -233,3 +233,24 @@ def test_a_proxy_setup_script_in_internet_options_is_named_when_a_download_goes_
                 winreg.DeleteValue(key, "AutoConfigURL")
             else:
                 winreg.SetValueEx(key, "AutoConfigURL", 0, before[1], before[0])
+
+
+def test_the_one_file_builds_console_is_found_two_processes_up(tmp_path):
+    """The one-file build's app runs in a child of its windowed bootloader: packaging/rthook_windows.py finds the
+    console of the program that started the bootloader through Windows' process list. Here this Python starts a
+    Python (the bootloader's place) that starts another (the app's): the last finds its parent and the one above."""
+    hook = (REPO / "packaging" / "rthook_windows.py").read_text(encoding="utf-8")
+    functions = hook[:hook.index("\n_tdd_rthook()\n")]
+    app = tmp_path / "app.py"
+    app.write_text(functions + "\nimport json, os\nme = _tdd_parent_of(os.getpid())\n"
+                   "print(json.dumps({'me': me, 'up': _tdd_parent_of(me[0])}))\n", encoding="utf-8")
+    bootloader = tmp_path / "bootloader.py"
+    bootloader.write_text("import os, subprocess, sys\nprint(os.getpid(), flush=True)\n"
+                          f"subprocess.run([sys.executable, {str(app)!r}], check=True)\n", encoding="utf-8")
+    run = subprocess.run([sys.executable, str(bootloader)], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    middle, line = run.stdout.splitlines()[:2]
+    seen = json.loads(line)
+    python = os.path.basename(sys.executable).lower()
+    assert seen["me"][0] == int(middle) and seen["me"][1].lower() == python, seen
+    assert seen["up"] is not None and seen["up"][0] == os.getpid() and seen["up"][1].lower() == python, seen
