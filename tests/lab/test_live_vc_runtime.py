@@ -549,7 +549,7 @@ def at_page(page):
 
 def test_stop_then_the_wait_running_out_says_the_installer_still_runs_never_that_all_was_put_back(
         lab, setup, clean_runtimes, tmp_path):
-    """Stop while the stand-in installer runs (a 45 s install), and the app's wait for it ends first (its time-out,
+    """Stop while the stand-in installer runs (a 20 s install), and the app's wait for it ends first (its time-out,
     shortened to 5 s): the installer is not stopped, so the page must not say everything was put back. It says
     the installer still runs and may still install the runtime, to wait until it has ended, and offers no Retry
     (a second installer would only wait for the first); the installer then finishes on its own."""
@@ -568,7 +568,7 @@ def test_stop_then_the_wait_running_out_says_the_installer_still_runs_never_that
     trace = tmp_path / "standin.trace"
     variables = {"REQUESTS_CA_BUNDLE": to_windows_path(server.ca), "TDD_DATA_DIR": to_windows_path(tmp_path / "j"),
                  "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost", "TDD_STANDIN_EXIT": "0",
-                 "TDD_STANDIN_SLEEP_MS": "45000", "TDD_STANDIN_TRACE": to_windows_path(trace),
+                 "TDD_STANDIN_SLEEP_MS": "20000", "TDD_STANDIN_TRACE": to_windows_path(trace),
                  "TDD_FONT_DIR": to_windows_path(lab.font_dir())}
     try:
         with lab.without_system_dlls(gone) as no_runtime:
