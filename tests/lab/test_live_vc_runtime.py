@@ -27,6 +27,7 @@ import os
 import shutil
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -503,11 +504,11 @@ poll.start(200)
 """
 
 
-def test_stop_in_the_wizard_while_the_installer_runs_lets_it_finish_and_says_the_runtime_stays(
-        lab, setup, clean_runtimes, tmp_path):
-    """The same wizard; Stop is pressed once the stand-in installer has started (a 6 s install). The page said
-    beforehand that a started installer is let finish; after the rollback it says everything was put back except
-    the runtime, as the registry names it now, never "everything was put back as it was"."""
+def stop_while_installing(lab, setup, tmp_path, install_ms: int, before: str = "") -> tuple[dict, Path]:
+    """The wizard (as above, on a computer without the runtime) with Stop pressed once the stand-in installer,
+    taking `install_ms`, has started; `before`: more of the script, run before the wizard is driven. (what the
+    script saw, the stand-in's trace); returns once the stand-in has ended, so that no later test sees it write
+    the runtime's keys."""
     from app.inventory.machine import CORE_VC_DLLS
 
     _, server = setup
@@ -517,17 +518,31 @@ def test_stop_in_the_wizard_while_the_installer_runs_lets_it_finish_and_says_the
     script = tmp_path / "wizard.py"
     text = WIZARD.format(repo=to_windows_path(REPO_ROOT), url=server.url("/vc_redist.x64.exe"),
                          env=to_windows_path(env))
-    script.write_text(text.replace("drive(wizard, at_page)", STOP_WHILE_INSTALLING + "drive(wizard, at_page)"),
+    script.write_text(text.replace("drive(wizard, at_page)", before + STOP_WHILE_INSTALLING + "drive(wizard, at_page)"),
                       encoding="utf-8")
     trace = tmp_path / "standin.trace"
     variables = {"REQUESTS_CA_BUNDLE": to_windows_path(server.ca), "TDD_DATA_DIR": to_windows_path(tmp_path / "j"),
                  "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost", "TDD_STANDIN_EXIT": "0",
-                 "TDD_STANDIN_SLEEP_MS": "6000", "TDD_STANDIN_TRACE": to_windows_path(trace),
+                 "TDD_STANDIN_SLEEP_MS": str(install_ms), "TDD_STANDIN_TRACE": to_windows_path(trace),
                  "TDD_FONT_DIR": to_windows_path(lab.font_dir())}
-    with lab.without_system_dlls(gone) as no_runtime:
-        result = lab.run_python([script], env={**variables, **no_runtime}, timeout=900, torch_env=lab.app_python())
+    try:
+        with lab.without_system_dlls(gone) as no_runtime:
+            result = lab.run_python([script], env={**variables, **no_runtime}, timeout=900,
+                                    torch_env=lab.app_python())
+    finally:
+        deadline = time.monotonic() + 120
+        while lab.processes("vc_redist") and time.monotonic() < deadline:
+            time.sleep(1)
     assert "@@RESULT " in result.stdout, (result.returncode, result.stdout[-3000:], result.stderr[-5000:])
-    seen = json.loads(result.stdout.rpartition("@@RESULT ")[2].strip())
+    return json.loads(result.stdout.rpartition("@@RESULT ")[2].strip()), trace
+
+
+def test_stop_in_the_wizard_while_the_installer_runs_lets_it_finish_and_says_the_runtime_stays(
+        lab, setup, clean_runtimes, tmp_path):
+    """The same wizard; Stop is pressed once the stand-in installer has started (a 6 s install). The page said
+    beforehand that a started installer is let finish; after the rollback it says everything was put back except
+    the runtime, as the registry names it now, never "everything was put back as it was"."""
+    seen, trace = stop_while_installing(lab, setup, tmp_path, install_ms=6000)
     assert "is let finish" in seen["working_status"], seen
     assert seen["working_row"] == "working…", seen  # the installer runs: no longer "downloading 86 / 86 KB"
     assert seen["repair"] == "rolled-back", seen
@@ -553,33 +568,7 @@ def test_stop_then_the_wait_running_out_says_the_installer_still_runs_never_that
     shortened to 5 s): the installer is not stopped, so the page must not say everything was put back. It says
     the installer still runs and may still install the runtime, to wait until it has ended, and offers no Retry
     (a second installer would only wait for the first); the installer then finishes on its own."""
-    from app.inventory.machine import CORE_VC_DLLS
-
-    _, server = setup
-    env = lab_env(lab, "wizard-no-vc", torch_version="2.4.1")
-    (env / "vcruntime140_1.dll").unlink(missing_ok=True)
-    gone = [name for name in CORE_VC_DLLS if name != "vcruntime140.dll"]
-    script = tmp_path / "wizard.py"
-    text = WIZARD.format(repo=to_windows_path(REPO_ROOT), url=server.url("/vc_redist.x64.exe"),
-                         env=to_windows_path(env))
-    script.write_text(text.replace("drive(wizard, at_page)",
-                                   TIME_OUT_AFTER_STOP + STOP_WHILE_INSTALLING + "drive(wizard, at_page)"),
-                      encoding="utf-8")
-    trace = tmp_path / "standin.trace"
-    variables = {"REQUESTS_CA_BUNDLE": to_windows_path(server.ca), "TDD_DATA_DIR": to_windows_path(tmp_path / "j"),
-                 "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost", "TDD_STANDIN_EXIT": "0",
-                 "TDD_STANDIN_SLEEP_MS": "20000", "TDD_STANDIN_TRACE": to_windows_path(trace),
-                 "TDD_FONT_DIR": to_windows_path(lab.font_dir())}
-    try:
-        with lab.without_system_dlls(gone) as no_runtime:
-            result = lab.run_python([script], env={**variables, **no_runtime}, timeout=900,
-                                    torch_env=lab.app_python())
-        assert "@@RESULT " in result.stdout, (result.returncode, result.stdout[-3000:], result.stderr[-5000:])
-        seen = json.loads(result.stdout.rpartition("@@RESULT ")[2].strip())
-    finally:
-        deadline = time.monotonic() + 120
-        while lab.processes("vc_redist") and time.monotonic() < deadline:
-            time.sleep(1)  # the stand-in ends by itself: no later test may see it write the runtime's keys
+    seen, trace = stop_while_installing(lab, setup, tmp_path, install_ms=20000, before=TIME_OUT_AFTER_STOP)
     assert seen["repair"] == "rolled-back", seen
     assert "Microsoft's installer is still running" in seen["repair_status"], seen
     assert "put back as it was" not in seen["repair_status"], seen

@@ -4,11 +4,13 @@ use, and the user's own settings."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -196,22 +198,29 @@ def test_a_full_disk_fails_cleanly_and_leaves_nothing_behind(torch_image, tmp_pa
 
 
 # -- files in use --------------------------------------------------------------------------------------------------
-def test_a_program_with_a_dll_of_torch_lib_mapped_is_named(torch_image):
-    image = torch_image()
-    dll = image.host(TORCH_LIB) / "asmjit.dll"
+@contextlib.contextmanager
+def mapped_elsewhere(dll: Path) -> Iterator[subprocess.Popen]:
+    """Another process with `dll` mapped (as a running program has its DLLs), until the block ends."""
     holder = subprocess.Popen([sys.executable, "-c", (
         "import mmap, sys; f = open(sys.argv[1], 'rb'); m = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ); "
         "print('ready', flush=True); sys.stdin.read()"), str(dll)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "ready"
-        target = image.host(TORCH_LIB) / "libomp140.x86_64.dll"
-        (found,) = [h for h in processes_using([target]) if h["pid"] == holder.pid]
-        assert str(dll.resolve()) in [str(Path(f).resolve()) for f in found["files"]]
+        yield holder
     finally:
         holder.stdin.close()
         holder.wait(10)
         holder.stdout.close()
+
+
+def test_a_program_with_a_dll_of_torch_lib_mapped_is_named(torch_image):
+    image = torch_image()
+    dll = image.host(TORCH_LIB) / "asmjit.dll"
+    target = image.host(TORCH_LIB) / "libomp140.x86_64.dll"
+    with mapped_elsewhere(dll) as holder:
+        (found,) = [h for h in processes_using([target]) if h["pid"] == holder.pid]
+        assert str(dll.resolve()) in [str(Path(f).resolve()) for f in found["files"]]
     assert not [h for h in processes_using([target]) if h["pid"] == holder.pid]
 
 
@@ -243,10 +252,6 @@ def test_a_python_we_may_not_look_into_is_named_as_maybe_holding_never_taken_for
     unreadable, and the refusal says it may hold the files, in both languages."""
     image = torch_image()
     dll = image.host(TORCH_LIB) / "asmjit.dll"
-    holder = subprocess.Popen([sys.executable, "-c", (
-        "import mmap, sys; f = open(sys.argv[1], 'rb'); m = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ); "
-        "print('ready', flush=True); sys.stdin.read()"), str(dll)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     import psutil
 
     python = Path("/usr/bin/python3")  # an interpreter 'nobody' may run (ours may sit in root's own home)
@@ -256,18 +261,13 @@ def test_a_python_we_may_not_look_into_is_named_as_maybe_holding_never_taken_for
              "from app.repair.run import FilesInUse; held = [h for h in processes_using([Path(sys.argv[1])]) "
              "if h['pid'] == int(sys.argv[2])]; print(json.dumps({'held': held, "
              "'en': FilesInUse(held).text('en'), 'zh': FilesInUse(held).text('zh_CN')}))")
-    try:
-        assert holder.stdout.readline().strip() == "ready"
-        target = image.host(TORCH_LIB) / "libomp140.x86_64.dll"
-        site = Path(psutil.__file__).parent.parent  # psutil's wheel is abi3: any Python 3 imports it
+    target = image.host(TORCH_LIB) / "libomp140.x86_64.dll"
+    site = Path(psutil.__file__).parent.parent  # psutil's wheel is abi3: any Python 3 imports it
+    with mapped_elsewhere(dll) as holder:
         result = subprocess.run([str(python), "-c", check, str(target), str(holder.pid)], capture_output=True,
                                 text=True, cwd=REPO_ROOT, timeout=120, user=65534, group=65534,
                                 env={"PATH": os.environ.get("PATH", ""),
                                      "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), str(site)])})
-    finally:
-        holder.stdin.close()
-        holder.wait(10)
-        holder.stdout.close()
     assert result.returncode == 0, result.stderr[-3000:]
     seen = json.loads(result.stdout)
     (found,) = seen["held"]
