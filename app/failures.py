@@ -34,6 +34,13 @@ def failure_text(error: BaseException, lang: str, otherwise: str = "cli.repair.f
 VIRUS_ERRORS = (225, 226)
 
 
+def settle(error: BaseException) -> None:
+    """Ask the computer now what a failure's words will need (the Windows error behind an errno 22), on the
+    worker's thread, so that the window, which draws the words again and again, never waits on a file."""
+    if isinstance(error, OSError):
+        refusal_kind(error)
+
+
 def refusal_kind(error: OSError) -> str:
     """Why Windows (or the disk) refused a change: "virus" (security software stopped or removed the file),
     "denied" (permissions, a file in use, security software), "full", or "other"."""

@@ -15,7 +15,7 @@ from enum import Enum
 from typing import Any, Callable, Optional
 
 from app.cancel import Cancelled
-from app.failures import failure_text
+from app.failures import failure_text, settle
 from app.i18n import words
 from app.probes.runner import Diagnosis
 from app.repair.journal import ROLLED_BACK, Transaction
@@ -114,6 +114,7 @@ def undo_transactions(transactions: list[Transaction], owner_window: int = 0) ->
         try:
             result.after = undo(transaction, owner_window=owner_window)
         except Exception as error:  # noqa: BLE001 - said in plain words by the page, the details logged
+            settle(error)  # here, in the worker: the page only draws the words
             result.stopped, result.error = transaction, error
             return result
         result.undone.append(transaction)

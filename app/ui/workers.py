@@ -15,6 +15,7 @@ from typing import Any, Callable, Optional
 from PySide6.QtCore import QObject, QRunnable, Qt, QThreadPool, Signal
 
 from app.cancel import Cancelled, CancelToken
+from app.failures import settle
 from app.ui.log import log_failure
 
 
@@ -55,6 +56,7 @@ class Worker(QRunnable):
         except BaseException as exc:  # noqa: BLE001 - every failure goes back to the page, in words
             exc.details = traceback.format_exc()  # type: ignore[attr-defined]
             log_failure(self.name, exc)  # here, on the worker's thread: the window never waits on the log file
+            settle(exc)  # and never on a file its words need
             self.signals.errored.emit(exc)
         else:
             self.signals.returned.emit(self.result)

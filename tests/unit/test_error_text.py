@@ -805,3 +805,18 @@ def test_winerror_1114_on_c10_names_an_old_copy_loaded_first_as_well_as_an_old_r
     en, zh = cause.text("en")["explanation"], cause.text("zh_CN")["explanation"]
     assert "too old" in en and "PyQt5" in en and "before torch" in en and '"import torch" works' in en
     assert "版本太旧" in zh and "PyQt5" in zh and "在 torch 之前导入" in zh
+
+
+def test_the_windows_error_behind_an_errno_22_is_asked_once_in_the_worker_not_when_drawn(monkeypatch):
+    """The C runtime's errno 22 hides Windows' own error (a quarantine's 225): it is asked once, by `settle` on
+    the worker's thread; drawing the words again (the window does, often) asks nothing."""
+    import app.system.files as files
+    from app.failures import os_error_words, settle
+
+    asked = []
+    monkeypatch.setattr(files, "windows_error_of", lambda path: asked.append(path) or 225)
+    error = OSError(22, "Invalid argument", r"C:\venv\torch\lib\torch_cpu.dll")
+    settle(error)
+    for _ in range(3):
+        assert "Protection history" in os_error_words(error, "en")
+    assert asked == [r"C:\venv\torch\lib\torch_cpu.dll"]
