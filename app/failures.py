@@ -20,10 +20,6 @@ def failure_text(error: BaseException, lang: str, otherwise: str = "cli.repair.f
     said = getattr(error, "text", None)
     if callable(said):
         return said(lang)
-    from app.system.base import ElevationDeclined
-
-    if isinstance(error, ElevationDeclined):  # No at Windows' permission prompt (a machine setting's reg.exe)
-        return words("repair.declined", lang)
     if isinstance(error, OSError):
         return words(otherwise, lang, error=os_error_words(error, lang))
     return words(otherwise, lang, error=f"{error.__class__.__name__}: {error}")

@@ -42,6 +42,11 @@ class NeedsElevation(PermissionError):
 class ElevationDeclined(Exception):
     """The user said No at Windows' consent (UAC) prompt (ERROR_CANCELLED): nothing ran."""
 
+    def text(self, lang: str) -> str:
+        from app.i18n import words
+
+        return words("repair.declined", lang)
+
 
 class StillRunning(TimeoutError):
     """A program started elevated had not ended when the wait for it did: it still runs (it is not ended)."""
