@@ -34,6 +34,7 @@ from typing import Callable, Iterator, Optional
 
 from app.cancel import Cancelled, CancelToken
 from app.system.base import ElevationDeclined, StillRunning
+from app.system.files import FILE_SHARE_READ, open_for_reading
 
 SEE_MASK_NOCLOSEPROCESS = 0x00000040
 SEE_MASK_NOASYNC = 0x00000100
@@ -151,14 +152,7 @@ def _com_for_shell() -> Iterator[None]:
             ole32.CoUninitialize()
 
 
-
-
 # -- the installer, held so that what was checked is what runs ---------------------------------------------------
-GENERIC_READ = 0x80000000
-FILE_SHARE_READ = 0x1
-OPEN_EXISTING = 3
-FILE_ATTRIBUTE_NORMAL = 0x80
-INVALID_HANDLE_VALUE = wintypes.HANDLE(-1).value
 MSI_BUSY_MUTEX = "Global\\_MSIExecute"  # held by Windows Installer while an installation runs
 SYNCHRONIZE = 0x00100000
 
@@ -171,19 +165,14 @@ def pinned_file(path: str) -> Iterator[tuple[str, bytes]]:
     on the way; its bytes read through this handle). The installer is checked from those bytes and started by that
     path while the handle is held: what was checked is what runs. OSError when the path goes through a link or a
     junction (its final path differs), or the file cannot be opened so (another program has it open for writing)."""
-    kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
-    kernel32.CreateFileW.argtypes = [wintypes.LPCWSTR, wintypes.DWORD, wintypes.DWORD, ctypes.c_void_p,
-                                     wintypes.DWORD, wintypes.DWORD, wintypes.HANDLE]
-    kernel32.CreateFileW.restype = wintypes.HANDLE
+    try:
+        kernel32, handle = open_for_reading(path, FILE_SHARE_READ)
+    except OSError as exc:
+        error = getattr(exc, "winerror", None) or 0
+        raise ctypes.WinError(error, f"could not hold {path} for its check: {ctypes.FormatError(error)}") from None
     kernel32.GetFinalPathNameByHandleW.argtypes = [wintypes.HANDLE, wintypes.LPWSTR, wintypes.DWORD,
                                                    wintypes.DWORD]
     kernel32.GetFinalPathNameByHandleW.restype = wintypes.DWORD
-    kernel32.CloseHandle.argtypes = [wintypes.HANDLE]
-    handle = kernel32.CreateFileW(path, GENERIC_READ, FILE_SHARE_READ, None, OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL,
-                                  None)
-    if handle == INVALID_HANDLE_VALUE or handle is None:
-        error = ctypes.get_last_error()
-        raise ctypes.WinError(error, f"could not hold {path} for its check: {ctypes.FormatError(error)}")
     try:
         buffer = ctypes.create_unicode_buffer(32768)
         if not kernel32.GetFinalPathNameByHandleW(handle, buffer, len(buffer), 0):

@@ -125,12 +125,15 @@ def _rename_no_replace(source: Path, target: Path) -> None:
     os.unlink(source)
 
 
-def windows_error_of(path: str) -> Optional[int]:
-    """The Windows error an open of `path` meets now (ERROR_VIRUS_INFECTED 225, a sharing violation 32, ...), or
-    None when it opens or this is not Windows. Python's open() goes through the C runtime, which turns most
-    Windows errors into errno 22 and keeps no Windows code: this asks Windows itself, on a failure's path only."""
-    if os.name != "nt":
-        return None
+GENERIC_READ, OPEN_EXISTING = 0x80000000, 3
+FILE_SHARE_READ, FILE_SHARE_ALL = 0x1, 0x7  # ALL: read, write and delete
+FILE_ATTRIBUTE_NORMAL, FILE_FLAG_BACKUP_SEMANTICS = 0x80, 0x02000000  # BACKUP_SEMANTICS: folders open too
+
+
+def open_for_reading(path: str, share: int, flags: int = FILE_ATTRIBUTE_NORMAL):
+    """(kernel32, a handle of the Windows path `path` opened for reading, letting others share `share`), Windows
+    only; the caller closes the handle with that kernel32's CloseHandle. OSError with Windows' own error
+    (`winerror`) when it cannot be opened."""
     import ctypes
     from ctypes import wintypes
 
@@ -140,9 +143,21 @@ def windows_error_of(path: str) -> Optional[int]:
     kernel32.CreateFileW.restype = wintypes.HANDLE
     kernel32.CloseHandle.argtypes = [wintypes.HANDLE]
     kernel32.CloseHandle.restype = wintypes.BOOL
-    generic_read, share_all, open_existing, backup_semantics = 0x80000000, 0x7, 3, 0x02000000
-    handle = kernel32.CreateFileW(str(path), generic_read, share_all, None, open_existing, backup_semantics, None)
+    handle = kernel32.CreateFileW(str(path), GENERIC_READ, share, None, OPEN_EXISTING, flags, None)
     if handle is None or handle == wintypes.HANDLE(-1).value:
-        return ctypes.get_last_error() or None
+        raise ctypes.WinError(ctypes.get_last_error())
+    return kernel32, handle
+
+
+def windows_error_of(path: str) -> Optional[int]:
+    """The Windows error an open of `path` meets now (ERROR_VIRUS_INFECTED 225, a sharing violation 32, ...), or
+    None when it opens or this is not Windows. Python's open() goes through the C runtime, which turns most
+    Windows errors into errno 22 and keeps no Windows code: this asks Windows itself, on a failure's path only."""
+    if os.name != "nt":
+        return None
+    try:
+        kernel32, handle = open_for_reading(path, FILE_SHARE_ALL, FILE_FLAG_BACKUP_SEMANTICS)
+    except OSError as exc:
+        return getattr(exc, "winerror", None) or None
     kernel32.CloseHandle(handle)
     return None

@@ -178,25 +178,17 @@ def test_smart_app_control_is_read_as_windows_own_reg_exe_reads_it(system):
 def test_an_errno_22_from_the_c_runtime_is_asked_of_windows_again(tmp_path):
     """open() keeps only errno 22 for most Windows errors (Defender's 225 and 226 among them): the refusal's kind
     comes from Windows itself, here a sharing violation (32) of a file another handle holds without sharing."""
-    import ctypes
-    from ctypes import wintypes
-
     from app.failures import refusal_kind
-    from app.system.files import windows_error_of
+    from app.system.files import open_for_reading, windows_error_of
 
     held = tmp_path / "torch_cpu.dll"
     held.write_bytes(b"MZ")
-    kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
-    kernel32.CreateFileW.argtypes = [wintypes.LPCWSTR, wintypes.DWORD, wintypes.DWORD, ctypes.c_void_p,
-                                     wintypes.DWORD, wintypes.DWORD, wintypes.HANDLE]
-    kernel32.CreateFileW.restype = wintypes.HANDLE
-    handle = kernel32.CreateFileW(str(held), 0x80000000, 0, None, 3, 0, None)  # GENERIC_READ, no sharing
-    assert handle not in (None, wintypes.HANDLE(-1).value)
+    kernel32, handle = open_for_reading(str(held), 0)  # no sharing
     try:
         assert windows_error_of(str(held)) == 32
         assert refusal_kind(OSError(22, "Invalid argument", str(held))) == "denied"
     finally:
-        kernel32.CloseHandle(wintypes.HANDLE(handle))
+        kernel32.CloseHandle(handle)
     assert windows_error_of(str(held)) is None
     assert windows_error_of(str(tmp_path / "gone.dll")) == 2
 
