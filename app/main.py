@@ -26,11 +26,32 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 def _choose_encodings() -> None:
     """Redirected output in the code page the shell reads it in (app/system/console.py), standard error as
-    standard output (`2>&1` is one file); the user's own choice (PYTHONIOENCODING, Python's UTF-8 mode) stands.
-    JSON written to `-` is kept readable in every code page by app/cli/output.py."""
-    if os.environ.get("PYTHONIOENCODING") or os.environ.get("PYTHONUTF8") or "utf8" in sys._xoptions:
-        return  # asked for by the user (not Python's own default, which becomes UTF-8 mode in 3.15)
+    standard output (`2>&1` is one file); an encoding the user chose (PYTHONIOENCODING, Python's UTF-8 mode) stands
+    where Python applied it. A character that encoding cannot write becomes "?": a report is never cut short by
+    a folder's name (a Chinese user name on an English Windows). JSON written to `-` is kept readable in every
+    code page by app/cli/output.py."""
     for stream in (sys.stdout, sys.stderr):
-        if stream and hasattr(stream, "reconfigure"):
-            console = stream.isatty() if hasattr(stream, "isatty") else False
-            stream.reconfigure(encoding=output_encoding(console, console_output_cp()), errors="replace")
+        if not (stream and hasattr(stream, "reconfigure")):
+            continue
+        if _chosen_by_user(stream):
+            if ":" not in os.environ.get("PYTHONIOENCODING", ""):  # the user named no handler of their own
+                stream.reconfigure(errors="replace")
+            continue
+        console = stream.isatty() if hasattr(stream, "isatty") else False
+        stream.reconfigure(encoding=output_encoding(console, console_output_cp()), errors="replace")
+
+
+def _chosen_by_user(stream) -> bool:
+    """The stream's encoding is one the user asked for and Python applied. The frozen app's Python ignores the
+    environment (PyInstaller), so a PYTHONIOENCODING there is only a variable: judged by the stream, not by it.
+    Python's own default is not a choice (it becomes UTF-8 mode in 3.15)."""
+    import codecs
+
+    asked = os.environ.get("PYTHONIOENCODING", "").partition(":")[0]
+    if asked:
+        try:
+            return codecs.lookup(asked).name == codecs.lookup(stream.encoding).name
+        except (LookupError, TypeError):
+            return False
+    explicit = "utf8" in sys._xoptions or (os.environ.get("PYTHONUTF8") == "1" and not sys.flags.ignore_environment)
+    return explicit and bool(sys.flags.utf8_mode)

@@ -392,6 +392,20 @@ def test_json_to_a_stream_in_a_code_page_stays_json_and_keeps_every_character():
         assert data.isascii() == escaped and (b"?" not in data), encoding
 
 
+
+@pytest.mark.parametrize("encoding", ["cp1252", "utf-8"])
+def test_a_report_in_a_code_page_without_its_characters_is_written_whole_not_an_internal_error(encoding):
+    """The Chinese report (or a Chinese user's folder in an English one) redirected in a code page that cannot
+    write it, here chosen by the user with PYTHONIOENCODING: before, the report stopped halfway with "internal
+    error (UnicodeEncodeError...)" and exit 2. The frozen app met the same in the lab (its Python ignores that
+    variable and wrote code page 1252). The characters the code page lacks become "?", the report is whole."""
+    done = subprocess.run([sys.executable, "-m", "app", "diagnose", "--demo", "--lang", "zh_CN"], cwd=REPO,
+                          capture_output=True, timeout=120, env={**os.environ, "PYTHONIOENCODING": encoding})
+    assert done.returncode == 1, done.stderr.decode(encoding, "replace")[-1500:]
+    text = done.stdout.decode(encoding)
+    assert "libomp140.x86_64.dll" in text and "(openmp-runtime-missing)" in text
+    assert ("诊断报告" in text) == (encoding == "utf-8") and ("?" in text.splitlines()[0]) == (encoding == "cp1252")
+
 def test_an_internal_error_is_one_line_and_its_traceback_goes_to_the_log_or_here_with_debug(monkeypatch, tmp_path,
                                                                                              capsys):
     """As Picard's cli/base.py: the failure is logged in the wizard's rotating log, and `--debug` prints it."""
