@@ -29,17 +29,24 @@ SCHEMA = "torch-dll-doctor.diagnosis/2"  # 2: `summary` counts problems (causes)
 _USER_IN_PATH = re.compile(r"(?i)([\\/]Users[\\/])(?!<user>)([^\\/\"'\n\r\t,;]+)")
 # account names that are ordinary words: replacing them everywhere would garble the text
 _COMMON_NAMES = {"user", "users", "admin", "administrator", "owner", "guest", "pc", "default", "public"}
+_CJK = re.compile("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")  # kana, CJK ideographs, Hangul
 
 
 def redact(value: Any, names: Iterable[str] = ()) -> Any:
     """Replace the user's name: the profile folder in every path (…\\Users\\alice\\… -> …\\Users\\<user>\\…),
-    and the given account names where they stand as whole words. Keys are redacted as paths only. The patterns
+    and the given account names where they stand as whole words (a Chinese, Japanese or Korean one wherever it
+    stands). Keys are redacted as paths only. The patterns
     are made once per call, and a text that holds neither "users" nor a name is passed over (a report of many
     environments holds hundreds of thousands of texts)."""
-    names = [n for n in names if len(n) >= 3 and n.lower() not in _COMMON_NAMES]
-    pattern = re.compile("(?i)(?<![\\w<])(?:" + "|".join(re.escape(n) for n in names) + ")(?![\\w>])") if names \
-        else None
-    needles = ["users", *(n.lower() for n in names)]
+    names = [n for n in names if n.lower() not in _COMMON_NAMES]
+    words = [n for n in names if len(n) >= 3 and not _CJK.search(n)]
+    # Chinese, Japanese and Korean names are often two characters, and their text has no spaces between words:
+    # such a name is replaced wherever it stands (张伟 in "张伟的桌面" is the name too)
+    cjk = [n for n in names if len(n) >= 2 and _CJK.search(n)]
+    parts = ([f"(?<![\\w<])(?:{'|'.join(re.escape(n) for n in words)})(?![\\w>])"] if words else []) + \
+        [re.escape(n) for n in cjk]
+    pattern = re.compile("(?i)" + "|".join(parts)) if parts else None
+    needles = ["users", *(n.lower() for n in [*words, *cjk])]
     return _redact(value, pattern, needles)
 
 

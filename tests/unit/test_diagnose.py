@@ -490,6 +490,10 @@ def test_redaction_keeps_names_with_spaces_and_common_account_names_readable():
     assert redact(r"C:\Users\John Smith\ComfyUI", ["John Smith"]) == r"C:\Users\<user>\ComfyUI"
     assert redact(r"the user C:\Users\User\x <user>", ["User"]) == r"the user C:\Users\<user>\x <user>"
     assert redact({r"C:\Users\bob\p": "bob, bobby"}, ["bob"]) == {r"C:\Users\<user>\p": "<user>, bobby"}
+    # a Chinese name of two characters, in a process's owner and in a folder named after it (no spaces in Chinese)
+    assert redact(r"PC\张伟 holds D:\张伟的桌面\ComfyUI, as C:\Users\张伟\x", ["张伟", "al"]) == \
+        r"PC\<user> holds D:\<user>的桌面\ComfyUI, as C:\Users\<user>\x"
+    assert redact("al and alice", ["al"]) == "al and alice"  # a short Latin name stays: it would garble words
 
 
 def test_explain_accepts_any_text(capsys):
