@@ -81,16 +81,27 @@ def lab_env(lab, name: str, **kwargs):
         wine_unavailable(str(exc))
 
 
+def chinese_windows(lab, extra=None) -> dict:
+    """The env of a run on a Chinese Windows (tests/winelab.py chinese_windows), or a skip when the lab cannot."""
+    from tests.winelab import WineLabUnavailable
+
+    try:
+        return lab.chinese_windows(extra)
+    except WineLabUnavailable as exc:
+        wine_unavailable(str(exc))
+
 @pytest.fixture(scope="session")
 def seed_env(lab):
-    """torch 2.4.0 as pip installs it: no libomp140.x86_64.dll. Shared: tests must not change it."""
-    return lab_env(lab, "lab-seed-240", torch_version="2.4.0")
+    """torch 2.4.0 as pip installs it: no libomp140.x86_64.dll. Shared: tests must not change it.
+
+    Its folder has a space and Chinese characters, as a ComfyUI unzipped on a Chinese user's Desktop does."""
+    return lab_env(lab, "lab-seed-240 张伟的桌面", torch_version="2.4.0")
 
 
 @pytest.fixture(scope="session")
 def fixed_env(lab):
     """torch 2.4.0 with libiomp5md.dll copied to libomp140.x86_64.dll. Shared: tests must not change it."""
-    return lab_env(lab, "lab-fixed-240", torch_version="2.4.0", libomp=True)
+    return lab_env(lab, "lab-fixed-240 张伟的桌面", torch_version="2.4.0", libomp=True)
 
 
 VC_RUNTIMES_KEY = r"HKLM\SOFTWARE\Microsoft\VisualStudio\14.0\VC\Runtimes"

@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import getpass
 import hashlib
 import io
 import json
@@ -141,6 +140,11 @@ ROOT_ENV = "TDD_WINELAB_DIR"
 SERVER_PERSIST = 60
 BASE_DLL_OVERRIDES = "mscoree,mshtml="  # no Mono / Gecko install prompts
 _RECIPE = "winelab-1"  # bump to rebuild python312/ when the recipe changes
+#: The lab's Windows user (Wine takes it from ``USER``): a Chinese name, as many of our users have, so that the
+#: profile, %TEMP%, %LOCALAPPDATA% (the journal, the backups), Downloads and the one-file build's ``_MEI*`` folder
+#: are all spelled in characters that the lab's ANSI code page (1252) cannot write: the harder case of a Chinese
+#: name on an English Windows, where only the Unicode ("W") calls of Windows work.
+LAB_USER = "张伟"
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -431,7 +435,7 @@ class WineLab:
 
     def user_folder(self, name: str = "") -> Path:
         """The lab user's profile folder (C:\\users\\<user>) or one in it ("Downloads"), as a Linux path."""
-        home = self.prefix / "drive_c" / "users" / (os.environ.get("USER") or getpass.getuser())
+        home = self.prefix / "drive_c" / "users" / LAB_USER
         return home / name if name else home
 
     def _own_user_folders(self) -> None:
@@ -495,6 +499,8 @@ class WineLab:
             WINEDLLOVERRIDES=BASE_DLL_OVERRIDES,
             WINEARCH="win64",
             PYTHONIOENCODING="utf-8",
+            USER=LAB_USER,
+            LOGNAME=LAB_USER,
         )
         if extra:
             for k, v in extra.items():
@@ -503,6 +509,17 @@ class WineLab:
                 else:
                     env[k] = v
         return env
+
+    def chinese_windows(self, extra: Optional[Mapping[str, str]] = None) -> dict[str, str]:
+        """The ``env`` of a run on a Chinese Windows: Wine's user locale zh_CN (code page 936, Wine's Chinese messages).
+
+        LC_ALL sets it (LANG alone did not). The Linux locale must exist: without it Wine still picks 936 but
+        reads its command line in ASCII, so the lab user's folder (LAB_USER) reached Python garbled.
+        """
+        listed = subprocess.run(["locale", "-a"], capture_output=True, text=True).stdout.lower().split()
+        if "zh_cn.utf8" not in listed:
+            raise WineLabUnavailable("the Linux locale zh_CN.UTF-8 is missing (bash .ci/wine_setup.sh makes it)")
+        return {"LC_ALL": "zh_CN.UTF-8", **(extra or {})}
 
     def _wine_quiet(self, args: Sequence[str], timeout: float = 300) -> subprocess.CompletedProcess:
         return subprocess.run(
@@ -526,7 +543,8 @@ class WineLab:
 
     def _ensure_prefix(self) -> None:
         marker = self.prefix / ".tdd-ready"
-        if marker.is_file() and (self.prefix / "system.reg").is_file():
+        recipe = f"{_RECIPE} {LAB_USER}\n"  # a prefix made for another user has another profile: made again
+        if marker.is_file() and marker.read_text(encoding="utf-8") == recipe and (self.prefix / "system.reg").is_file():
             return
         self.shutdown()
         shutil.rmtree(self.prefix, ignore_errors=True)
@@ -537,7 +555,7 @@ class WineLab:
         self._wine_quiet(["wineserver", "-w"])
         if r.returncode != 0 or not (self.prefix / "system.reg").is_file():
             raise RuntimeError(f"wineboot --init failed (exit {r.returncode}) for WINEPREFIX={self.prefix}")
-        marker.write_text(_RECIPE + "\n")
+        marker.write_text(recipe, encoding="utf-8")
 
     # ---- torch envs
 
@@ -580,8 +598,8 @@ class WineLab:
         An existing env of that name is deleted first. ``libomp=True`` copies ``torch/lib/libiomp5md.dll``
         to ``torch/lib/libomp140.x86_64.dll`` (the ComfyUI-style fix for torch 2.4.0).
         """
-        if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
-            raise ValueError(f"bad env name {name!r}")
+        if not re.fullmatch(r'[^\\/:*?"<>|\x00-\x1f]+', name) or name.strip(". ") != name:
+            raise ValueError(f"bad env name {name!r}")  # one folder name that Windows can spell
         self.ensure()
         env = self.envs / name
         self._install(env, self.base_site(torch_version))

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.conftest import lab_env
+from tests.conftest import chinese_windows, lab_env
 from tests.winelab import REPO_ROOT, to_windows_path
 
 pytestmark = [pytest.mark.wine, pytest.mark.slow]
@@ -96,7 +96,7 @@ def test_a_python_that_cannot_start_is_reported_not_fatal(lab):
 
 def test_live_diagnose_speaks_chinese_on_a_chinese_windows(lab, seed_env):
     result = run_app(lab, ["diagnose", "--env", to_windows_path(seed_env), "--json", "-", "--quiet"],
-                     env={"LC_ALL": "zh_CN.UTF-8"})
+                     env=chinese_windows(lab))
     document = json.loads(result.stdout)
     assert document["language"] == "zh_CN" and document["machine"]["code_page"] == 936
     titles = {f["code"]: f["title"] for f in document["findings"]}

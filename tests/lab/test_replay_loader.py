@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from tests.conftest import lab_env
+from tests.conftest import chinese_windows, lab_env
 from tests.winelab import REPO_ROOT, WineLab, to_windows_path
 
 SCRIPT = REPO_ROOT / "resources" / "replay_loader.py"
@@ -167,7 +167,7 @@ def test_python_without_torch_reports_it_cleanly(lab):
 def test_chinese_messages_and_a_cp936_pipe_keep_the_line_ascii(lab, seed_env):
     # LC_ALL sets Wine's UI language (Chinese messages, code page 936); PYTHONIOENCODING="" undoes the lab's
     # utf-8, so Python writes its pipes in cp936 as on a real Chinese Windows.
-    report, _ = replay(lab, seed_env, env={"LC_ALL": "zh_CN.UTF-8", "PYTHONIOENCODING": ""})
+    report, _ = replay(lab, seed_env, env=chinese_windows(lab, {"PYTHONIOENCODING": ""}))
     assert report["encodings"]["stdout"] in ("gbk", "cp936")  # Python names code page 936 "gbk"
     first = report["first_failure"]
     assert (first["name"], first["winerror"]) == ("fbgemm.dll", 126)

@@ -11,7 +11,8 @@ import subprocess
 
 import pytest
 
-from tests.winelab import from_windows_path, to_windows_path
+from tests.conftest import chinese_windows
+from tests.winelab import LAB_USER, from_windows_path, to_windows_path
 
 pytestmark = [pytest.mark.wine, pytest.mark.slow]
 
@@ -42,6 +43,25 @@ def test_windows_python_is_64_bit_cpython_312(lab):
     assert exe == to_windows_path(lab.python_dir / "python.exe")
     assert text == "找不到"  # UTF-8 end to end
 
+
+
+def test_the_lab_user_has_a_name_the_ansi_code_page_cannot_write(lab):
+    """Every lab scenario runs as LAB_USER (张伟): its profile, %TEMP% and %LOCALAPPDATA% (the journal) are spelled in
+    characters that code page 1252 lacks, so only Windows' Unicode calls reach them, as for a Chinese name on an
+    English Windows."""
+    code = ("import ctypes, os, tempfile\n"
+            "print(ctypes.windll.kernel32.GetACP())\n"
+            "for p in (os.path.expanduser('~'), tempfile.gettempdir(), os.environ['LOCALAPPDATA']):\n"
+            "    os.makedirs(p, exist_ok=True); open(os.path.join(p, 'tdd-probe.txt'), 'w').close(); print(p)\n")
+    proc = lab.run_python(["-c", code], timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    code_page, home, temp, local = proc.stdout.splitlines()
+    assert code_page == "1252" and LAB_USER == "张伟"
+    with pytest.raises(UnicodeEncodeError):
+        LAB_USER.encode("cp1252")
+    assert home == f"C:\\users\\{LAB_USER}" and lab.user_folder().is_dir()
+    assert temp.startswith(home) and local.startswith(home)
+    assert (from_windows_path(local, prefix=lab.prefix) / "tdd-probe.txt").is_file()
 
 def test_stdin_and_exit_code(lab):
     proc = lab.run_python(["-c", "import sys; sys.stderr.write(sys.stdin.read().upper()); sys.exit(3)"],
@@ -100,10 +120,10 @@ def test_missing_msvcp140_fails_on_c10(lab, fixed_env):
 
 
 def test_chinese_locale_gives_chinese_error_text(lab, seed_env):
-    # LC_ALL sets Wine's user locale (LANG=zh_CN.UTF-8 alone did not here, where that Linux locale is not
-    # installed): code page 936 and Wine's own Chinese text "找不到模块。" (Windows: "找不到指定的模块。").
+    # A Chinese Windows (lab.chinese_windows): code page 936 and Wine's own Chinese text "找不到模块。" (Windows:
+    # "找不到指定的模块。"), for a user whose profile is C:\users\张伟.
     code = "import locale; print(locale.getencoding()); import torch"
-    proc = lab.run_python(["-c", code], torch_env=seed_env, env={"LC_ALL": "zh_CN.UTF-8"})
+    proc = lab.run_python(["-c", code], torch_env=seed_env, env=chinese_windows(lab))
     assert proc.returncode == 1
     assert proc.stdout.splitlines() == ["cp936"]
     assert "OSError: [WinError 126] 找不到模块。 Error loading" in proc.stderr
