@@ -14,7 +14,7 @@ command -v Xvfb >/dev/null 2>&1 && [ -e /usr/lib/x86_64-linux-gnu/libxcb-cursor.
 { [ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] && [ -f /usr/share/fonts/truetype/wqy/wqy-microhei.ttc ]; } || { S=$([ "$(id -u)" -eq 0 ] || echo sudo); $S apt-get update -q && $S env DEBIAN_FRONTEND=noninteractive apt-get install -y -q fonts-dejavu-core fonts-wqy-microhei; }
 
 # The Linux locale zh_CN.UTF-8, for the lab's "Chinese Windows" (LC_ALL=zh_CN.UTF-8: code page 936, Chinese
-# messages; tests/winelab.py CHINESE_WINDOWS). Without it Wine still picks code page 936 but reads the command line
+# messages; tests/winelab.py chinese_windows). Without it Wine still picks code page 936 but reads the command line
 # in ASCII, and every Chinese argument (the lab user's folder, 张伟) reaches Windows' Python garbled.
 locale -a 2>/dev/null | grep -qix 'zh_CN.utf8' || { S=$([ "$(id -u)" -eq 0 ] || echo sudo); [ -f /usr/share/i18n/locales/zh_CN ] || { $S apt-get update -q && $S env DEBIAN_FRONTEND=noninteractive apt-get install -y -q locales; }; $S localedef -i zh_CN -f UTF-8 zh_CN.UTF-8; }
 

@@ -71,24 +71,25 @@ def lab():
     wine_lab.shutdown()
 
 
-def lab_env(lab, name: str, **kwargs):
-    """A torch install in the Windows lab (tests/winelab.py make_torch_env), or a skip when the lab cannot."""
+def lab_or_skip(make, *args, **kwargs):
+    """What a call of the Windows lab makes, or a skip (a failure under TDD_REQUIRE_WINE) when the lab cannot."""
     from tests.winelab import WineLabUnavailable
 
     try:
-        return lab.make_torch_env(name, **kwargs)
+        return make(*args, **kwargs)
     except WineLabUnavailable as exc:
         wine_unavailable(str(exc))
+
+
+def lab_env(lab, name: str, **kwargs):
+    """A torch install in the Windows lab (tests/winelab.py make_torch_env)."""
+    return lab_or_skip(lab.make_torch_env, name, **kwargs)
 
 
 def chinese_windows(lab, extra=None) -> dict:
-    """The env of a run on a Chinese Windows (tests/winelab.py chinese_windows), or a skip when the lab cannot."""
-    from tests.winelab import WineLabUnavailable
+    """The env of a run on a Chinese Windows (tests/winelab.py chinese_windows)."""
+    return lab_or_skip(lab.chinese_windows, extra)
 
-    try:
-        return lab.chinese_windows(extra)
-    except WineLabUnavailable as exc:
-        wine_unavailable(str(exc))
 
 @pytest.fixture(scope="session")
 def seed_env(lab):

@@ -44,7 +44,6 @@ def test_windows_python_is_64_bit_cpython_312(lab):
     assert text == "找不到"  # UTF-8 end to end
 
 
-
 def test_the_lab_user_has_a_name_the_ansi_code_page_cannot_write(lab):
     """Every lab scenario runs as LAB_USER (张伟): its profile, %TEMP% and %LOCALAPPDATA% (the journal) are spelled in
     characters that code page 1252 lacks, so only Windows' Unicode calls reach them, as for a Chinese name on an
@@ -62,6 +61,7 @@ def test_the_lab_user_has_a_name_the_ansi_code_page_cannot_write(lab):
     assert home == f"C:\\users\\{LAB_USER}" and lab.user_folder().is_dir()
     assert temp.startswith(home) and local.startswith(home)
     assert (from_windows_path(local, prefix=lab.prefix) / "tdd-probe.txt").is_file()
+
 
 def test_stdin_and_exit_code(lab):
     proc = lab.run_python(["-c", "import sys; sys.stderr.write(sys.stdin.read().upper()); sys.exit(3)"],

@@ -392,7 +392,6 @@ def test_json_to_a_stream_in_a_code_page_stays_json_and_keeps_every_character():
         assert data.isascii() == escaped and (b"?" not in data), encoding
 
 
-
 @pytest.mark.parametrize("encoding", ["cp1252", "utf-8"])
 def test_a_report_in_a_code_page_without_its_characters_is_written_whole_not_an_internal_error(encoding):
     """The Chinese report (or a Chinese user's folder in an English one) redirected in a code page that cannot
@@ -405,6 +404,7 @@ def test_a_report_in_a_code_page_without_its_characters_is_written_whole_not_an_
     text = done.stdout.decode(encoding)
     assert "libomp140.x86_64.dll" in text and "(openmp-runtime-missing)" in text
     assert ("诊断报告" in text) == (encoding == "utf-8") and ("?" in text.splitlines()[0]) == (encoding == "cp1252")
+
 
 def test_an_internal_error_is_one_line_and_its_traceback_goes_to_the_log_or_here_with_debug(monkeypatch, tmp_path,
                                                                                              capsys):
