@@ -3,6 +3,7 @@ or open the wizard when there is none. The commands live in app/cli/; DESIGN.md 
 
 from __future__ import annotations
 
+import codecs
 import os
 import sys
 from typing import Optional, Sequence
@@ -30,24 +31,22 @@ def _choose_encodings() -> None:
     where Python applied it. A character that encoding cannot write becomes "?": a report is never cut short by
     a folder's name (a Chinese user name on an English Windows). JSON written to `-` is kept readable in every
     code page by app/cli/output.py."""
+    asked, _, handler = os.environ.get("PYTHONIOENCODING", "").partition(":")
     for stream in (sys.stdout, sys.stderr):
         if not (stream and hasattr(stream, "reconfigure")):
             continue
-        if _chosen_by_user(stream):
-            if ":" not in os.environ.get("PYTHONIOENCODING", ""):  # the user named no handler of their own
+        if _chosen_by_user(stream, asked):
+            if not handler:  # the user named no handler of their own
                 stream.reconfigure(errors="replace")
             continue
         console = stream.isatty() if hasattr(stream, "isatty") else False
         stream.reconfigure(encoding=output_encoding(console, console_output_cp()), errors="replace")
 
 
-def _chosen_by_user(stream) -> bool:
-    """The stream's encoding is one the user asked for and Python applied. The frozen app's Python ignores the
-    environment (PyInstaller), so a PYTHONIOENCODING there is only a variable: judged by the stream, not by it.
-    Python's own default is not a choice (it becomes UTF-8 mode in 3.15)."""
-    import codecs
-
-    asked = os.environ.get("PYTHONIOENCODING", "").partition(":")[0]
+def _chosen_by_user(stream, asked: str) -> bool:
+    """The stream's encoding is one the user asked for (``asked``: PYTHONIOENCODING's encoding) and Python applied.
+    The frozen app's Python ignores the environment (PyInstaller), so a PYTHONIOENCODING there is only a
+    variable: judged by the stream, not by it. Python's own default is not a choice (UTF-8 mode from 3.15)."""
     if asked:
         try:
             return codecs.lookup(asked).name == codecs.lookup(stream.encoding).name
