@@ -180,14 +180,19 @@ class Transaction:
         self._last_step = max((r["step"] for r in records if r["kind"] == Record.INTENT), default=0)
 
     def _read(self) -> list[dict]:
+        """Every whole record. A line cut short by a power cut (mid-character too: paths are written as UTF-8) is
+        no record: the change it announced was never made (an intent is on disk before its change) or is found by
+        comparing (an `applied` lost), so it is passed over, and the records written after it are read."""
         records = []
         path = self.folder / "journal.jsonl"
         if path.exists():
-            for line in path.read_text(encoding="utf-8").splitlines():
+            for line in path.read_bytes().splitlines():
                 try:
-                    records.append(json.loads(line))
-                except ValueError:
-                    break  # a line cut short by a crash: nothing after it was written either
+                    record = json.loads(line)
+                except ValueError:  # UnicodeDecodeError is one too
+                    continue
+                if isinstance(record, dict) and isinstance(record.get("kind"), str):
+                    records.append(record)
         return records
 
     # -- reading ---------------------------------------------------------------------------------------
@@ -284,8 +289,13 @@ class Transaction:
     # -- writing ---------------------------------------------------------------------------------------
     def _write(self, record: dict) -> None:
         record = {"at": _now(), **record}
-        with open(self.folder / "journal.jsonl", "a", encoding="utf-8") as out:
-            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+        with open(self.folder / "journal.jsonl", "a+b") as out:
+            if out.seek(0, os.SEEK_END) > 0:
+                out.seek(-1, os.SEEK_END)
+                if out.read(1) != b"\n":  # the last line was cut short by a power cut: never glued onto it
+                    line = b"\n" + line
+            out.write(line)
             out.flush()
             os.fsync(out.fileno())
         self._records.append(record)
@@ -461,8 +471,13 @@ class Journal:
         (folder / "backups").mkdir(parents=True)
         transaction = Transaction(folder)
         transaction.hold()
-        transaction._write({"kind": Record.BEGIN, "id": transaction.id, "created": _now(), "machine": machine,
-                            "action": action, "source": source, "environment": environment, "plan": plan})
+        try:
+            transaction._write({"kind": Record.BEGIN, "id": transaction.id, "created": _now(), "machine": machine,
+                                "action": action, "source": source, "environment": environment, "plan": plan})
+        except BaseException:  # a full disk, denied: nothing was changed, so nothing is left to list or to hold
+            transaction.release()
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
         crash_point("begin")
         return transaction
 

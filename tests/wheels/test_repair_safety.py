@@ -4,6 +4,7 @@ is recorded and said, and the downloads are not kept."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import subprocess
@@ -23,6 +24,7 @@ from app.repair.journal import (
     RUNNING,
     Journal,
     RepairBusy,
+    Transaction,
     TransactionChanged,
 )
 from app.repair.run import undo
@@ -101,6 +103,56 @@ def test_a_repair_killed_while_held_is_found_interrupted_and_rolled_back(torch_i
     assert main(["undo", "--transaction", transaction.id]) in (0, 1)
     capsys.readouterr()
     assert tree_hashes(lib) == before and Journal().get(transaction.id).state == ROLLED_BACK
+
+
+@pytest.mark.parametrize("tear", ["mid-character", "mid-line"])
+def test_a_journal_line_cut_short_by_a_power_cut_is_passed_over_and_the_repair_undone(torch_image, data_dir,
+                                                                                       tmp_path, tear, capsys):
+    image = torch_image()
+    lib = image.host(TORCH_LIB)
+    before = tree_hashes(lib)
+    repair, _go = start_paused(image, data_dir, "change:1", tmp_path)
+    repair.kill()
+    repair.communicate(timeout=30)
+    (transaction,) = Journal().unfinished()
+    # the power cut: a record being written, with a path in the account's name, is on disk only in part
+    line = json.dumps({"at": "2026-12-03T10:00:00+00:00", "kind": "note", "folder": r"C:\Users\张伟\ComfyUI"},
+                      ensure_ascii=False).encode("utf-8")
+    cut = line.index("张".encode()) + (1 if tear == "mid-character" else 0)
+    with open(transaction.folder / "journal.jsonl", "ab") as journal:
+        journal.write(line[:cut])
+    assert main(["diagnose", "--root", str(image.root), "--quiet", "--json", os.devnull]) in (0, 1)
+    assert f"undo --transaction {transaction.id}" in capsys.readouterr().err  # still offered, not an error
+    assert main(["undo", "--transaction", transaction.id]) in (0, 1)
+    capsys.readouterr()
+    assert tree_hashes(lib) == before
+    # what the undo wrote after the torn line is read: rolled back, not offered again
+    assert Journal().get(transaction.id).state == ROLLED_BACK and Journal().unfinished() == []
+
+
+def test_a_repair_whose_first_record_cannot_be_written_leaves_nothing_behind(torch_image, data_dir, monkeypatch,
+                                                                             capsys):
+    image = torch_image()
+    lib = image.host(TORCH_LIB)
+    before = tree_hashes(lib)
+    real_write = Transaction._write
+
+    def full_disk(self, record):
+        if record["kind"] == "begin":  # the disk fills up halfway through the first line
+            with open(self.folder / "journal.jsonl", "ab") as journal:
+                journal.write(json.dumps(record).encode()[:40])
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real_write(self, record)
+
+    monkeypatch.setattr(Transaction, "_write", full_disk)
+    assert main(repair_argv(image)) == 1
+    assert "full" in capsys.readouterr().err
+    assert tree_hashes(lib) == before
+    assert list(Journal().transactions()) == []  # no ghost repair, listed as running or offered for rollback
+    monkeypatch.setattr(Transaction, "_write", real_write)
+    assert main(repair_argv(image)) == 0  # and the next try runs
+    capsys.readouterr()
+    assert (lib / "libomp140.x86_64.dll").exists()
 
 
 def test_a_second_repair_waits_for_none_and_says_why(torch_image, data_dir, tmp_path, capsys):
