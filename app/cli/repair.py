@@ -136,11 +136,13 @@ def _output_printer(lang: str, output: Output) -> Callable:
 
 def _say_outcome(args: argparse.Namespace, outcome, lang: str, output: Output) -> ExitCode:
     """How it ended, from the diagnosis made again; the transaction's id is in the undo line, where it is used."""
-    from app.repair.run import FIXED, RESTART_NEEDED
+    from app.repair.run import FIXED, RESTART_NEEDED, UNCHECKED, unfinished_checks
 
     left = [p.lead.text(lang).title for p in outcome.problems_left]
     if outcome.state == FIXED:
         output.line(words("cli.repair.fixed", lang))
+    elif outcome.state == UNCHECKED:  # nothing seen, but not every check could see: never "nothing stops it"
+        output.line(words("cli.repair.unchecked", lang, checks=unfinished_checks(outcome.after, lang) or "-"))
     elif outcome.state == RESTART_NEEDED:  # not a failure: what is left waits for the restart
         output.line(words("cli.repair.restart_needed", lang, problems="; ".join(left)))
     else:

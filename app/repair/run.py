@@ -11,7 +11,7 @@ from typing import Callable, Optional, Union
 from app.cancel import CancelToken
 from app.i18n import words
 from app.inventory.environment import PythonEnvironment, inspect_environment
-from app.probes.runner import Diagnosis, run_diagnosis
+from app.probes.runner import BLIND, Diagnosis, run_diagnosis
 from app.repair.actions import action_for
 from app.repair.changes.installers import kept_runtimes
 from app.repair.in_use import processes_using
@@ -27,9 +27,10 @@ class Outcome(str, Enum):
     FIXED = "fixed"
     STILL_BLOCKED = "still-blocked"
     RESTART_NEEDED = "restart-needed"
+    UNCHECKED = "unchecked"  # nothing left that the check saw, but it could not see everything: never "fixed"
 
 
-FIXED, STILL_BLOCKED, RESTART_NEEDED = Outcome
+FIXED, STILL_BLOCKED, RESTART_NEEDED, UNCHECKED = Outcome
 
 
 class RunStep(str, Enum):
@@ -113,7 +114,16 @@ class RepairOutcome:
     def state(self) -> Outcome:
         if self.problems_left and self.transaction.restart_needed:
             return RESTART_NEEDED  # what is left waits for Windows to restart (files replaced at the reboot)
-        return STILL_BLOCKED if self.problems_left else FIXED
+        if self.problems_left:
+            return STILL_BLOCKED
+        return FIXED if self.after.complete else UNCHECKED
+
+
+def unfinished_checks(diagnosis: Diagnosis, lang: str) -> str:
+    """The names of a diagnosis's checks that could not see what they check ("" when all did)."""
+    names = [f.evidence.get("check") for f in diagnosis.findings if f.code in BLIND]
+    spelled = [n.get(lang) or n.get("en") if isinstance(n, dict) else str(n) for n in names if n]
+    return ", ".join(dict.fromkeys(spelled))
 
 
 def plan_repair(system: System, env: PythonEnvironment, action: str, source: Optional[str] = None,

@@ -22,6 +22,7 @@ from app.repair.journal import ROLLED_BACK, Transaction
 from app.repair.run import (
     FIXED,
     RESTART_NEEDED,
+    UNCHECKED,
     DownloadMoved,
     OutputLine,
     RepairOutcome,
@@ -49,6 +50,7 @@ class Phase(str, Enum):
     DONE = "done"
     STILL_BLOCKED = "still-blocked"
     RESTART_NEEDED = "restart-needed"
+    UNCHECKED = "unchecked"  # done, and the check after it could not see everything
     FAILED = "failed"
     SKIPPED = "skipped"
     ROLLED_BACK = "rolled-back"
@@ -220,7 +222,8 @@ class RepairRun:
         item.outcome = outcome
         self.session.add_outcome(outcome)
         self._take_diagnosis(outcome.after)
-        item.phase = {FIXED: Phase.DONE, RESTART_NEEDED: Phase.RESTART_NEEDED}.get(outcome.state, Phase.STILL_BLOCKED)
+        item.phase = {FIXED: Phase.DONE, RESTART_NEEDED: Phase.RESTART_NEEDED,
+                      UNCHECKED: Phase.UNCHECKED}.get(outcome.state, Phase.STILL_BLOCKED)
         self.log.append(Recorded(outcome.transaction.id))
         if self.state == RunState.ROLLING_BACK:  # Stop came after the last change was made: undo it too
             self._roll_back_done()

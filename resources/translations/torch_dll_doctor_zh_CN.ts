@@ -868,27 +868,32 @@
         <translation>正在进行…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="126"/>
+        <location filename="../../app/ui/pages/repair.py" line="122"/>
+        <source>done, but the check afterwards could not finish</source>
+        <translation>已完成，但之后的检查没能完成</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/repair.py" line="127"/>
         <source>not finished: Microsoft&apos;s installer is still running</source>
         <translation>未完成：微软的安装程序仍在运行</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="132"/>
+        <location filename="../../app/ui/pages/repair.py" line="133"/>
         <source>Working. You can stop at any time: whatever was changed is put back. Microsoft&apos;s installer, once it runs, is let finish, and the runtime it installs stays.</source>
         <translation>正在处理。你随时可以停止：已做的修改都会恢复原样。微软的安装程序一旦开始运行，会让它完成，它安装的运行库会保留。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="144"/>
+        <location filename="../../app/ui/pages/repair.py" line="145"/>
         <source>Stopped. Everything the repairs changed was put back as it was, except Microsoft&apos;s Visual C++ runtime, now installed ({runtimes}): its installer had already run, and it stays because other programs share it.</source>
         <translation>已停止。修复所做的修改都已恢复原样，但微软 Visual C++ 运行库除外，它现在已安装（{runtimes}）：它的安装程序已经运行过，而它会保留，因为其他程序也在使用它。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="157"/>
+        <location filename="../../app/ui/pages/repair.py" line="158"/>
         <source>All chosen repairs are done. Windows needs a restart before they take effect: restart when the assistant is done, then check again.</source>
         <translation>所有选中的修复都已完成。需要重启 Windows 之后才会生效：请在本助手结束后重启电脑，然后再检查一次。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="187"/>
+        <location filename="../../app/ui/pages/repair.py" line="190"/>
         <source>Recorded as {id}.</source>
         <translation>已记录为 {id}。</translation>
     </message>
@@ -923,47 +928,47 @@
         <translation>已完成，但 PyTorch 仍无法加载</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="123"/>
+        <location filename="../../app/ui/pages/repair.py" line="124"/>
         <source>skipped</source>
         <translation>已跳过</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="124"/>
+        <location filename="../../app/ui/pages/repair.py" line="125"/>
         <source>rolled back</source>
         <translation>已恢复</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="125"/>
+        <location filename="../../app/ui/pages/repair.py" line="126"/>
         <source>could not be put back completely</source>
         <translation>没能完全恢复原样</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="135"/>
+        <location filename="../../app/ui/pages/repair.py" line="136"/>
         <source>Working. You can stop at any time: whatever was changed is put back.</source>
         <translation>正在进行。你可以随时停止：已做的修改都会恢复原样。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="138"/>
+        <location filename="../../app/ui/pages/repair.py" line="139"/>
         <source>Putting everything back as it was… The window closes by itself when that is done.</source>
         <translation>正在把一切恢复原样…完成后窗口会自动关闭。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="141"/>
+        <location filename="../../app/ui/pages/repair.py" line="142"/>
         <source>Stopped. What the repairs changed was put back, but Microsoft&apos;s installer is still running (below: what to do).</source>
         <translation>已停止。修复所做的更改已还原，但微软的安装程序仍在运行（该怎么做见下方）。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="154"/>
+        <location filename="../../app/ui/pages/repair.py" line="155"/>
         <source>Stopped, but not everything could be put back. What is still changed is recorded: you can undo it later from the first page or with “undo”.</source>
         <translation>已停止，但没能把所有内容恢复原样。仍然改动的内容都有记录：以后可以在第一页或用“undo”撤销。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="160"/>
+        <location filename="../../app/ui/pages/repair.py" line="161"/>
         <source>All chosen repairs are done. Press Next to check PyTorch again.</source>
         <translation>选择的修复都已完成。点击“下一步”再次检查 PyTorch。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="139"/>
+        <location filename="../../app/ui/pages/repair.py" line="140"/>
         <source>Putting everything back as it was…</source>
         <translation>正在把一切恢复原样…</translation>
     </message>
@@ -973,12 +978,12 @@
         <translation>已完成：需要重启 Windows 才能生效</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="122"/>
+        <location filename="../../app/ui/pages/repair.py" line="123"/>
         <source>failed, and put back as it was</source>
         <translation>失败，已恢复原样</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="152"/>
+        <location filename="../../app/ui/pages/repair.py" line="153"/>
         <source>Stopped. Everything the repairs changed was put back as it was.</source>
         <translation>已停止。修复所做的一切修改都已恢复原样。</translation>
     </message>
@@ -1009,47 +1014,57 @@
 <context>
     <name>VerifyPage</name>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="41"/>
+        <location filename="../../app/ui/pages/verify.py" line="42"/>
         <source>Checking PyTorch again</source>
         <translation>再次检查 PyTorch</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="42"/>
+        <location filename="../../app/ui/pages/verify.py" line="43"/>
         <source>The same checks as before, now that the repairs are done.</source>
         <translation>修复完成后，重新进行和之前相同的检查。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="49"/>
+        <location filename="../../app/ui/pages/verify.py" line="50"/>
         <source>Checking…</source>
         <translation>正在检查…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="50"/>
+        <location filename="../../app/ui/pages/verify.py" line="51"/>
         <source>The check did not finish.</source>
         <translation>检查没有完成。</translation>
     </message>
     <message>
         <location filename="../../app/ui/pages/verify.py" line="57"/>
+        <source>Some checks could not finish, so it is not known yet whether PyTorch {version} loads now.</source>
+        <translation>有些检查没能完成，所以还不知道 PyTorch {version} 现在能否加载。</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/verify.py" line="60"/>
+        <source>&lt;p&gt;Not finished: {checks}.&lt;/p&gt;&lt;p&gt;The checks that did finish found nothing still wrong. Check again in a minute by starting the assistant again: security software scanning the new files can slow PyTorch&apos;s first start. If a check keeps failing, save the report on the next page and share it.&lt;/p&gt;</source>
+        <translation>&lt;p&gt;没能完成：{checks}。&lt;/p&gt;&lt;p&gt;已完成的检查没有发现仍然存在的问题。请过一分钟重新启动本助手再检查一次：安全软件扫描新文件可能会让 PyTorch 第一次启动变慢。如果某项检查一直失败，请在下一页保存报告并发给帮助你的人。&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/verify.py" line="69"/>
         <source>PyTorch {version} loads now.</source>
         <translation>PyTorch {version} 现在可以加载了。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="58"/>
+        <location filename="../../app/ui/pages/verify.py" line="70"/>
         <source>PyTorch {version} should load now: every file it needs is in place.</source>
         <translation>PyTorch {version} 现在应该可以加载：它需要的文件都已就位。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="60"/>
+        <location filename="../../app/ui/pages/verify.py" line="72"/>
         <source>Start your AI app again. If it still fails, save the report on the next page and share it.</source>
         <translation>请重新启动你的 AI 应用。如果仍然失败，请在下一页保存报告并分享。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="64"/>
+        <location filename="../../app/ui/pages/verify.py" line="76"/>
         <source>PyTorch {version} still does not load.</source>
         <translation>PyTorch {version} 仍然无法加载。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="68"/>
+        <location filename="../../app/ui/pages/verify.py" line="80"/>
         <source>&lt;p&gt;Still wrong:&lt;/p&gt;&lt;ul&gt;{titles}&lt;/ul&gt;&lt;p&gt;What to try next: start the assistant again and choose another repair; or make a fresh environment for your AI app (a new venv with &lt;code&gt;pip install torch&lt;/code&gt;); or run PyTorch inside WSL, where these Windows DLLs are not used.&lt;/p&gt;</source>
         <translation>&lt;p&gt;仍然存在的问题：&lt;/p&gt;&lt;ul&gt;{titles}&lt;/ul&gt;&lt;p&gt;接下来可以尝试：重新运行助手并选择另一种修复方式；或者为你的 AI 应用新建一个环境（新建 venv 后运行 &lt;code&gt;pip install torch&lt;/code&gt;）；或者在 WSL 中运行 PyTorch，那里不会用到这些 Windows DLL。&lt;/p&gt;</translation>
     </message>

@@ -217,3 +217,36 @@ def _installer_still_running(torch_image, open_wizard, qtbot, monkeypatch, tmp_p
         qtbot.mouseClick(repair.stop, Qt.MouseButton.LeftButton)
     go.write_text("go")
     return repair, lib, before
+
+
+@pytest.mark.parametrize("lang", ["en", "zh_CN"])
+def test_a_check_afterwards_that_could_not_finish_is_said_never_loads_now(torch_image, open_wizard, qtbot,
+                                                                           monkeypatch, lang):
+    from app.probes import ALL_PROBES
+    from app.probes import runner as runner_module
+    from app.probes.base import ENVIRONMENT, Probe
+    from app.ui.pages.base import VERIFY
+    from app.ui.repair_run import Phase
+    from tests.wheels.test_cli import blind_once_the_runtime_is_placed
+
+    image = torch_image()
+    lib = image.host(TORCH_LIB)
+    wizard = open_wizard(root=str(image.root), lang=lang)
+    to_plan(qtbot, wizard)
+    monkeypatch.setattr(runner_module, "ALL_PROBES", (*ALL_PROBES, Probe("gpu", ENVIRONMENT,
+                                                                          blind_once_the_runtime_is_placed)))
+    forward(qtbot, wizard, REPAIR)
+    ready(qtbot, wizard)
+    assert (lib / "libomp140.x86_64.dll").exists()
+    repair = wizard.pages[REPAIR]
+    assert [item.phase for item in repair.run.items] == [Phase.UNCHECKED]
+    forward(qtbot, wizard, VERIFY)
+    ready(qtbot, wizard)
+    verify = wizard.pages[VERIFY]
+    assert not wizard.session.after.complete and wizard.session.blockers(wizard.session.after) == []
+    headline = verify.headline.text()
+    if lang == "en":
+        assert headline.startswith("Some checks could not finish") and "should load now" not in headline
+        assert "Not finished: the NVIDIA driver." in verify.next_steps.text()
+    else:
+        assert headline.startswith("有些检查没能完成")

@@ -178,6 +178,31 @@ def test_a_repair_asks_on_the_terminal_it_is_handed_and_a_no_changes_nothing(fre
     assert words("cli.repair.fixed") in out and (lib / LIBOMP).read_bytes() == (lib / "libiomp5md.dll").read_bytes()
 
 
+def blind_once_the_runtime_is_placed(ctx):
+    """A check that cannot finish once libomp140 is in torch\\lib (security software holding the new file)."""
+    if any(p.name.lower() == LIBOMP for p in ctx.torch_dlls()):
+        raise TimeoutError("the file was held by another program")
+    yield from ()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh_CN"])
+def test_a_repair_whose_check_afterwards_could_not_finish_is_never_called_fixed(fresh_demo, monkeypatch, lang):
+    from app.probes import ALL_PROBES
+    from app.probes import runner as runner_module
+    from app.probes.base import ENVIRONMENT, Probe
+
+    monkeypatch.setattr(runner_module, "ALL_PROBES", (*ALL_PROBES, Probe("gpu", ENVIRONMENT,
+                                                                          blind_once_the_runtime_is_placed)))
+    lib = fresh_demo / DEMO_TORCH_LIB[3:].replace("\\", "/")
+    code, out, err = run(*place_argv(fresh_demo, "--yes", "--lang", lang, "--json", str(fresh_demo / "out.json")))
+    assert (lib / LIBOMP).exists(), err  # the repair was made
+    assert code == ExitCode.PROBLEM, out
+    assert words("cli.repair.fixed", lang) not in out
+    unchecked = words("cli.repair.unchecked", lang, checks=words("probe.gpu.name", lang))
+    assert unchecked in out
+    assert json.loads((fresh_demo / "out.json").read_text(encoding="utf-8"))["state"] == "unchecked"
+
+
 # -- undo says what state PyTorch is in now (issue 16, item 11) --------------------------------------------------
 @pytest.mark.parametrize("lang", ["en", "zh_CN"])
 def test_a_successful_undo_exits_0_and_says_pytorch_does_not_load_again_as_before(fresh_demo, lang):

@@ -78,7 +78,7 @@ class FinishPage(Page):
                 text = self.tr("<p>{heading}</p><ul>{items}</ul><p>Each one is recorded; “Undo these changes” puts "
                                "everything back as it was, now or later.</p>")
             self.summary.setText(text.format(heading=html.escape(heading), items=items))
-        elif self.session.diagnosis is not None and not self.session.blockers():
+        elif self.session.diagnosis is not None and self.session.diagnosis.complete and not self.session.blockers():
             self.summary.setText(self.tr("Nothing needed repairing: PyTorch should load. Nothing was changed."))
         else:
             self.summary.setText(self.tr("Nothing was changed on the demo computer.") if demo else

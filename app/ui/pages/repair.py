@@ -119,6 +119,7 @@ class RepairPage(Page):
             Phase.DONE: self.tr("done"),
             Phase.STILL_BLOCKED: self.tr("done, but PyTorch still does not load"),
             Phase.RESTART_NEEDED: self.tr("done: Windows must restart to finish it"),
+            Phase.UNCHECKED: self.tr("done, but the check afterwards could not finish"),
             Phase.FAILED: self.tr("failed, and put back as it was"),
             Phase.SKIPPED: self.tr("skipped"),
             Phase.ROLLED_BACK: self.tr("rolled back"),
@@ -170,6 +171,7 @@ class RepairPage(Page):
             row["name"].setText(repair_name(item.action, self.session.lang))
             row["state"].setText(self._phase_words(item))
             icon = {Phase.DONE: "ok", Phase.STILL_BLOCKED: "warning", Phase.RESTART_NEEDED: "warning",
+                    Phase.UNCHECKED: "warning",
                     Phase.FAILED: "problem", Phase.NOT_ROLLED_BACK: "problem", Phase.SKIPPED: "waiting",
                     Phase.ROLLED_BACK: "waiting", Phase.WAITING: "waiting",
                     Phase.INSTALLER_RUNNING: "warning"}.get(item.phase, "running")
@@ -182,7 +184,8 @@ class RepairPage(Page):
                 bar.setRange(0, 0)
             else:
                 bar.setRange(0, 1)
-                bar.setValue(1 if item.phase in (Phase.DONE, Phase.STILL_BLOCKED, Phase.RESTART_NEEDED) else 0)
+                bar.setValue(1 if item.phase in (Phase.DONE, Phase.STILL_BLOCKED, Phase.RESTART_NEEDED,
+                                                 Phase.UNCHECKED) else 0)
         for line in run.log[self._logged:]:
             self.log.appendPlainText(self.tr("Recorded as {id}.").format(id=line.transaction_id)
                                      if isinstance(line, Recorded) else line)

@@ -7,6 +7,7 @@ import html
 
 from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout
 
+from app.repair.run import unfinished_checks
 from app.ui.icons import icon
 from app.ui.pages.base import Page, icon_label, wrapped
 from app.ui.pages.diagnose import ChecklistPanel, CheckState
@@ -51,6 +52,17 @@ class VerifyPage(Page):
             self.next_steps.setText("")
             return
         left = self.session.blockers(after)
+        if not left and not after.complete:  # nothing seen, but not every check could see: never "loads now"
+            self.mark.setPixmap(icon("warning").pixmap(32, 32))
+            self.headline.setText(self.tr("Some checks could not finish, so it is not known yet whether PyTorch "
+                                          "{version} loads now.").format(version=version))
+            self.next_steps.setText(self.tr(
+                "<p>Not finished: {checks}.</p><p>The checks that did finish found nothing still wrong. Check "
+                "again in a minute by starting the assistant again: security software scanning the new files can "
+                "slow PyTorch's first start. If a check keeps failing, save the report on the next page and share "
+                "it.</p>")
+                .format(checks=html.escape(unfinished_checks(after, self.session.lang) or "-")))
+            return
         if not left:
             self.mark.setPixmap(icon("ok").pixmap(32, 32))
             live = any(f.code == "import-ok" for f in after.findings)
