@@ -16,13 +16,16 @@ from app.i18n import words
 
 def failure_text(error: BaseException, lang: str, otherwise: str = "cli.repair.failed") -> str:
     """`otherwise`: the words (with {error}) for a failure that has none of its own; work that changes nothing
-    passes "ui.failed"."""
+    passes "ui.failed", an undo "cli.undo.failed". A repair whose rollback did not finish (`changes_left`, the
+    transaction's id, set by apply_plan) says so, and how to undo it, whatever the failure."""
+    left = getattr(error, "changes_left", None)
     said = getattr(error, "text", None)
     if callable(said):
-        return said(lang)
-    if isinstance(error, OSError):
-        return words(otherwise, lang, error=os_error_words(error, lang))
-    return words(otherwise, lang, error=f"{error.__class__.__name__}: {error}")
+        return f"{said(lang)}\n{words('repair.changes_left', lang, id=left)}" if left else said(lang)
+    reason = os_error_words(error, lang) if isinstance(error, OSError) else f"{error.__class__.__name__}: {error}"
+    if left:
+        return words("cli.repair.failed_left", lang, error=reason, id=left)
+    return words(otherwise, lang, error=reason)
 
 
 # ERROR_VIRUS_INFECTED, ERROR_VIRUS_DELETED: Microsoft Defender (or another antivirus) stopped the file as it

@@ -43,7 +43,7 @@ def run(args: argparse.Namespace, output: Output) -> ExitCode:
         with ctrl_c_stops(lang, output.note, stoppable=False):
             after = undo(transaction)
     except Exception as failed:  # noqa: BLE001 - stopped, refused or busy: nothing overwritten; say why, plainly
-        output.note(failure_text(failed, lang))
+        output.note(failure_text(failed, lang, "cli.undo.failed"))
         return ExitCode.PROBLEM
     kept = left_installed(system_for(transaction.machine), transaction)
     if kept:  # what undo leaves by design is said as it is now, never "every change was put back"

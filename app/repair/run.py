@@ -15,7 +15,7 @@ from app.probes.runner import BLIND, Diagnosis, run_diagnosis
 from app.repair.actions import action_for
 from app.repair.changes.installers import kept_runtimes
 from app.repair.in_use import processes_using
-from app.repair.journal import Journal, Transaction
+from app.repair.journal import ROLLED_BACK, Journal, RollbackStopped, Transaction
 from app.repair.plan import Plan
 from app.system.base import System
 from app.system.offline import OfflineImage
@@ -153,6 +153,10 @@ def apply_plan(system: System, env: PythonEnvironment, plan: Plan, diagnosis: Di
             return _apply(system, env, plan, diagnosis, transaction, on_step, on_output, on_progress, token)
         except BaseException as error:
             error.transaction = transaction  # type: ignore[attr-defined]
+            # the journal's word, never assumed: its rollback did not finish (a journal that could not be written, a
+            # failure after the last step), so its changes stay, recorded (a stopped rollback says so itself)
+            error.changes_left = (None if transaction.state == ROLLED_BACK or isinstance(error, RollbackStopped)
+                                  else transaction.id)  # type: ignore[attr-defined]
             error.left_installed = left_installed(system, transaction)  # type: ignore[attr-defined]
             error.restart_needed = transaction.restart_needed  # type: ignore[attr-defined] # a stopped 3010
             raise

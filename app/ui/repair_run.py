@@ -18,7 +18,7 @@ from app.cancel import Cancelled
 from app.failures import failure_text, settle
 from app.i18n import words
 from app.probes.runner import Diagnosis
-from app.repair.journal import ROLLED_BACK, Transaction
+from app.repair.journal import Transaction
 from app.repair.run import (
     FIXED,
     RESTART_NEEDED,
@@ -345,10 +345,7 @@ class RepairRun:
 
 
 def rolled_itself_back(error: BaseException) -> bool:
-    """A repair that failed put back what it changed, unless its own rollback stopped."""
+    """A repair that failed put back what it changed, unless its own rollback stopped or could not finish."""
     from app.repair.journal import RollbackStopped
 
-    transaction = getattr(error, "transaction", None)
-    if isinstance(error, RollbackStopped):
-        return False
-    return transaction is None or transaction.state == ROLLED_BACK
+    return not isinstance(error, RollbackStopped) and not getattr(error, "changes_left", None)

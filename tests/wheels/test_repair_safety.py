@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from app.failures import failure_text
+from app.i18n import words
 from app.main import main
 from app.repair.journal import (
     DONE,
@@ -153,6 +154,66 @@ def test_a_repair_whose_first_record_cannot_be_written_leaves_nothing_behind(tor
     assert main(repair_argv(image)) == 0  # and the next try runs
     capsys.readouterr()
     assert (lib / "libomp140.x86_64.dll").exists()
+
+
+def full_disk_at(monkeypatch, *kinds: str) -> None:
+    """The journal's disk is full for one record of each of `kinds` (then space is freed)."""
+    real_write, left = Transaction._write, list(kinds)
+
+    def write(self, record):
+        if record["kind"] in left:
+            left.remove(record["kind"])
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real_write(self, record)
+
+    monkeypatch.setattr(Transaction, "_write", write)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh_CN"])
+def test_a_repair_whose_rollback_could_not_be_recorded_never_says_every_change_was_undone(torch_image, data_dir,
+                                                                                          monkeypatch, lang, capsys):
+    image = torch_image()
+    lib = image.host(TORCH_LIB)
+    before = tree_hashes(lib)
+    full_disk_at(monkeypatch, "applied", "rollback-begin")  # the file is placed; then nothing can be recorded
+    assert main([*repair_argv(image), "--lang", lang]) == 1
+    err = capsys.readouterr().err
+    (transaction,) = Journal().transactions()
+    assert words("cli.repair.failed", lang, error="X").split("X")[1] not in err  # never "every change … undone"
+    assert f"undo --transaction {transaction.id}" in err and words("repair.os.full", lang, path="")[:8] in err
+    assert (lib / "libomp140.x86_64.dll").exists()  # as said: still there, and recorded
+    assert main(["undo", "--transaction", transaction.id]) in (0, 1)  # the space is back: the undo puts it back
+    capsys.readouterr()
+    assert tree_hashes(lib) == before and Journal().get(transaction.id).state == ROLLED_BACK
+
+
+def test_a_repair_that_failed_after_its_last_change_says_the_changes_stay_and_how_to_undo_them(
+        torch_image, data_dir, monkeypatch, capsys):
+    import app.repair.run as run_module
+
+    image = torch_image()
+
+    def unreadable(system, python):
+        raise PermissionError(errno.EACCES, "Access is denied", python)
+
+    monkeypatch.setattr(run_module, "inspect_environment", unreadable)  # the check afterwards cannot start
+    assert main(repair_argv(image)) == 1
+    err = capsys.readouterr().err
+    (transaction,) = Journal().transactions()
+    assert "undo --transaction " + transaction.id in err and "could not all be undone" in err
+    assert "Every change it had made was undone" not in err
+
+
+def test_an_undo_that_could_not_finish_is_called_an_undo_not_a_repair(torch_image, data_dir, monkeypatch, capsys):
+    image = torch_image()
+    assert main(repair_argv(image)) == 0
+    capsys.readouterr()
+    full_disk_at(monkeypatch, "rollback-begin")
+    assert main(["undo", "--last"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(words("cli.undo.failed", "en", error="X").split("X")[0]) and "The repair could" not in err
+    assert main(["undo", "--last"]) == 0  # tried again, with space
+    capsys.readouterr()
 
 
 def test_a_second_repair_waits_for_none_and_says_why(torch_image, data_dir, tmp_path, capsys):

@@ -122,7 +122,7 @@ class FinishPage(Page):
             self.session.set_verified(result.after)
         if not result.complete:
             self.undo.setEnabled(True)
-            self.said(lambda: failure_text(result.error, self.session.lang))
+            self.said(lambda: failure_text(result.error, self.session.lang, "cli.undo.failed"))
             self.retranslate()
             return
         self._undone_all = True

@@ -183,7 +183,7 @@ class WelcomePage(Page):
                                  "before."))
         elif result is not None:
             texts.append(self.tr("The unfinished repair could not be rolled back completely: {reason}").format(
-                reason=failure_text(result.error, self.session.lang)))
+                reason=failure_text(result.error, self.session.lang, "cli.undo.failed")))
         if self._running:
             texts.append(self.tr("A repair is running in another window right now. Wait until it has finished "
                                  "before you repair anything here."))
