@@ -7,7 +7,7 @@ from typing import Iterator
 
 from app.inventory.integrity import check_torch_files
 from app.probes.base import ENVIRONMENT, Probe, ProbeContext
-from app.probes.finding import BLOCKER, WARNING, Finding
+from app.probes.finding import BLOCKER, INFO, WARNING, Finding
 
 MAX_PATH = 260  # a path of 260 characters or more cannot be created while LongPathsEnabled is 0
 LOADS = (".dll", ".pyd", ".py")  # a file `import torch` reads: without it the import, or a part of torch, fails
@@ -25,6 +25,11 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
                 "files": ["__init__.py"], "count": 1, "missing": ["torch/__init__.py"], "missing_count": 1,
                 "folder": ctx.display(ctx.env.torch.folder), "init_missing": True, "record": None},
                 ["start-fresh"], variant="no-record")
+        return
+    if report.problem:  # the record is there but cannot be read (denied, damaged): the files were not compared
+        yield ctx.finding("check-failed", INFO, {
+            "check": PROBE.name, "probe": PROBE.id, "error": report.problem, "record": ctx.display(report.record),
+            "version": ctx.env.torch.version}, variant="record-unreadable")
         return
     changed = report.missing + report.size_changed + report.hash_changed
     if not changed:

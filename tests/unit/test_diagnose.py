@@ -442,10 +442,15 @@ def test_a_newer_copy_on_path_does_not_shadow_windows_own(machine):
     assert "path-shadowing" not in codes(diagnose(machine))
 
 
-def test_damaged_record_is_reported_without_failing_a_check(machine):
+def test_a_record_that_cannot_be_read_leaves_the_diagnosis_incomplete_never_all_clear(machine):
+    # a RECORD zero-filled by a crash: one field longer than csv allows; torch's files were not compared
     machine.write(SITE + r"\torch-2.4.1.dist-info\RECORD", "torch/lib/c10.dll,sha256=x,²\n" + "x" * 200_000 + "\n")
     result = diagnose(machine)
-    assert "check-failed" not in codes(result)
+    failed = finding(result, "check-failed")
+    assert failed.evidence["probe"] == "integrity" and "could not be read" in failed.evidence["error"]
+    assert not result.complete and [f.code for f in result.findings].count("check-failed") == 1
+    assert failed.variant == "record-unreadable" and "RECORD" in failed.text("en").explanation
+    assert "安装记录无法读取" in failed.text("zh_CN").title
 
 
 def test_the_record_of_the_installed_version_is_used(machine):
