@@ -23,6 +23,7 @@ from app.system.offline import OfflineImage
 from app.system.process import run_process
 
 NAME = "tddpkg"
+COMPANION = "tddvision"  # torch and torchvision: a step that changes two packages
 
 
 class ThisComputer(OfflineImage):
@@ -40,15 +41,15 @@ def record_line(path: str, data: bytes) -> str:
     return f"{path},sha256={digest},{len(data)}"
 
 
-def build_wheel(folder: Path, version: str) -> Path:
-    files = {f"{NAME}/__init__.py": f"VERSION = {version!r}\n".encode(),
-             f"{NAME}/data.bin": version.encode() * 1000}
-    info = f"{NAME}-{version}.dist-info"
-    files[f"{info}/METADATA"] = f"Metadata-Version: 2.1\nName: {NAME}\nVersion: {version}\n".encode()
+def build_wheel(folder: Path, version: str, name: str = NAME) -> Path:
+    files = {f"{name}/__init__.py": f"VERSION = {version!r}\n".encode(),
+             f"{name}/data.bin": version.encode() * 1000}
+    info = f"{name}-{version}.dist-info"
+    files[f"{info}/METADATA"] = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode()
     files[f"{info}/WHEEL"] = b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
     lines = [record_line(p, d) for p, d in files.items()] + [f"{info}/RECORD,,"]
     files[f"{info}/RECORD"] = ("\n".join(lines) + "\n").encode()
-    wheel = folder / f"{NAME}-{version}-py3-none-any.whl"
+    wheel = folder / f"{name}-{version}-py3-none-any.whl"
     with zipfile.ZipFile(wheel, "w") as archive:
         for path, data in files.items():
             archive.writestr(path, data)
@@ -62,6 +63,8 @@ def venv(tmp_path_factory) -> tuple[Path, Path, Path]:
     wheels.mkdir()
     for version in ("1.0", "2.0", "3.0"):
         build_wheel(wheels, version)
+    for version in ("1.0", "2.0"):
+        build_wheel(wheels, version, COMPANION)
     env = root / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(env)], check=True, timeout=300)
     python = env / "bin" / "python"
@@ -170,3 +173,39 @@ def test_a_cuda_torch_and_a_cpu_torchvision_are_recorded_and_asked_for_in_their_
     assert change["install"] == ["torch==2.4.1+cu121", "torchvision==0.19.1"]
     assert change["restore"] == ["torch==2.4.0+cu121", "torchvision==0.19.0"]
     assert change["index"] == ["--extra-index-url", "https://download.pytorch.org/whl/cu121"]
+
+
+@pytest.mark.parametrize("left", ["as-before", "gone"])
+def test_an_undo_pip_did_not_finish_goes_on_from_there_next_time_never_blames_the_user(installed, tmp_path, left,
+                                                                                        monkeypatch):
+    """The first undo's pip put torch back, then failed (or was stopped) at torchvision: the second undo finishes."""
+    python, site, wheels = installed
+    pip(python, wheels, "--force-reinstall", f"{COMPANION}==1.0")
+    (tmp_path / "image").mkdir(exist_ok=True)
+    system = ThisComputer(tmp_path / "image")
+    both = packages_change.PackageSet(str(python), str(site), {NAME: "1.0", COMPANION: "1.0"},
+                                      {NAME: "2.0", COMPANION: "2.0"}, ("--no-index", "--find-links", str(wheels)))
+    transaction = Journal().begin({"kind": "image", "root": str(tmp_path / "image")}, "upgrade-torch", None, None, {})
+    transaction.change_packages(system, both)
+    transaction.release()
+    real_install = packages_change.pip_install
+
+    def failing_at_the_companion(system, python, pins, index, *args, **kwargs):  # a file of it locked, say
+        real_install(system, python, pins[:1], index)
+        if left == "gone":
+            subprocess.run([str(python), "-m", "pip", "uninstall", "-y", "-q", COMPANION], check=True, timeout=300)
+        raise OSError(f"pip install {' '.join(pins)} failed: ERROR: Could not install packages due to an OSError")
+
+    monkeypatch.setattr(packages_change, "pip_install", failing_at_the_companion)
+    with pytest.raises(RollbackStopped) as stopped:
+        Journal().get(transaction.id).rollback(system)
+    monkeypatch.setattr(packages_change, "pip_install", real_install)
+    assert stopped.value.code == "refused"  # said, recorded, offered again
+    from app.inventory.packages import installed_versions
+
+    assert installed_versions(site, [NAME]) == {NAME: "1.0"}
+    transaction = Journal().get(transaction.id)
+    assert not transaction.stop_is_final
+    transaction.rollback(system)  # the next undo
+    assert installed_versions(site, [NAME, COMPANION]) == {NAME: "1.0", COMPANION: "1.0"}
+    assert transaction.state == "rolled-back"

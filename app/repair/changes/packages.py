@@ -2,9 +2,10 @@
 a proxy) apply. The exact versions before are recorded (and `pip freeze` beside them).
 
 Undo installs the versions before again. When the step finished, only while the packages are as the step left them
-(somebody else's later upgrade is not overwritten). When it was cut short (Stop ends pip's whole process tree, a
-kill ends ours), pip may have uninstalled without installing: whatever it left is ours, so the versions before are
-installed again, by force when their files are incomplete, and checked afterwards.
+(somebody else's later upgrade is not overwritten), or as an earlier undo that pip did not finish left them. When
+it was cut short (Stop ends pip's whole process tree, a kill ends ours), pip may have uninstalled without
+installing: whatever it left is ours, so the versions before are installed again, by force when their files are
+incomplete, and checked afterwards.
 """
 
 from __future__ import annotations
@@ -92,6 +93,16 @@ def complete(site_packages: Path, names: list[str]) -> bool:
     return True
 
 
+def _left_by_us(now: dict[str, str], intent: dict, undone_before: bool) -> bool:
+    """The packages are as the step left them. After an earlier undo that pip failed or was stopped in halfway (it
+    installs one package after another, and uninstalls each before installing it), each one may also be as before
+    or gone: all of that is ours, not a change made since."""
+    left = {**intent["before"], **intent["after"]}
+    if now == left:
+        return True
+    return undone_before and all(now.get(n) in (intent["before"].get(n), left.get(n), None) for n in {*now, *left})
+
+
 def undo(system: System, transaction, intent: dict, applied: bool) -> None:
     site = Path(intent["site_packages"])
     names = _names(intent)
@@ -99,9 +110,10 @@ def undo(system: System, transaction, intent: dict, applied: bool) -> None:
     if applied:
         if now == intent["before"]:
             return
-        if now != {**intent["before"], **intent["after"]}:
+        if not _left_by_us(now, intent, transaction.undone_before):
             raise RollbackStopped("packages-changed-since", target=", ".join(f"{n} {v}" for n, v in now.items()))
-        pip_install(system, intent["python"], intent["restore"], intent["index"])
+        again = transaction.undone_before and not complete(site, names)  # an earlier undo's pip stopped mid-file
+        pip_install(system, intent["python"], intent["restore"], intent["index"], force=again)
     elif now == intent["before"] and complete(site, names):
         return  # pip never got as far as changing them
     else:
