@@ -379,11 +379,12 @@ def machine_key(key: str) -> str:
 
 
 def same_value(a: Optional[RegistryValue], b: Optional[RegistryValue]) -> bool:
-    """Whether two values are the same as the registry holds them (a list and a tuple of texts alike)."""
+    """Whether two values are the same as the registry holds them (a list and a tuple of texts alike; a
+    REG_MULTI_SZ's empty entries are none: an empty list can read back as [""])."""
     if a is None or b is None:
         return a is b
     def norm(data: object) -> object:
-        return list(data) if isinstance(data, (list, tuple)) else data
+        return [entry for entry in data if entry != ""] if isinstance(data, (list, tuple)) else data
 
     return a.type == b.type and norm(a.data) == norm(b.data)
 

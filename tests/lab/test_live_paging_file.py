@@ -90,20 +90,21 @@ def test_the_probe_reads_the_live_setting_and_commit_figures(lab, tmp_path, pagi
     assert finding["evidence"]["largest"][0] == "cudnn_cnn_infer64_8.dll"
 
 
+@pytest.mark.parametrize("setting", [FIXED, ""], ids=["fixed", "none"])  # "": no paging file at all
 def test_the_repair_writes_system_managed_through_reg_exe_and_undo_puts_it_back(
-        lab, tmp_path, paging_setting):
+        lab, tmp_path, paging_setting, setting):
     env = lab_env(lab, "paging-file-repair", torch_version="2.4.1")
-    assert lab.wine_reg(["add", MM, "/v", "PagingFiles", "/t", "REG_MULTI_SZ", "/d", FIXED, "/f"]) == 0
+    assert lab.wine_reg(["add", MM, "/v", "PagingFiles", "/t", "REG_MULTI_SZ", "/d", setting, "/f"]) == 0
     plan = cli(lab, env, tmp_path, "repair", "--env", to_windows_path(env), "--action", "paging-file-system-managed",
                "--plan")
-    assert "restart" in plan.stdout and FIXED in plan.stdout, (plan.stdout[-3000:], plan.stderr[-3000:])
+    assert "restart" in plan.stdout and (setting or "-") in plan.stdout, (plan.stdout[-3000:], plan.stderr[-3000:])
     result = cli(lab, env, tmp_path, "repair", "--env", to_windows_path(env), "--action", "paging-file-system-managed",
                  "--yes")
     assert query(lab, MM, "PagingFiles") == ("REG_MULTI_SZ", "?:\\pagefile.sys"), (result.stdout[-3000:],
                                                                                   result.stderr[-3000:])
     transaction, records = journal(tmp_path)
     (intent,) = [r for r in records if r["kind"] == "intent"]
-    assert intent["before"] == {"type": "REG_MULTI_SZ", "data": [FIXED]}
+    assert intent["before"] == {"type": "REG_MULTI_SZ", "data": [setting] if setting else []}
     assert intent["after"] == {"type": "REG_MULTI_SZ", "data": ["?:\\pagefile.sys"]}
     assert any(r["kind"] == "note" and r.get("restart_needed") for r in records)
     (argv,) = elevated(tmp_path)
@@ -111,5 +112,5 @@ def test_the_repair_writes_system_managed_through_reg_exe_and_undo_puts_it_back(
 
     undo = cli(lab, env, tmp_path, "undo", "--last")
     assert "Undone" in undo.stdout, (undo.stdout[-3000:], undo.stderr[-3000:])
-    assert query(lab, MM, "PagingFiles") == ("REG_MULTI_SZ", FIXED)
+    assert query(lab, MM, "PagingFiles") == ("REG_MULTI_SZ", setting)
     assert len(elevated(tmp_path)) == 2  # undo: reg.exe again

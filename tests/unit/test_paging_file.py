@@ -121,6 +121,24 @@ def test_a_fixed_paging_file_too_small_for_the_cuda_dlls_is_repaired_restart_nee
     assert (image.root / "registry.json").read_bytes() == original
 
 
+@pytest.mark.parametrize("empty", [[], [""]])
+def test_no_paging_file_is_repaired_and_undone_however_windows_spells_the_empty_setting(tmp_path, capsys, empty):
+    image = sd_image(tmp_path / "image", paging_files=empty)
+    (finding,), _ = paging_findings(image.root)
+    assert (finding.variant, finding.repairs) == ("none", ["paging-file-system-managed"])
+    argv = ["repair", "--root", str(image.root), "--env", PYTHON, "--action", "paging-file-system-managed", "--yes"]
+    assert main(argv) == 1  # done; it takes effect at the restart
+    capsys.readouterr()
+    assert json.loads((image.root / "registry.json").read_text("utf-8"))[MM]["PagingFiles"]["data"] == [
+        r"?:\pagefile.sys"]
+    assert main(["undo", "--last"]) == 0, capsys.readouterr().err  # never "not a value this app writes"
+    assert "Undone" in capsys.readouterr().out
+    assert json.loads((image.root / "registry.json").read_text("utf-8"))[MM]["PagingFiles"] == {
+        "type": "REG_MULTI_SZ", "data": []}  # no paging file, as before
+    (again,), _ = paging_findings(image.root)
+    assert again.variant == "none"
+
+
 @pytest.mark.parametrize("paging_files, memory, severity, variant", [
     ([], None, "blocker", "none"),  # no paging file: the 16 GB limit is all there is
     ([r"C:\pagefile.sys 1024 4096"], {"commit_limit": 16 * GB, "commit_total": 15 * GB, "physical_total": 14 * GB},

@@ -27,15 +27,23 @@ ALLOWED_VALUES = {
 
 
 def value_json(value: Optional[RegistryValue]) -> Optional[dict]:
+    """As the journal keeps it. A REG_MULTI_SZ's empty entries are none: Windows ends the list at an empty string,
+    and an empty list (no paging file) can read back as [""]."""
     if value is None:
         return None
     if isinstance(value.data, bytes):
         raise ValueError("binary registry values are not written by this app")
-    return {"type": value.type, "data": list(value.data) if isinstance(value.data, tuple) else value.data}
+    if isinstance(value.data, (list, tuple)):
+        return {"type": value.type, "data": [entry for entry in value.data if entry != ""]}
+    return {"type": value.type, "data": value.data}
 
 
 def value_of(data: Optional[dict]) -> Optional[RegistryValue]:
-    return None if data is None else RegistryValue(data["type"], data["data"])
+    if data is None:
+        return None
+    if isinstance(data["data"], list):  # a journal written before empty entries were dropped
+        return RegistryValue(data["type"], [entry for entry in data["data"] if entry != ""])
+    return RegistryValue(data["type"], data["data"])
 
 
 def allowed(key: str, name: str, value: Optional[dict]) -> bool:
@@ -52,7 +60,7 @@ def allowed(key: str, name: str, value: Optional[dict]) -> bool:
     data = value.get("data")
     if kind == "REG_DWORD":
         return data in (0, 1) and not isinstance(data, bool)
-    return isinstance(data, list) and all(isinstance(d, str) and PAGING_FILE_ENTRY.match(d) for d in data)
+    return isinstance(data, list) and all(isinstance(d, str) and (d == "" or PAGING_FILE_ENTRY.match(d)) for d in data)
 
 
 def prepare(system: System, key: str, name: str, value: Optional[RegistryValue]) -> dict:
@@ -69,7 +77,7 @@ def apply(system: System, transaction, key: str, name: str, value: Optional[Regi
 
 def undo(system: System, transaction, intent: dict, applied: bool) -> None:
     now = value_json(system.registry_value(intent["key"], intent["name"]))
-    if now == intent["before"]:
+    if now == value_json(value_of(intent["before"])):
         return
     if now != intent["after"]:
         raise RollbackStopped("setting-changed-since", target=intent["shown"])
