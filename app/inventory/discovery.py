@@ -44,7 +44,7 @@ class DiscoveryReport:
     """What a finished (or stopped) discovery saw, beside the environments it streamed."""
 
     folders_visited: int = 0
-    out_of_time: bool = False
+    out_of_time: bool = False  # the time ran out before every place was looked in: an environment may be missing
     problems: list[str] = field(default_factory=list)
 
 
@@ -104,9 +104,7 @@ def discover(system: System, *, folders: Iterable[Path] = (), drives: Optional[I
     for step, (source, location) in enumerate(candidates()):
         check(cancel)
         if time.monotonic() > deadline:
-            report.out_of_time = True
-            report.problems.append(f"the search stopped after {budget_s:.0f} s; some folders were not visited")
-            return
+            break
         progress(step, 0, str(location))
         found = accept(inspect_environment(system, location), source)
         if found is not None:
@@ -116,6 +114,10 @@ def discover(system: System, *, folders: Iterable[Path] = (), drives: Optional[I
                 sibling = accept(inspect_environment(system, python), source)
                 if sibling is not None:
                     yield sibling
+    if time.monotonic() > deadline:  # stopped here, or a walk at the deadline: folders were never visited
+        report.out_of_time = True
+        report.problems.append(f"the search stopped after {budget_s:.0f} s; some folders were not visited")
+        return
     for env in _store_pythons(system, profiles):
         found = accept(env, "Microsoft Store")
         if found is not None:

@@ -24,7 +24,7 @@ from typing import Iterator, Optional
 from app.i18n import LANGUAGES, words
 from app.inventory.paging import CUSTOM, MB, NONE, SYSTEM_MANAGED, PagingFacts
 from app.probes.base import ENVIRONMENT, Probe, ProbeContext
-from app.probes.finding import BLOCKER, WARNING, Finding
+from app.probes.finding import BLOCKER, INFO, WARNING, Finding
 
 CODE = "paging-file-too-small"
 REPAIR = "paging-file-system-managed"
@@ -35,7 +35,14 @@ DISK_RESERVE = 1 << 30  # Windows stops growing a system-managed paging file abo
 def run(ctx: ProbeContext) -> Iterator[Finding]:
     torch = ctx.env.torch if ctx.env else None
     paging = ctx.machine.paging
-    if torch is None or not torch.cuda or paging is None or paging.kind is None or paging.memory is None:
+    if torch is None or not torch.cuda or paging is None:
+        return
+    if paging.kind is None and paging.setting is not None:  # there, but in no form Windows writes: not judged
+        yield ctx.finding("check-failed", INFO, {"check": PROBE.name, "probe": PROBE.id,
+                                                 "error": f"PagingFiles = {list(paging.setting)!r:.120}"},
+                          variant="settings")
+        return
+    if paging.kind is None or paging.memory is None:
         return
     sizes = []
     for dll in ctx.torch_dlls():

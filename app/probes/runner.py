@@ -17,6 +17,7 @@ from typing import Callable, Iterable, Optional
 
 from app.cancel import Cancelled, CancelToken
 from app.engine.graph import SHARED_CACHE, DependencyGraph
+from app.i18n import LANGUAGES, words
 from app.inventory.environment import PythonEnvironment
 from app.inventory.machine import MachineFacts, read_machine_facts
 from app.probes import ALL_PROBES
@@ -86,6 +87,8 @@ def run_diagnosis(system: System, environments: Iterable[PythonEnvironment], *,
     envs = list(environments)
     program = program or Program()
     diagnosis = Diagnosis(machine, envs, program=program)
+    if machine.problems:  # a setting the checks use could not be read: they could not see everything
+        not_seen(diagnosis, "settings", {"error": "; ".join(machine.problems)})
     if system.system32 is None or not system.system32.is_dir():
         diagnosis.nothing_checked = NO_WINDOWS
     elif not any(env.torch for env in envs):
@@ -154,6 +157,14 @@ def run_diagnosis(system: System, environments: Iterable[PythonEnvironment], *,
     diagnosis.findings.sort(key=lambda f: f.sort_key)
     diagnosis.elapsed_s = time.monotonic() - started
     return diagnosis
+
+
+def not_seen(diagnosis: Diagnosis, what: str, evidence: dict) -> None:
+    """Something the diagnosis needs could not be seen, outside any probe: Windows' settings ("settings"), or every
+    folder where an environment may be ("search": the search ran out of time). Said, and never "all clear"."""
+    name = {lang: words(f"probe.{what}.name", lang) for lang in LANGUAGES}
+    diagnosis.findings.append(Finding(CHECK_FAILED, INFO, {"check": name, "probe": what, **evidence}, variant=what))
+    diagnosis.complete = False
 
 
 def _stop(cancel: CancelToken, threads: list[threading.Thread]) -> None:

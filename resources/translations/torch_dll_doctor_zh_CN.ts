@@ -339,131 +339,143 @@
 <context>
     <name>EnvironmentsPage</name>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="84"/>
+        <location filename="../../app/ui/pages/environments.py" line="85"/>
         <source>Choose the Python installation</source>
         <translation>选择 Python 安装</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="85"/>
+        <location filename="../../app/ui/pages/environments.py" line="86"/>
         <source>Pick the one your AI app uses (ComfyUI, a Stable Diffusion web UI, …).</source>
         <translation>选择你的 AI 应用所用的那一个（ComfyUI、Stable Diffusion WebUI 等）。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="86"/>
+        <location filename="../../app/ui/pages/environments.py" line="87"/>
         <source>Installations appear here as they are found. Only those with PyTorch can be checked.</source>
         <translation>找到的安装会陆续显示在这里。只有装了 PyTorch 的才能检查。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="88"/>
+        <location filename="../../app/ui/pages/environments.py" line="89"/>
         <source>&amp;Browse…</source>
         <translation>浏览(&amp;B)…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="88"/>
+        <location filename="../../app/ui/pages/environments.py" line="89"/>
         <source>Choose a folder that holds a Python installation</source>
         <translation>选择一个包含 Python 安装的文件夹</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="89"/>
+        <location filename="../../app/ui/pages/environments.py" line="90"/>
         <source>&amp;Search everywhere</source>
         <translation>全盘搜索(&amp;S)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="89"/>
+        <location filename="../../app/ui/pages/environments.py" line="90"/>
         <source>Search every drive, deeper and longer</source>
         <translation>搜索所有磁盘，搜得更深、更久</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="90"/>
+        <location filename="../../app/ui/pages/environments.py" line="91"/>
         <source>Analyse a &amp;copied Windows folder…</source>
         <translation>分析复制出来的 Windows 文件夹(&amp;C)…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="90"/>
+        <location filename="../../app/ui/pages/environments.py" line="91"/>
         <source>Analyse a copied Windows drive</source>
         <translation>分析复制出来的 Windows 磁盘</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="91"/>
+        <location filename="../../app/ui/pages/environments.py" line="92"/>
         <source>Try the &amp;demo computer</source>
         <translation>试用演示电脑(&amp;D)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="91"/>
+        <location filename="../../app/ui/pages/environments.py" line="92"/>
         <source>Try the demo computer</source>
         <translation>试用演示电脑</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="92"/>
+        <location filename="../../app/ui/pages/environments.py" line="93"/>
         <source>Python installations found</source>
         <translation>找到的 Python 安装</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="109"/>
+        <location filename="../../app/ui/pages/environments.py" line="110"/>
         <source>This computer is not running Windows, so there is nothing here to check. Analyse a copied Windows drive, or try the demo computer to see how the assistant works.</source>
         <translation>这台电脑运行的不是 Windows，所以这里没有可检查的内容。你可以分析复制出来的 Windows 磁盘，或者试用演示电脑，看看这个助手如何工作。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="112"/>
+        <location filename="../../app/ui/pages/environments.py" line="113"/>
         <source>Making the demo computer…</source>
         <translation>正在准备演示电脑…</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../app/ui/pages/environments.py" line="114"/>
+        <location filename="../../app/ui/pages/environments.py" line="115"/>
         <source>Searching… %n found so far.</source>
         <translation>
             <numerusform>正在搜索… 目前已找到 %n 个。</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="116"/>
+        <location filename="../../app/ui/pages/environments.py" line="117"/>
         <source>The search stopped before it was done. {reason}</source>
         <translation>搜索没有完成就停止了。{reason}</translation>
     </message>
+    <message>
+        <location filename="../../app/ui/pages/environments.py" line="120"/>
+        <source>The search ran out of time before every folder was looked in, and found no Python installation with PyTorch. Use Browse… to pick your AI app&apos;s folder, or Search everywhere, which looks longer.</source>
+        <translation>查找在看完所有文件夹之前就超时了，没有找到装有 PyTorch 的 Python。请用“浏览…”选择你的 AI 程序的文件夹，或者用“全盘搜索”，它会找得更久。</translation>
+    </message>
     <message numerus="yes">
-        <location filename="../../app/ui/pages/environments.py" line="122"/>
+        <location filename="../../app/ui/pages/environments.py" line="127"/>
+        <source>%n installation(s) found. The search ran out of time before every folder was looked in: if your AI app&apos;s is not listed, use Browse… to pick its folder.</source>
+        <translation>
+            <numerusform>找到 %n 个安装。查找在看完所有文件夹之前就超时了：如果列表里没有你的 AI 程序所用的那个，请用“浏览…”选择它的文件夹。</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../../app/ui/pages/environments.py" line="130"/>
         <source>%n installation(s) found. Select one and press Next.</source>
         <translation>
             <numerusform>找到 %n 个安装。选择一个，然后点击“下一步”。</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="125"/>
+        <location filename="../../app/ui/pages/environments.py" line="133"/>
         <source>This is the demo computer: a built-in example, so nothing real is changed.</source>
         <translation>这是演示电脑：一个内置的示例，不会修改任何真实的东西。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="128"/>
+        <location filename="../../app/ui/pages/environments.py" line="136"/>
         <source>This is a copied Windows drive: {folder}</source>
         <translation>这是一个复制出来的 Windows 磁盘：{folder}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="219"/>
+        <location filename="../../app/ui/pages/environments.py" line="228"/>
         <source>The demo computer could not be made. Try again, or analyse a copied Windows drive.</source>
         <translation>没能准备好演示电脑。请再试一次，或者分析一个复制出来的 Windows 磁盘。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="119"/>
+        <location filename="../../app/ui/pages/environments.py" line="124"/>
         <source>No Python installation with PyTorch was found. Use Browse… to pick your AI app&apos;s folder, or Search everywhere.</source>
         <translation>没有找到装有 PyTorch 的 Python。请用“浏览…”选择你的 AI 应用所在的文件夹，或者使用“全盘搜索”。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="178"/>
+        <location filename="../../app/ui/pages/environments.py" line="187"/>
         <source>Choose the folder of your AI app or its Python</source>
         <translation>选择你的 AI 应用或其 Python 所在的文件夹</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="184"/>
+        <location filename="../../app/ui/pages/environments.py" line="193"/>
         <source>The folder could not be searched. Choose another folder, or use Search everywhere.</source>
         <translation>没能搜索这个文件夹。请选择另一个文件夹，或者使用“全盘搜索”。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="189"/>
+        <location filename="../../app/ui/pages/environments.py" line="198"/>
         <source>No Python installation was found in {folder}.</source>
         <translation>在 {folder} 中没有找到 Python 安装。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="195"/>
+        <location filename="../../app/ui/pages/environments.py" line="204"/>
         <source>Choose the folder that holds the copied drive (it has a Windows folder inside)</source>
         <translation>选择存放复制磁盘的文件夹（里面有 Windows 文件夹）</translation>
     </message>

@@ -8,6 +8,7 @@ import re
 import tempfile
 import threading
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QLabel, QMessageBox, QWizard
 
@@ -246,3 +247,21 @@ def test_the_environments_status_is_whole_sentences_with_plural_counts(open_wiza
     assert page.status.text() == f"找到 {count} 个安装。选择一个，然后点击“下一步”。"
     assert page.computer.text().startswith("这是演示电脑")
     wizard.set_language("en")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh_CN"])
+def test_a_search_that_ran_out_of_time_says_so_and_offers_browse(torch_image, open_wizard, qtbot, monkeypatch, lang):
+    import app.ui.session as session_module
+
+    real = session_module.discover
+    monkeypatch.setattr(session_module, "discover", lambda system, **kw: real(system, **{**kw, "budget_s": 0.0}))
+    image = torch_image()
+    wizard = open_wizard(root=str(image.root), lang=lang)
+    forward(qtbot, wizard, ENVIRONMENTS)
+    page = wizard.pages[ENVIRONMENTS]
+    qtbot.waitUntil(lambda: page._state == SearchState.DONE, timeout=WAIT_MS)
+    status = page.status.text()
+    if lang == "en":
+        assert status.startswith("The search ran out of time") and "Browse" in status
+    else:
+        assert status.startswith("查找在看完所有文件夹之前就超时了") and "浏览" in status

@@ -193,6 +193,35 @@ def test_time_budget_stops_the_search_and_says_so(machine):
     assert report.out_of_time and "stopped" in report.problems[0]
 
 
+def test_a_walk_cut_short_by_the_time_limit_is_out_of_time_too(tmp_path, monkeypatch):
+    import app.inventory.discovery as discovery
+
+    image = ImageBuilder(tmp_path / "img")
+    for n in range(30):
+        image.mkdir(rf"C:\Users\alice\Desktop\folder{n}\inner")
+    image.save()
+    clock = iter(range(0, 10_000, 1))  # each look at the clock one second later: the walk meets the deadline
+    monkeypatch.setattr(discovery.time, "monotonic", lambda: next(clock))
+    report = DiscoveryReport()
+    list(discover(OfflineImage(image.root), budget_s=20.0, report=report))
+    assert report.out_of_time and "stopped" in report.problems[0]
+
+
+def test_a_search_that_ran_out_of_time_is_never_all_clear(machine, monkeypatch, capsys):
+    import json
+
+    import app.cli.diagnose as diagnose_command
+    from app.main import main
+
+    image, _ = machine
+    monkeypatch.setattr(diagnose_command, "SEARCH_S", 0.0)
+    assert main(["diagnose", "--root", str(image.root), "--json", "-", "--quiet"]) != 0
+    document = json.loads(capsys.readouterr().out)
+    (stopped,) = [f for f in document["findings"] if f["code"] == "check-failed" and f.get("variant") == "search"]
+    assert document["complete"] is False and stopped["evidence"]["seconds"] == "0"
+    assert "--env" in stopped["action"]
+
+
 def test_broken_registry_entries_are_reported_and_skipped(machine):
     image, expected = machine
     image.registry[r"HKCU\Software\Python\Broken\1.0\InstallPath"] = {"": {"type": "REG_DWORD", "data": "C:\\x"}}

@@ -126,6 +126,18 @@ def test_a_crashed_probe_leaves_the_diagnosis_incomplete_but_the_others_report(m
     assert finding(result, "missing-dll").evidence["dll"] == "helper.dll"  # the dependencies probe still ran
 
 
+def test_windows_settings_that_cannot_be_read_leave_the_diagnosis_incomplete(machine, capsys):  # noqa: F811
+    assert main(["diagnose", "--root", str(machine.root), "--quiet"]) == 0  # every check could see
+    capsys.readouterr()
+    (machine.root / "registry.json").write_text('{"HKLM\\SOFTWARE": {', encoding="utf-8")  # cut short
+    assert main(["diagnose", "--root", str(machine.root), "--json", "-", "--quiet"]) == 1
+    document = json.loads(capsys.readouterr().out)
+    (failed,) = [f for f in document["findings"] if f["code"] == "check-failed"]
+    assert document["complete"] is False and failed["variant"] == "settings"
+    assert "registry.json could not be read" in failed["evidence"]["error"]
+    assert failed["title"] == "Could not read some of Windows' settings"
+
+
 def test_the_cli_never_exits_0_when_a_check_crashed(machine, monkeypatch, capsys):  # noqa: F811
     monkeypatch.setattr(runner_module, "ALL_PROBES", (*ALL_PROBES, Probe("gpu", ENVIRONMENT, crashing)))
     assert main(["diagnose", "--root", str(machine.root), "--json", "-", "--quiet"]) == 1

@@ -66,6 +66,7 @@ class EnvironmentsPage(Page):
         self.building = LatestRun()  # the demo computer being made
         self._state = SearchState.IDLE
         self._error = None
+        self._out_of_time = False  # the last search's time ran out before every place was looked in
 
     def _display(self, path) -> str:
         system = self.session.system
@@ -115,9 +116,16 @@ class EnvironmentsPage(Page):
         elif self._state == SearchState.FAILED:
             text = self.tr("The search stopped before it was done. {reason}").format(
                 reason=failure_words(self._error, self.session.lang))
+        elif not any(e.torch for e in self.model.envs) and self._out_of_time:
+            text = self.tr("The search ran out of time before every folder was looked in, and found no Python "
+                           "installation with PyTorch. Use Browse… to pick your AI app's folder, or Search "
+                           "everywhere, which looks longer.")
         elif not any(e.torch for e in self.model.envs):
             text = self.tr("No Python installation with PyTorch was found. Use Browse… to pick your AI app's "
                            "folder, or Search everywhere.")
+        elif self._out_of_time:
+            text = self.tr("%n installation(s) found. The search ran out of time before every folder was looked "
+                           "in: if your AI app's is not listed, use Browse… to pick its folder.", "", count)
         else:
             text = self.tr("%n installation(s) found. Select one and press Next.", "", count)
         self.status.setText(text)
@@ -136,7 +144,7 @@ class EnvironmentsPage(Page):
         if not folders:
             self.model.clear()
             self.session.clear_environments()
-        self._state = SearchState.SEARCHING
+        self._state, self._out_of_time = SearchState.SEARCHING, False
         self._show_state()
         self.search.start(
             self.doctor.pool, lambda worker: find_environments(system, worker.token, worker.emit,
@@ -152,8 +160,9 @@ class EnvironmentsPage(Page):
             self.select(len(self.model.envs) - 1)
         self._show_state()
 
-    def _searched(self, envs) -> None:
+    def _searched(self, report) -> None:
         self._state = SearchState.DONE
+        self._out_of_time = report.out_of_time
         self._show_state()
 
     def _failed(self, error) -> None:
