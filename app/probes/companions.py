@@ -27,7 +27,7 @@ from app.engine.versions import matches
 from app.inventory.integrity import read_record
 from app.inventory.packages import canonical
 from app.probes.base import ENVIRONMENT, Probe, ProbeContext
-from app.probes.finding import BLOCKER, WARNING, Finding
+from app.probes.finding import BLOCKER, INFO, WARNING, Finding
 from app.resources import known_issues
 from app.system.folders import child, children
 
@@ -116,9 +116,12 @@ def _imports_torch(info: PEInfo) -> bool:
     return any(imported.name.lower() in TORCH_DLLS for imported in info.imports)
 
 
-def installed_companions(ctx: ProbeContext) -> list[Companion]:
-    """Every distribution of the environment (but torch) with a .pyd that imports from torch's DLLs."""
+def installed_companions(ctx: ProbeContext, unseen: Optional[list[str]] = None) -> list[Companion]:
+    """Every distribution of the environment (but torch) with a .pyd that imports from torch's DLLs. `unseen`
+    gets each package that requires torch but could not be looked at: its RECORD or an extension module of it
+    unreadable (damaged, access denied, quarantined)."""
     site = ctx.env.site_packages if ctx.env else None
+    unseen = [] if unseen is None else unseen
     found = []
     for folder in sorted(children(site), key=lambda p: p.name.lower()):
         check(ctx.cancel)
@@ -131,9 +134,10 @@ def installed_companions(ctx: ProbeContext) -> list[Companion]:
             continue
         try:
             entries = read_record(record, prefix="")
-        except (OSError, csv.Error, ValueError):
-            continue  # a damaged record: nothing to go by
-        extensions = []
+        except (OSError, csv.Error, ValueError) as exc:  # nothing to go by: said when the package needs torch
+            _unseen(folder, f"RECORD: {getattr(exc, 'strerror', None) or exc}", unseen)
+            continue
+        extensions, unreadable = [], []
         for entry in entries:
             if not entry.path.lower().endswith(".pyd") or entry.path.startswith(".."):
                 continue
@@ -141,12 +145,22 @@ def installed_companions(ctx: ProbeContext) -> list[Companion]:
             info = ctx.cache.get(path)
             if isinstance(info, PEInfo) and _imports_torch(info):
                 extensions.append(path)
+            elif not isinstance(info, PEInfo):
+                unreadable.append(entry.path.rsplit("/", 1)[-1])
+        if unreadable:
+            _unseen(folder, ", ".join(unreadable[:3]), unseen)
         if not extensions:
             continue
         name, version, requires = _metadata(folder)
         if name and version and canonical(name) != "torch":
             found.append(Companion(name, version, requires, extensions))
     return found
+
+
+def _unseen(folder: Path, what: str, unseen: list[str]) -> None:
+    name, version, requires = _metadata(folder)
+    if name and requires is not None:  # a package made for torch: a companion that could not be checked
+        unseen.append(f"{name} {version or '?'} ({what})")
 
 
 def missing_functions(ctx: ProbeContext, companion: Companion) -> list[MissingFunction]:
@@ -216,7 +230,8 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
     torch = ctx.env.torch if ctx.env else None
     if torch is None or ctx.env.site_packages is None:
         return
-    for companion in installed_companions(ctx):
+    unseen: list[str] = []
+    for companion in installed_companions(ctx, unseen):
         needed = needs_cuda(ctx, companion)
         if needed:  # another build altogether: no version of it fits this torch, the build of torch must change
             yield _needs_cuda_finding(ctx, companion, needed)
@@ -243,6 +258,9 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
         else:
             severity, variant = WARNING, "pin-only" if fit else "pin-only-no-fit"
         yield ctx.finding(CODE, severity, evidence, [REPAIR] if fit else [], variant=variant)
+    if unseen:  # the loading test imports torch alone: nothing else would see them
+        yield ctx.finding("check-failed", INFO, {"check": PROBE.name, "probe": PROBE.id, "packages": "; ".join(unseen),
+                                                 "error": "; ".join(unseen)}, variant="companions-unreadable")
 
 
 PROBE = Probe("companions", ENVIRONMENT, run)

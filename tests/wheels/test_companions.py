@@ -176,15 +176,20 @@ def test_diagnose_on_the_drive_exits_1_and_lists_both_companions(tmp_path, capsy
     assert all(f["severity"] == BLOCKER and f["repairs"] == ["match-companions"] for f in found)
 
 
-def test_a_record_naming_a_pyd_that_is_gone_is_no_companion_and_no_crash(tmp_path):
+def test_a_companion_whose_extensions_are_gone_is_said_unchecked_never_all_clear(tmp_path):
     image = build_torch_image(tmp_path / "image", "torch==2.4.1")
     add_wheel(image, "torchvision==0.20.1")
-    for name in ("_C.pyd", "image.pyd"):
+    for name in ("_C.pyd", "image.pyd"):  # quarantined by security software
         image.host(SITE + "\\torchvision\\" + name).unlink()
     image.save()
     system = OfflineImage(image.root)
     env = inspect_environment(system, image.host(VENV))
-    assert by_package(run_diagnosis(system, [env], probes=(companions.PROBE,)).findings) == {}
+    diagnosis = run_diagnosis(system, [env], probes=(companions.PROBE,))
+    assert by_package(diagnosis.findings) == {} and not diagnosis.complete
+    (unseen,) = [f for f in diagnosis.findings if f.code == "check-failed"]
+    assert unseen.variant == "companions-unreadable" and "torchvision 0.20.1 (_C.pyd, image.pyd)" in unseen.text(
+        "en").explanation
+    assert "torchvision" in unseen.text("zh_CN").explanation
     shutil.rmtree(image.root)
 
 
