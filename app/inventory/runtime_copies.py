@@ -53,10 +53,11 @@ class CopyListing:
     elapsed_s: float = 0.0
     stopped: Optional[str] = None  # None: every root walked; else "entries", "time" or "cancelled"
     deep_folders: list[Path] = field(default_factory=list)  # folders below MAX_DEPTH, not entered (first 20)
+    unlisted: list[Path] = field(default_factory=list)  # folders that could not be listed (denied; first 20)
 
     @property
     def complete(self) -> bool:
-        return self.stopped is None and not self.deep_folders
+        return self.stopped is None and not self.deep_folders and not self.unlisted
 
     def folders(self) -> dict[Path, list[RuntimeCopy]]:
         """The copies by the folder that holds them, in walk order."""
@@ -156,7 +157,11 @@ class _Walk:
             try:
                 with os.scandir(folder) as entries:
                     found = list(entries)
+            except FileNotFoundError:
+                continue  # gone since its parent was listed
             except OSError:
+                if len(listing.unlisted) < 20:
+                    listing.unlisted.append(Path(folder))
                 continue
             listing.entries += len(found)
             if listing.entries > self.max_entries:

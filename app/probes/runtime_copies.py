@@ -16,6 +16,7 @@ from typing import Iterator, Optional
 from app.engine.versions import matches, version_tuple
 from app.inventory.runtime_copies import (
     APP_FOLDER,
+    MAX_DEPTH,
     CopyListing,
     RuntimeCopy,
     app_entry,
@@ -30,6 +31,7 @@ from app.resources import known_issues
 CODE = "runtime-copy-too-old"
 FIRST_IMPORT_VARIANTS = ("app-imports-first", "named-first")  # the program is known, or said, to import it first
 REPAIR = "load-torch-first"  # guided (app/repair/guides.py): never touches the other package's files
+SHOWN_UNSEEN = 5  # places named where the walk could not see or judge a copy
 DECIDING_DLL = "msvcp140.dll"  # the DLL of the minimum rule, and the one whose first copy stays in the process
 
 
@@ -82,18 +84,28 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
     named = {m.lower() for m in ctx.program.imports_first}
     torch_folder = env.torch.folder
     own_folders = {str(env.app_folder).casefold()} if env.app_folder is not None else set()
+    unseen = [f"{ctx.display(p)} (not listed)" for p in listing.unlisted[:SHOWN_UNSEEN]]
+    unseen += [f"{ctx.display(p)} (deeper than {MAX_DEPTH} folders)" for p in listing.deep_folders[:SHOWN_UNSEEN]]
     for copies in listing.folders().values():
         deciding = next((c for c in copies if c.name.lower() == DECIDING_DLL), None)
         if deciding is None or _inside(deciding, torch_folder) or (deciding.owner or "").lower() == "torch":
             continue
         if str(deciding.path.parent).casefold() in own_folders:  # python.exe's folder comes before System32: the
             continue  # vc-runtime probe names that copy (vc-runtime-too-old@copy-*), once
-        if not deciding.version or version_tuple(deciding.version) >= version_tuple(rule["version"]):
+        if not deciding.version:  # no version to compare: it may be the old one
+            unseen.append(f"{ctx.display(deciding.path)} (its version cannot be read)")
+            continue
+        if version_tuple(deciding.version) >= version_tuple(rule["version"]):
             continue
         module = (deciding.module or "").lower()
         first = "app" if module and module in by_app else "named" if module and module in named else None
         yield ctx.finding(CODE, BLOCKER if first else WARNING, _evidence(ctx, deciding, copies, rule, listing),
                           [REPAIR], variant=_variant(deciding, first))
+
+
+    if unseen:  # where an old copy may be that the walk could not see, or not judge
+        yield ctx.finding("check-failed", INFO, {"check": PROBE.name, "probe": PROBE.id, "torch": env.torch.version,
+                                                 "error": "; ".join(unseen[:SHOWN_UNSEEN])}, variant="copies-unseen")
 
 
 def _variant(copy: RuntimeCopy, first: Optional[str]) -> Optional[str]:

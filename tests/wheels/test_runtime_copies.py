@@ -166,6 +166,25 @@ def test_the_walk_stops_at_its_limits_and_says_how_far_it_got(tmp_path):
     assert late.stopped == "time"
 
 
+@pytest.mark.parametrize("place", ["version unreadable", "too deep"])
+def test_where_the_walk_could_not_see_or_judge_a_copy_is_said_never_all_clear(tmp_path, place):
+    image = build_torch_image(tmp_path / "image", TORCH_291)
+    add_pyqt5(image)
+    if place == "version unreadable":  # a copy cut short: its version resource is gone
+        copy = image.host(QT_BIN + r"\msvcp140.dll")
+        data = copy.read_bytes()[:4096]
+        copy.unlink()  # a link into the shared extracted wheel: replaced, never written through
+        copy.write_bytes(data)
+    else:
+        image.mkdir(SITE + "\\deep" + "\\d" * 16)
+    image.save()
+    code, document = diagnose(image)
+    (unseen,) = [f for f in document["findings"] if f["code"] == "check-failed"]
+    assert code == 1 and document["complete"] is False and unseen["variant"] == "copies-unseen"
+    said = "its version cannot be read" if place == "version unreadable" else "deeper than 14 folders"
+    assert said in unseen["explanation"] and "2.9.1" in unseen["explanation"]
+
+
 def test_winerror_1114_with_the_old_copy_loaded_is_one_problem_with_the_copy(tmp_path):
     image = build_torch_image(tmp_path / "image", TORCH_291)
     add_pyqt5(image)
