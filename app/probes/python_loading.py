@@ -115,16 +115,17 @@ def _shadowing(ctx: ProbeContext, imported: TorchCopy) -> Iterator[Finding]:
     first = _described(ctx, imported)
     others = [_described(ctx, c) for c in shadowed]
     same = all(o["version"] == first["version"] for o in others)
-    repairs = []
+    repairs, extra = [], {}
     if imported.entry.origin == USER_SITE and imported.kind != NAMESPACE:
         repairs.append(SET_ASIDE_TORCH)
     elif imported.entry.origin == PYTHONPATH:
         variable = ctx.env.loading.variable("PYTHONPATH")
         repairs.append(_unset(variable.scope if variable else "user"))
+        extra = {"variable": "PYTHONPATH"}  # what the repair removes, as the finding names it
     elif imported.entry.origin == REGISTRY:
         repairs.append(REMOVE_REGISTRY_PATH)
+        extra = {"program_list": program_of(ntpath.dirname(first["folder"]))}
     repairs.append("start-fresh")
-    extra = {"program_list": program_of(ntpath.dirname(first["folder"]))} if imported.entry.origin == REGISTRY else {}
     yield ctx.finding("torch-shadowed", WARNING if same else BLOCKER, {**extra,
         "imported": first, "others": others, "folder": first["folder"], "version": first["version"],
         "origin": first["origin"], "added_by": first["added_by"] or "-", "other_folder": others[0]["folder"],

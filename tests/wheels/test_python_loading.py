@@ -15,6 +15,8 @@ from app.demo.image_builder import ImageBuilder
 from app.inventory.environment import inspect_environment
 from app.inventory.python_path import NAMESPACE, PACKAGE, PTH_FILE, PYTHONPATH, REGISTRY, SITE, STDLIB, USER_SITE
 from app.main import main
+from app.probes.finding import Finding
+from app.repair.actions import action_for
 from app.system.offline import OfflineImage
 from tests import realfiles
 from tests.conftest import pip_install, real
@@ -168,6 +170,12 @@ def test_pythonpath_puts_its_torch_first_and_the_repair_removes_the_users_settin
     assert codes["torch-shadowed"]["evidence"]["origin"] == PYTHONPATH
     assert codes["torch-shadowed"]["repairs"][0] == "unset-env-var"
     assert codes["python-path-set"]["evidence"]["torch_there"] is True
+    system = OfflineImage(image.root)
+    shadowed = [f for f in report["findings"] if f["code"] == "torch-shadowed"]
+    alone = [Finding(f["code"], f["severity"], f["evidence"], f["repairs"], f["environment"], f["variant"])
+             for f in shadowed]  # the finding that names the repair, alone, is enough to plan it
+    plan = action_for("unset-env-var").plan(system, None, None, alone, None)
+    assert [(c.kind, c.target) for c in plan.changes] == [("delete-variable", "PYTHONPATH")] and plan.notes == []
     code = main(["repair", "--root", str(image.root), "--env", ALL_USERS + r"\python.exe",
                  "--action", "unset-env-var", "--yes"])
     capsys.readouterr()
