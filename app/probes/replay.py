@@ -195,8 +195,9 @@ def _died_in_parallel(ctx: ProbeContext, python: str, data: dict, code: int, std
                 "copies": list(dict.fromkeys([*torch_copies, *([step["path"]] if step.get("path") else [])])),
                 "stderr": stderr[-2000:]}
     if any(line.startswith("OMP: Error #15") for line in lines):
+        # set aside the other copy when the static check found it (it is named there); else a fresh environment
         return ctx.finding("openmp-conflict", BLOCKER, {**evidence, "dll": "libiomp5md.dll"},
-                           ["remove-duplicate-openmp"], variant="replayed")
+                           ["remove-duplicate-openmp", "start-fresh"], variant="replayed")
     return ctx.finding("import-failed", BLOCKER, {**evidence, "dll": ntpath.basename(step["path"])
                                                   if step.get("path") else None}, variant="parallel")
 

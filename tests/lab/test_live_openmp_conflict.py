@@ -69,7 +69,7 @@ def test_omp_error_15_is_caught_by_the_replay_and_gone_after_the_copy_is_set_asi
     static = [f for f in found.get("openmp-conflict", []) if f["evidence"].get("other_copy")]
     assert code == 1 and len(replayed) == 1 and len(static) == 1, document["findings"]
     assert replayed[0]["severity"] == "blocker" and replayed[0]["evidence"]["message"] == OMP_15
-    assert replayed[0]["repairs"] == ["remove-duplicate-openmp"]
+    assert replayed[0]["repairs"] == ["remove-duplicate-openmp", "start-fresh"]
     assert replayed[0]["evidence"]["last_step"]["step"] == "openmp_user"
     assert static[0]["severity"] == "blocker" and static[0]["evidence"]["owner"]["package"] == "intel-openmp"
     (ok,) = found["import-ok"]  # torch itself imported; the program died at its first parallel calculation

@@ -182,3 +182,28 @@ def test_undo_names_the_copy_back_only_while_it_is_as_the_repair_left_it(tmp_pat
     capsys.readouterr()
     assert main(["undo", "--last"]) == 1
     assert "Undo stopped" in capsys.readouterr().err
+
+
+def test_omp_error_15_with_the_other_copy_out_of_sight_offers_the_fresh_start_never_a_dead_end(tmp_path):
+    """The replay caught OMP Error #15, but the second runtime lies where the static check does not look (loaded by
+    the program from elsewhere): setting it aside cannot be planned, so the fresh environment's steps are offered."""
+    from app.inventory.environment import inspect_environment
+    from app.inventory.machine import read_machine_facts
+    from app.probes.base import ProbeContext
+    from app.probes.replay import _died_in_parallel
+    from app.probes.runner import Diagnosis
+    from app.ui.session import recommended, repair_options
+
+    image = conda_image(tmp_path / "image", intel_runtime(SAME_BUILD))
+    image.host(CONDA + r"\Library\bin\libiomp5md.dll").unlink()  # out of sight of the static check
+    system = OfflineImage(image.root)
+    env = inspect_environment(system, image.host(CONDA + r"\python.exe"))
+    machine = read_machine_facts(system)
+    stderr = ("OMP: Error #15: Initializing libiomp5md.dll, but found libiomp5md.dll already initialized.\n"
+              "OMP: Hint This means that multiple copies of the OpenMP runtime have been linked into the program.\n")
+    replayed = _died_in_parallel(ProbeContext(system, machine, env), CONDA + r"\python.exe", {}, 3, stderr)
+    assert (replayed.code, replayed.variant) == ("openmp-conflict", "replayed")
+    diagnosis = Diagnosis(machine, [env], [replayed])
+    options = repair_options(system, env, diagnosis)
+    assert [(o.action, o.possible) for o in options] == [("remove-duplicate-openmp", False), ("start-fresh", True)]
+    assert [o.action for o in recommended(options)] == ["start-fresh"]
