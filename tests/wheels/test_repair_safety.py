@@ -131,42 +131,35 @@ def test_a_journal_line_cut_short_by_a_power_cut_is_passed_over_and_the_repair_u
     assert Journal().get(transaction.id).state == ROLLED_BACK and Journal().unfinished() == []
 
 
-def test_a_repair_whose_first_record_cannot_be_written_leaves_nothing_behind(torch_image, data_dir, monkeypatch,
-                                                                             capsys):
-    image = torch_image()
-    lib = image.host(TORCH_LIB)
-    before = tree_hashes(lib)
-    real_write = Transaction._write
-
-    def full_disk(self, record):
-        if record["kind"] == "begin":  # the disk fills up halfway through the first line
-            with open(self.folder / "journal.jsonl", "ab") as journal:
-                journal.write(json.dumps(record).encode()[:40])
-            raise OSError(errno.ENOSPC, "No space left on device")
-        real_write(self, record)
-
-    monkeypatch.setattr(Transaction, "_write", full_disk)
-    assert main(repair_argv(image)) == 1
-    assert "full" in capsys.readouterr().err
-    assert tree_hashes(lib) == before
-    assert list(Journal().transactions()) == []  # no ghost repair, listed as running or offered for rollback
-    monkeypatch.setattr(Transaction, "_write", real_write)
-    assert main(repair_argv(image)) == 0  # and the next try runs
-    capsys.readouterr()
-    assert (lib / "libomp140.x86_64.dll").exists()
-
-
-def full_disk_at(monkeypatch, *kinds: str) -> None:
-    """The journal's disk is full for one record of each of `kinds` (then space is freed)."""
+def full_disk_at(monkeypatch, *kinds: str, torn: bool = False) -> None:
+    """The journal's disk is full for one record of each of `kinds` (then space is freed); `torn`: the line is
+    written in part first."""
     real_write, left = Transaction._write, list(kinds)
 
     def write(self, record):
         if record["kind"] in left:
             left.remove(record["kind"])
+            if torn:
+                with open(self.folder / "journal.jsonl", "ab") as journal:
+                    journal.write(json.dumps(record).encode()[:40])
             raise OSError(errno.ENOSPC, "No space left on device")
         real_write(self, record)
 
     monkeypatch.setattr(Transaction, "_write", write)
+
+
+def test_a_repair_whose_first_record_cannot_be_written_leaves_nothing_behind(torch_image, data_dir, monkeypatch,
+                                                                             capsys):
+    image = torch_image()
+    before = tree_hashes(image.host(TORCH_LIB))
+    full_disk_at(monkeypatch, "begin", torn=True)  # the disk fills up halfway through the first line
+    assert main(repair_argv(image)) == 1
+    assert "full" in capsys.readouterr().err
+    assert tree_hashes(image.host(TORCH_LIB)) == before
+    assert list(Journal().transactions()) == []  # no ghost repair, listed as running or offered for rollback
+    assert main(repair_argv(image)) == 0  # and the next try runs
+    capsys.readouterr()
+    assert (image.host(TORCH_LIB) / "libomp140.x86_64.dll").exists()
 
 
 @pytest.mark.parametrize("lang", ["en", "zh_CN"])
