@@ -104,6 +104,7 @@ def discover(system: System, *, folders: Iterable[Path] = (), drives: Optional[I
     for step, (source, location) in enumerate(candidates()):
         check(cancel)
         if time.monotonic() > deadline:
+            report.out_of_time = True
             break
         progress(step, 0, str(location))
         found = accept(inspect_environment(system, location), source)
@@ -114,8 +115,7 @@ def discover(system: System, *, folders: Iterable[Path] = (), drives: Optional[I
                 sibling = accept(inspect_environment(system, python), source)
                 if sibling is not None:
                     yield sibling
-    if time.monotonic() > deadline:  # stopped here, or a walk at the deadline: folders were never visited
-        report.out_of_time = True
+    if report.out_of_time:  # stopped here, or a walk at the deadline: folders were never visited
         report.problems.append(f"the search stopped after {budget_s:.0f} s; some folders were not visited")
         return
     for env in _store_pythons(system, profiles):
@@ -275,6 +275,7 @@ def _walk(start: Path, max_depth: int, deadline: float, cancel: Optional[CancelT
     queue = deque([(start, 0)])
     while queue:
         if time.monotonic() > deadline:
+            report.out_of_time = True  # what is still queued was never visited
             return
         check(cancel)
         folder, depth = queue.popleft()
