@@ -378,15 +378,18 @@ def machine_key(key: str) -> str:
     return "HKLM\\" + path
 
 
+def without_empty_entries(data: object) -> object:
+    """A REG_MULTI_SZ's texts as a list without empty entries (they are none: Windows ends the list at an empty
+    string, and an empty list can read back as [""]); any other data as it is."""
+    return [entry for entry in data if entry != ""] if isinstance(data, (list, tuple)) else data
+
+
 def same_value(a: Optional[RegistryValue], b: Optional[RegistryValue]) -> bool:
-    """Whether two values are the same as the registry holds them (a list and a tuple of texts alike; a
-    REG_MULTI_SZ's empty entries are none: an empty list can read back as [""])."""
+    """Whether two values are the same as the registry holds them (a list and a tuple of texts alike, empty
+    entries none)."""
     if a is None or b is None:
         return a is b
-    def norm(data: object) -> object:
-        return [entry for entry in data if entry != ""] if isinstance(data, (list, tuple)) else data
-
-    return a.type == b.type and norm(a.data) == norm(b.data)
+    return a.type == b.type and without_empty_entries(a.data) == without_empty_entries(b.data)
 
 
 def check_registry_value(name: str, value: Optional[RegistryValue]) -> None:

@@ -16,7 +16,7 @@ from typing import Optional
 from app.inventory.machine import LONG_PATHS_KEY
 from app.inventory.paging import MEMORY_MANAGEMENT_KEY
 from app.repair.changes import MACHINE_VALUE, RollbackStopped
-from app.system.base import RegistryValue, System
+from app.system.base import RegistryValue, System, without_empty_entries
 
 PAGING_FILE_ENTRY = re.compile(r"^([A-Za-z?]):\\pagefile\.sys( \d{1,9} \d{1,9})?$", re.IGNORECASE)
 # (key, value name) -> its type, and whether it may be absent (deleted)
@@ -33,17 +33,12 @@ def value_json(value: Optional[RegistryValue]) -> Optional[dict]:
         return None
     if isinstance(value.data, bytes):
         raise ValueError("binary registry values are not written by this app")
-    if isinstance(value.data, (list, tuple)):
-        return {"type": value.type, "data": [entry for entry in value.data if entry != ""]}
-    return {"type": value.type, "data": value.data}
+    return {"type": value.type, "data": without_empty_entries(value.data)}
 
 
 def value_of(data: Optional[dict]) -> Optional[RegistryValue]:
-    if data is None:
-        return None
-    if isinstance(data["data"], list):  # a journal written before empty entries were dropped
-        return RegistryValue(data["type"], [entry for entry in data["data"] if entry != ""])
-    return RegistryValue(data["type"], data["data"])
+    """A journalled value to write (one journalled before empty entries were dropped, without them)."""
+    return None if data is None else RegistryValue(data["type"], without_empty_entries(data["data"]))
 
 
 def allowed(key: str, name: str, value: Optional[dict]) -> bool:
