@@ -259,8 +259,8 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
             severity, variant = WARNING, "pin-only" if fit else "pin-only-no-fit"
         yield ctx.finding(CODE, severity, evidence, [REPAIR] if fit else [], variant=variant)
     if unseen:  # the loading test imports torch alone: nothing else would see them
-        yield ctx.finding("check-failed", INFO, {"check": PROBE.name, "probe": PROBE.id, "packages": "; ".join(unseen),
-                                                 "error": "; ".join(unseen)}, variant="companions-unreadable")
+        yield ctx.finding("check-failed", INFO, {"check": PROBE.name, "probe": PROBE.id, "packages": "; ".join(unseen)},
+                          variant="companions-unreadable")
 
 
 PROBE = Probe("companions", ENVIRONMENT, run)

@@ -101,8 +101,6 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
         first = "app" if module and module in by_app else "named" if module and module in named else None
         yield ctx.finding(CODE, BLOCKER if first else WARNING, _evidence(ctx, deciding, copies, rule, listing),
                           [REPAIR], variant=_variant(deciding, first))
-
-
     if unseen:  # where an old copy may be that the walk could not see, or not judge
         yield ctx.finding("check-failed", INFO, {"check": PROBE.name, "probe": PROBE.id, "torch": env.torch.version,
                                                  "error": "; ".join(unseen[:SHOWN_UNSEEN])}, variant="copies-unseen")
