@@ -133,9 +133,10 @@ class System(ABC):
         """Variables of `scope`: "system" (machine), "user" or "process"; names keep their case."""
 
     @abstractmethod
-    def set_user_variable(self, name: str, value: Optional[str]) -> None:
-        """Set the user's own environment variable (HKCU\\Environment), or delete it with None. A new value with
-        a '%' is REG_EXPAND_SZ, else REG_SZ; an existing variable keeps its type and the spelling of its name.
+    def set_user_variable(self, name: str, value: Optional[str], data_type: Optional[str] = None) -> None:
+        """Set the user's own environment variable (HKCU\\Environment), or delete it with None. An existing
+        variable keeps its type and the spelling of its name; a new one is `data_type` (REG_SZ or REG_EXPAND_SZ:
+        an undo bringing back the type it had) or else, with a '%', REG_EXPAND_SZ, otherwise REG_SZ.
         Afterwards environment("user") and variable() see the change."""
 
     @property
@@ -421,8 +422,14 @@ def check_variable(name: str, value: Optional[str]) -> None:
         raise ValueError(f"not an environment variable value: {value!r:.80}")
 
 
-def variable_value(value: str, existing: Optional[RegistryValue]) -> RegistryValue:
-    """How a user variable is stored: as it was (REG_SZ or REG_EXPAND_SZ), else REG_EXPAND_SZ when it has a %."""
-    if existing is not None and existing.type in ("REG_SZ", "REG_EXPAND_SZ"):
+VARIABLE_TYPES = ("REG_SZ", "REG_EXPAND_SZ")
+
+
+def variable_value(value: str, existing: Optional[RegistryValue], data_type: Optional[str] = None) -> RegistryValue:
+    """How a user variable is stored: as it is (REG_SZ or REG_EXPAND_SZ), else as `data_type` asks, else
+    REG_EXPAND_SZ when it has a %."""
+    if existing is not None and existing.type in VARIABLE_TYPES:
         return RegistryValue(existing.type, value)
+    if data_type in VARIABLE_TYPES:
+        return RegistryValue(data_type, value)
     return RegistryValue("REG_EXPAND_SZ" if "%" in value else "REG_SZ", value)

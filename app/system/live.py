@@ -234,13 +234,13 @@ class LiveWindows(System):
         return {name: str(value.data) for name, value in self.registry_values(key).items()
                 if value.type in ("REG_SZ", "REG_EXPAND_SZ")}
 
-    def set_user_variable(self, name: str, value: Optional[str]) -> None:
+    def set_user_variable(self, name: str, value: Optional[str], data_type: Optional[str] = None) -> None:
         check_variable(name, value)
         if value is None:
             self.set_registry_value(USER_ENVIRONMENT, name, None)
         else:
             existing = self.registry_value(USER_ENVIRONMENT, name)
-            self.set_registry_value(USER_ENVIRONMENT, name, variable_value(value, existing))
+            self.set_registry_value(USER_ENVIRONMENT, name, variable_value(value, existing, data_type))
         self._announce_environment_change()
 
     def _announce_environment_change(self) -> None:

@@ -231,7 +231,7 @@ class OfflineImage(System):
                 for depth in range(1, len(parts)):
                     self._subkeys.setdefault("\\".join(parts[:depth]).lower(), set()).add(parts[depth])
 
-    def set_user_variable(self, name: str, value: Optional[str]) -> None:
+    def set_user_variable(self, name: str, value: Optional[str], data_type: Optional[str] = None) -> None:
         check_variable(name, value)
         with self._write_lock:
             document = self._read_for_update("environment.json")
@@ -242,7 +242,7 @@ class OfflineImage(System):
             if USER_ENVIRONMENT_KEY.lower() in self._registry:  # the image holds the user's registry: keep it true
                 existing = self.registry_value(USER_ENVIRONMENT_KEY, name)
                 self.set_registry_value(USER_ENVIRONMENT_KEY, name,
-                                        None if value is None else variable_value(value, existing))
+                                        None if value is None else variable_value(value, existing, data_type))
             names = [k for k in table if k.lower() == name.lower()]
             if value is None and not names:
                 return

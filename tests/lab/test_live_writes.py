@@ -86,15 +86,18 @@ system.set_user_variable("TDD_TEST_VAR", None)  # already gone: nothing happens
     assert not reg_has(lab, r"HKCU\Environment", "TDD_TEST_VAR")
 
 
-def test_an_existing_user_variable_keeps_its_type(lab, clean):
+def test_an_existing_user_variable_keeps_its_type_and_a_new_one_takes_the_type_asked(lab, clean):
     assert lab.wine_reg(["add", r"HKCU\Environment", "/v", "TDD_TEST_KEPT", "/t", "REG_SZ", "/d", "plain",
                          "/f"]) == 0
     seen = run(lab, r"""
 system.set_user_variable("TDD_TEST_KEPT", "%TEMP%\\y")
 out["raw"] = raw("Environment", "TDD_TEST_KEPT")
+system.set_user_variable("TDD_TEST_VAR", "50%", "REG_SZ")  # new, as an undo brings back a REG_SZ holding a %
+out["asked"] = raw("Environment", "TDD_TEST_VAR")
 out["REG_SZ"] = winreg.REG_SZ
 """)
     assert seen["raw"] == ["%TEMP%\\y", seen["REG_SZ"]]
+    assert seen["asked"] == ["50%", seen["REG_SZ"]]
 
 
 def test_registry_values_round_trip_and_hklm_needs_elevation(lab, clean):

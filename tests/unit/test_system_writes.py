@@ -79,6 +79,17 @@ def test_a_value_with_percent_is_expandable_and_an_existing_variable_keeps_its_n
         assert seen.variable("TEMP") == r"D:\Temp"
 
 
+def test_a_new_variable_takes_the_type_asked_for_and_an_existing_one_keeps_its_own(image):
+    system = OfflineImage(image.root)
+    system.set_user_variable("TDD_TEST_VAR", "50%", "REG_SZ")  # an undo bringing back a REG_SZ holding a %
+    system.set_user_variable("TDD_PLAIN", "plain", "REG_EXPAND_SZ")
+    system.set_user_variable("TEMP", r"D:\Temp", "REG_SZ")  # TEMP is there, REG_EXPAND_SZ: it stays so
+    for seen in (system, reopened(image)):
+        assert seen.registry_value(r"HKCU\Environment", "TDD_TEST_VAR") == RegistryValue("REG_SZ", "50%")
+        assert seen.registry_value(r"HKCU\Environment", "TDD_PLAIN") == RegistryValue("REG_EXPAND_SZ", "plain")
+        assert seen.registry_value(r"HKCU\Environment", "TEMP") == RegistryValue("REG_EXPAND_SZ", r"D:\Temp")
+
+
 def test_deleting_a_user_variable_removes_it_from_both_files(image):
     system = OfflineImage(image.root)
     system.set_user_variable("temp", None)

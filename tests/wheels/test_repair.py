@@ -296,6 +296,31 @@ def test_unsafe_variable_is_removed_from_the_users_settings_and_undo_brings_it_b
     capsys.readouterr()
 
 
+def test_undo_brings_a_removed_variable_back_with_the_registry_type_it_had(torch_image, capsys):
+    """A REG_SZ whose text holds a % (not to be expanded) comes back REG_SZ, not as the REG_EXPAND_SZ a new value
+    with a % would get; a REG_EXPAND_SZ comes back expandable."""
+    from app.system.base import RegistryValue
+    from app.system.offline import OfflineImage
+
+    image = torch_image(libomp=True)
+    for name, kind, value in (("PYTORCH_CUDA_ALLOC_CONF", "REG_SZ", "max_split_size_mb:%SIZE%"),
+                              ("PYTORCH_MPS_HIGH_WATERMARK_RATIO", "REG_EXPAND_SZ", "%RATIO%")):
+        image.set_value(r"HKCU\Environment", name, kind, value)
+        image.set_variable("user", name, value)
+    assert cli("repair", "--root", str(image.root), "--env", PYTHON, "--action", "unset-env-var", "--yes") == 0
+    removed = OfflineImage(image.root)
+    assert removed.registry_value(r"HKCU\Environment", "PYTORCH_CUDA_ALLOC_CONF") is None
+    assert removed.registry_value(r"HKCU\Environment", "PYTORCH_MPS_HIGH_WATERMARK_RATIO") is None
+    assert cli("undo", "--last") == 0
+    back = OfflineImage(image.root)
+    assert back.registry_value(r"HKCU\Environment", "PYTORCH_CUDA_ALLOC_CONF") == RegistryValue(
+        "REG_SZ", "max_split_size_mb:%SIZE%")
+    assert back.registry_value(r"HKCU\Environment", "PYTORCH_MPS_HIGH_WATERMARK_RATIO") == RegistryValue(
+        "REG_EXPAND_SZ", "%RATIO%")
+    assert back.environment("user")["PYTORCH_CUDA_ALLOC_CONF"] == "max_split_size_mb:%SIZE%"
+    capsys.readouterr()
+
+
 def test_a_dead_entry_of_the_users_path_is_removed_and_undo_restores_the_path(torch_image, capsys):
     image = torch_image(libomp=True)
     image.set_variable("user", "PATH", r"C:\Gone\bin;" + PYTHON_HOME)

@@ -1,12 +1,13 @@
 """One of the user's own environment variables (HKCU\\Environment): set or removed; undo writes the value before
-back while the variable still holds what the step wrote."""
+back, with the registry type it had (a REG_SZ holding a % stays REG_SZ), while the variable still holds what the
+step wrote."""
 
 from __future__ import annotations
 
 from typing import Optional
 
 from app.repair.changes import VARIABLE, RollbackStopped
-from app.system.base import System
+from app.system.base import USER_ENVIRONMENT_KEY, System
 
 
 def current(system: System, name: str) -> Optional[str]:
@@ -14,7 +15,9 @@ def current(system: System, name: str) -> Optional[str]:
 
 
 def prepare(system: System, name: str, value: Optional[str]) -> dict:
-    return {"op": VARIABLE, "name": name, "shown": name, "before": current(system, name), "after": value}
+    stored = system.registry_value(USER_ENVIRONMENT_KEY, name)  # None in an image without the user's registry
+    return {"op": VARIABLE, "name": name, "shown": name, "before": current(system, name), "after": value,
+            "before_type": stored.type if stored is not None else None}
 
 
 def apply(system: System, name: str, value: Optional[str]) -> None:
@@ -27,7 +30,7 @@ def undo(system: System, transaction, intent: dict, applied: bool) -> None:
         return
     if now != intent["after"]:
         raise RollbackStopped("setting-changed-since", target=intent["name"])
-    system.set_user_variable(intent["name"], intent["before"])
+    system.set_user_variable(intent["name"], intent["before"], intent.get("before_type"))
 
 
 def targets(intent: dict) -> list:
