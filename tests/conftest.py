@@ -40,6 +40,7 @@ def build_torch_image(root: Path, torch: str = realfiles.TORCH_240, *, libomp: b
     image.venv(VENV, PYTHON_HOME, "3.12.9", python_exe=(python / "python.exe").read_bytes())
     image.copy_files(sorted(lib.glob("*.dll")), TORCH_LIB, link=True)
     image.torch_version_file(SITE, torch.split("==")[1] + "+cpu")
+    image.torch_record(SITE, torch.split("==")[1])  # pip's record of what is there (libomp140 is added later)
     if libomp:
         image.copy(lib / "libiomp5md.dll", TORCH_LIB + r"\libomp140.x86_64.dll", link=True)
     return image

@@ -8,9 +8,7 @@ torch 2.4.0 install, `libomp140.x86_64.dll` is missing. Building it reads only t
 
 from __future__ import annotations
 
-import base64
 import gzip
-import hashlib
 import json
 import ntpath
 from pathlib import Path
@@ -58,14 +56,7 @@ def build_demo_image(root: Path) -> Path:
     image.vc_runtime("x64", data["vc_runtime_x64"])
     image.venv(DEMO_VENV, DEMO_PYTHON_HOME, data["python_version"])
     image.torch_version_file(DEMO_SITE, data["torch_version"])
-    record = []
     for entry in data["files"]:
-        pe = demo_pe(entry)
-        image.write(entry["path"], pe)
-        if ntpath.dirname(entry["path"]).lower() == DEMO_TORCH_LIB.lower():
-            digest = base64.urlsafe_b64encode(hashlib.sha256(pe).digest()).rstrip(b"=").decode()
-            record.append(f"torch/lib/{ntpath.basename(entry['path'])},sha256={digest},{len(pe)}")
-    release = data["torch_version"].split("+", 1)[0]
-    record.append(f"torch-{release}.dist-info/RECORD,,")
-    image.write(ntpath.join(DEMO_SITE, f"torch-{release}.dist-info", "RECORD"), "\n".join(record) + "\n")
+        image.write(entry["path"], demo_pe(entry))
+    image.torch_record(DEMO_SITE, data["torch_version"].split("+", 1)[0])
     return image.root

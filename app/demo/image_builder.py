@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import base64
+import functools
+import hashlib
 import json
 import ntpath
 import os
@@ -112,13 +115,42 @@ class ImageBuilder:
         return self.mkdir(ntpath.join(windows_folder, "Lib", "site-packages"))
 
     def torch_version_file(self, site_packages: str, version: str, cuda: Optional[str] = None) -> Path:
+        """torch's version.py (and a stand-in start file), and, unless site-packages has one, pip's record of the
+        files torch has so far (torch_record writes it again with what is added later)."""
         text = (f"__version__ = '{version}'\ndebug = False\n"
                 f"cuda: Optional[str] = {cuda!r}\nhip: Optional[str] = None\n")
         init = ntpath.join(site_packages, "torch", "__init__.py")
         if not self.host(init).exists():  # torch's start file, as every install has it (a real wheel's stays)
             self.write(init, "from torch.version import __version__  # a stand-in for torch's own start file\n")
-        return self.write(ntpath.join(site_packages, "torch", "version.py"), "from typing import Optional\n" + text)
+        written = self.write(ntpath.join(site_packages, "torch", "version.py"), "from typing import Optional\n" + text)
+        if not any(self.host(site_packages).glob("torch-*.dist-info")):  # pip's record, as every pip install has
+            self.torch_record(site_packages, version.split("+", 1)[0])
+        return written
+
+    def torch_record(self, site_packages: str, release: str) -> Path:
+        """pip's install record of the torch in `site_packages` as it is now: every file below `torch`, with its
+        SHA-256 and size, and the RECORD itself (which pip writes last, without a hash)."""
+        site = self.host(site_packages)
+        info = f"torch-{release}.dist-info"
+        rows = []
+        for path in sorted((site / "torch").rglob("*")):
+            if path.is_file():
+                stat = path.stat()
+                digest = _sha256(str(path), stat.st_size, stat.st_mtime_ns)
+                rows.append(f"{path.relative_to(site).as_posix()},sha256={digest},{stat.st_size}")
+        rows.append(f"{info}/RECORD,,")
+        return self.write(ntpath.join(site_packages, info, "RECORD"), "\n".join(rows) + "\n")
 
     def save(self) -> None:
         (self.root / "registry.json").write_text(json.dumps(self.registry, indent=1), encoding="utf-8")
         (self.root / "environment.json").write_text(json.dumps(self.env, indent=1), encoding="utf-8")
+
+
+@functools.lru_cache(maxsize=4096)
+def _sha256(path: str, size: int, mtime_ns: int) -> str:
+    """A RECORD's urlsafe base64 SHA-256; once per file (the tests link the same real DLLs into many images)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return base64.urlsafe_b64encode(digest.digest()).rstrip(b"=").decode()

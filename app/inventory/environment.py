@@ -125,7 +125,7 @@ def describe(system: System, python: Path, kind: str, prefix: Path, base_prefix:
     cpu = _machine(python)
     loading = model_loading(system, python=python, prefix=prefix, base_prefix=base_prefix, app_folder=app_folder,
                             version=version, site=site, userbase=userbase, free_threaded=free_threaded, venv=venv,
-                            interpreter=interpreter, bits32=CPU_NAMES.get(cpu or 0) in ("x86", "arm"))
+                            interpreter=interpreter, cpu=CPU_NAMES.get(cpu or 0))
     copy = loading.imported
     if copy is not None and copy.kind == MODULE:  # a torch.py hides every package: the checks read the next one
         copy = next(iter(loading.shadowed), None)

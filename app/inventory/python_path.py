@@ -8,13 +8,17 @@ The rules are CPython's own (`Modules/getpath.py`, `Lib/site.py`, the "Finding m
   on isolated mode (no `PYTHONPATH`, no `PYTHONHOME`, no user site) and runs `site` only with an `import site` line;
 - otherwise `PYTHONPATH` comes first (after the script's folder, which we cannot know), then the folders the
   registry names (the default value of each subkey of `HKCU`, then `HKLM`,
-  `\\Software\\Python\\PythonCore\\<winver>\\PythonPath`; `winver` is "3.12", "3.12-32" for a 32-bit Python), then
-  the standard library (from `PYTHONHOME` when it is set), then `site`: the **user site**
+  `\\Software\\Python\\PythonCore\\<winver>\\PythonPath`; `winver` is "3.12", "3.12-32" for a 32-bit Python,
+  "3.12-arm64" for an ARM64 one, and names the user site too), then the standard library (from `PYTHONHOME`
+  when it is set), then `site`: the **user site**
   (`%APPDATA%\\Python\\Python3XY\\site-packages`, or `PYTHONUSERBASE`), before the install's own
-  `Lib\\site-packages`; a venv turns the user site off unless `include-system-site-packages = true` (which
-  also adds the base's site-packages after its own), and `PYTHONNOUSERSITE` turns it off;
+  `Lib\\site-packages`; a venv's own site-packages comes first of all (site.venv()), and the venv turns the
+  user site off when pyvenv.cfg says `include-system-site-packages = false` (without the key, or `true`: the
+  user site, then the base's site-packages, follow its own), and `PYTHONNOUSERSITE` turns it off;
 - each site folder's `.pth` files, in name order, add the folders their lines name (right after that site folder)
   and run their `import` lines;
+- a `.pth` file's `import` lines are code too (but for a few well-known ones: KNOWN_PTH_CODE), named with
+  sitecustomize;
 - then `site` imports `sitecustomize` (the first on `sys.path`) and, with the user site on, `usercustomize`: code
   that runs at every start and may change anything; it is found and named, and only the live check sees its effect;
 - `import torch` takes the first folder of `sys.path` holding `torch\\__init__.py` (a regular package) or a
@@ -41,8 +45,12 @@ VARIABLES = ("PYTHONPATH", "PYTHONHOME", "PYTHONNOUSERSITE", "PYTHONUSERBASE")
 # the folders of sys.path, by where they come from (the report says each one in words)
 PTH_FILE, PYTHONPATH, REGISTRY, STDLIB, USER_SITE, SITE, BASE_SITE, PTH_LINE = (
     "pth-file", "PYTHONPATH", "registry", "stdlib", "user-site", "site-packages", "base-site-packages", "pth-line")
+WINVER_SUFFIX = {"x86": "-32", "arm": "-arm32", "arm64": "-arm64"}  # PCbuild/python.props: PyArchExt
 REGISTRY_PATH_KEY = "{hive}\\Software\\Python\\PythonCore\\{winver}\\PythonPath"
 STARTUP_MODULES = ("sitecustomize", "usercustomize")
+# .pth files whose `import` lines are known and leave `import torch` alone: setuptools' distutils switch,
+# virtualenv's patch, pywin32's DLL folder, and an editable install's finder (of any package but torch)
+KNOWN_PTH_CODE = frozenset({"distutils-precedence.pth", "_virtualenv.pth", "pywin32.pth"})
 MAX_PTH_BYTES = 1 << 20  # a .pth file is a few lines; a bigger one is read no further
 _MODULE_FILE = re.compile(r"^torch(\.[a-z0-9_-]+)?\.(py|pyd|pyc)$", re.I)
 
@@ -132,9 +140,9 @@ def python_variables(system: System) -> tuple[Variable, ...]:
 def model_loading(system: System, *, python: Path, prefix: Path, base_prefix: Path, app_folder: Path,
                   version: Optional[str], site: Optional[Path], userbase: Optional[Path] = None,
                   free_threaded: bool = False, venv: Optional[dict[str, str]] = None,
-                  interpreter: Optional[Interpreter] = None, bits32: bool = False) -> PythonLoading:
+                  interpreter: Optional[Interpreter] = None, cpu: Optional[str] = None) -> PythonLoading:
     """sys.path and the torch copies on it, for the interpreter at `python` (`venv`: pyvenv.cfg's settings;
-    `bits32`: a 32-bit Python, whose registry key is "3.12-32")."""
+    `cpu`: the interpreter's processor, "x86", "arm64"..., which names its `sys.winver`, "3.12-32", "3.12-arm64")."""
     variables = python_variables(system)
     pth = _pth_file(python, app_folder, version, free_threaded)
     if pth is not None:
@@ -143,23 +151,26 @@ def model_loading(system: System, *, python: Path, prefix: Path, base_prefix: Pa
     entries: list[PathEntry] = []
     for folder in _split(system, values["PYTHONPATH"].value if "PYTHONPATH" in values else None):
         entries.append(PathEntry(folder, PYTHONPATH))
-    entries += registry_path(system, version, bits32)
+    entries += registry_path(system, version, cpu)
     home = values.get("PYTHONHOME")
     stdlib_root = system.host_path(home.value) if home is not None and re.match(r"^[A-Za-z]:", home.value) else None
     stdlib_root = stdlib_root or app_folder
     for folder in (descend(stdlib_root, "DLLs"), descend(stdlib_root, "Lib"), app_folder):
         if folder is not None:
             entries.append(PathEntry(folder, STDLIB))
-    user_site = _user_site(system, version, userbase, free_threaded, values.get("PYTHONUSERBASE"))
+    user_site = _user_site(system, _winver(version, cpu), userbase, free_threaded, values.get("PYTHONUSERBASE"))
     off = None
-    if venv is not None and venv.get("include-system-site-packages", "false").lower() != "true":
+    # site.venv(): system_site is "true" until pyvenv.cfg says otherwise
+    if venv is not None and venv.get("include-system-site-packages", "true").strip().lower() != "true":
         off = "venv"
     elif "PYTHONNOUSERSITE" in values:
         off = "PYTHONNOUSERSITE"
     sites: list[tuple[Path, str]] = []
+    if venv is not None and site is not None:  # site.venv() adds the venv's own before the user site
+        sites.append((site, SITE))
     if off is None and user_site is not None and user_site.is_dir():
         sites.append((user_site, USER_SITE))
-    if site is not None:
+    if venv is None and site is not None:
         sites.append((site, SITE))
     if venv is not None and off is None:  # include-system-site-packages: the base's (PYTHONHOME's) after its own
         home_site = descend(stdlib_root if home is not None else base_prefix, "Lib", "site-packages")
@@ -168,22 +179,24 @@ def model_loading(system: System, *, python: Path, prefix: Path, base_prefix: Pa
     elif venv is None and home is not None:  # PYTHONHOME moves a plain Python's prefix, and its site-packages
         moved = descend(stdlib_root, "Lib", "site-packages")
         sites = [(s, o) for s, o in sites if o != SITE] + ([(moved, SITE)] if moved is not None else [])
+    runs: list[Path] = []
     for folder, origin in sites:
-        _add_site(system, entries, folder, origin)
+        runs += _add_site(system, entries, folder, origin)
     listings = _listed(entries)
+    startup = _startup(listings, STARTUP_MODULES if off is None else STARTUP_MODULES[:1]) + tuple(runs)
     return PythonLoading(tuple(entries), _copies(listings), variables, user_site=user_site,
                          user_site_on=off is None, user_site_off_because=off, interpreter=interpreter,
-                         startup=_startup(listings, STARTUP_MODULES if off is None else STARTUP_MODULES[:1]))
+                         startup=startup)
 
 
-def registry_path(system: System, version: Optional[str], bits32: bool = False) -> list[PathEntry]:
+def registry_path(system: System, version: Optional[str], cpu: Optional[str] = None) -> list[PathEntry]:
     """getpath.py's registry folders: the default value of each subkey of ...\\PythonCore\\<winver>\\PythonPath,
     the user's key first; each value is a `;` list. (The key's own default value counts only when the standard
     library is found no other way, which a working install never needs.)"""
-    minor = _minor(version)
-    if minor is None:
+    winver = _winver(version, cpu)
+    if winver is None:
         return []
-    winver = minor + ("-32" if bits32 else "")
+    bits32 = cpu in ("x86", "arm")
     found = []
     for hive in ("HKCU", "HKLM"):
         key = REGISTRY_PATH_KEY.format(hive=hive, winver=winver)
@@ -228,21 +241,25 @@ def _isolated(system: System, pth: Path, variables: tuple[Variable, ...],
     """A ._pth file: its lines are sys.path (relative to its folder); `import site` adds the site folders."""
     entries: list[PathEntry] = []
     site_runs = False
-    for line in _lines(pth):
-        if line.startswith("import ") or line.startswith("import\t"):
-            site_runs = site_runs or line.split(None, 1)[1].strip() == "site"
+    for text in _lines(pth):
+        line = text.partition("#")[0].strip()  # getpath.py cuts a comment anywhere on the line
+        if line == "import site":  # exactly so; any other `import` line is ignored (with a warning)
+            site_runs = True
+            continue
+        if not line or line.startswith("import "):
             continue
         folder = _resolve(system, pth.parent, line)
         if folder is not None and folder.is_dir():
             entries.append(PathEntry(folder, PTH_FILE, pth))
+    runs: list[Path] = []
     if site_runs:  # site.getsitepackages(): the prefix and its Lib\site-packages, with their .pth files
         for folder in (pth.parent, descend(pth.parent, "Lib", "site-packages")):
             if folder is not None:
-                _add_site(system, entries, folder, SITE)
+                runs += _add_site(system, entries, folder, SITE)
     listings = _listed(entries)
     return PythonLoading(tuple(entries), _copies(listings), variables, pth_file=pth, isolated=True,
                          site_runs=site_runs, user_site_off_because="._pth", interpreter=interpreter,
-                         startup=_startup(listings, STARTUP_MODULES[:1]) if site_runs else ())
+                         startup=_startup(listings, STARTUP_MODULES[:1]) + tuple(runs) if site_runs else ())
 
 
 def _pth_file(python: Path, app_folder: Path, version: Optional[str], free_threaded: bool) -> Optional[Path]:
@@ -261,21 +278,33 @@ def _pth_file(python: Path, app_folder: Path, version: Optional[str], free_threa
     return None
 
 
-def _add_site(system: System, entries: list[PathEntry], folder: Path, origin: str) -> None:
-    """site.addsitedir: the folder, then what its .pth files name (in name order), once each."""
+def _add_site(system: System, entries: list[PathEntry], folder: Path, origin: str) -> list[Path]:
+    """site.addsitedir: the folder, then what its .pth files name (in name order), once each. Returns the .pth
+    files whose `import` lines run code at every start (as sitecustomize does), but for the few well known ones
+    that leave torch alone (KNOWN_PTH_CODE)."""
     known = {_key(e.folder) for e in entries}
     if _key(folder) not in known:
         entries.append(PathEntry(folder, origin))
         known.add(_key(folder))
+    runs: list[Path] = []
     for pth in sorted((p for p in children(folder) if p.suffix.lower() == ".pth" and p.is_file()),
                       key=lambda p: p.name.lower()):
         for line in _lines(pth):
             if line.startswith(("import ", "import\t")):
+                if not _known_pth_code(pth.name) and pth not in runs:
+                    runs.append(pth)
                 continue
             target = _resolve(system, folder, line)
             if target is not None and target.is_dir() and _key(target) not in known:
                 entries.append(PathEntry(target, PTH_LINE, pth))
                 known.add(_key(target))
+    return runs
+
+
+def _known_pth_code(name: str) -> bool:
+    lower = name.lower()
+    return lower in KNOWN_PTH_CODE or (lower.startswith("__editable__.")
+                                       and not lower.startswith(("__editable__.torch-", "__editable__.torch_")))
 
 
 def _copies(listings: list[tuple[PathEntry, dict[str, Path]]]) -> tuple[TorchCopy, ...]:
@@ -297,11 +326,17 @@ def _listed(entries: list[PathEntry]) -> list[tuple[PathEntry, dict[str, Path]]]
     return [(entry, {p.name.lower(): p for p in children(entry.folder)}) for entry in entries]
 
 
-def _user_site(system: System, version: Optional[str], userbase: Optional[Path], free_threaded: bool,
-               variable: Optional[Variable]) -> Optional[Path]:
-    """%APPDATA%\\Python\\Python3XY[t]\\site-packages (site._get_path on Windows), or under PYTHONUSERBASE."""
+def _winver(version: Optional[str], cpu: Optional[str]) -> Optional[str]:
+    """sys.winver: "3.12", with PCbuild/python.props' PyArchExt for the interpreter's processor."""
     minor = _minor(version)
-    if minor is None:
+    return minor + WINVER_SUFFIX.get(cpu or "", "") if minor is not None else None
+
+
+def _user_site(system: System, winver: Optional[str], userbase: Optional[Path], free_threaded: bool,
+               variable: Optional[Variable]) -> Optional[Path]:
+    """%APPDATA%\\Python\\Python<winver without the dot>[t]\\site-packages (site._get_path on Windows: Python312,
+    Python312-32, Python312-arm64), or under PYTHONUSERBASE."""
+    if winver is None:
         return None
     base = system.host_path(variable.value) if variable is not None else None
     if base is None and userbase is None:
@@ -311,7 +346,7 @@ def _user_site(system: System, version: Optional[str], userbase: Optional[Path],
     base = base or userbase
     if base is None:
         return None
-    name = "Python" + minor.replace(".", "") + ("t" if free_threaded else "")
+    name = "Python" + winver.replace(".", "") + ("t" if free_threaded else "")
     found = descend(base, name, "site-packages")
     return found if found is not None else base / name / "site-packages"
 

@@ -25,6 +25,11 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
                 "files": ["__init__.py"], "count": 1, "missing": ["torch/__init__.py"], "missing_count": 1,
                 "folder": ctx.display(ctx.env.torch.folder), "init_missing": True, "record": None},
                 ["start-fresh"], variant="no-record")
+        else:  # nothing else could be compared: not "all clear" (the diagnosis is incomplete)
+            yield ctx.finding("check-failed", INFO, {
+                "check": PROBE.name, "probe": PROBE.id, "error": "no install record (RECORD)",
+                "folder": ctx.display(ctx.env.torch.folder), "version": ctx.env.torch.version},
+                variant="record-missing")
         return
     if report.problem:  # the record is there but cannot be read (denied, damaged): the files were not compared
         yield ctx.finding("check-failed", INFO, {

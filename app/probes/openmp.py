@@ -16,6 +16,7 @@ from app.inventory.environment import PythonEnvironment
 from app.inventory.machine import LIBOMP140
 from app.probes.base import ENVIRONMENT, MACHINE, Probe, ProbeContext
 from app.probes.finding import BLOCKER, WARNING, Finding
+from app.probes.variables import variable_repairs
 from app.resources import known_issues
 from app.system.files import sha256_of
 from app.system.folders import child, children
@@ -220,7 +221,8 @@ def _comparable(path: Path) -> str:
 def unsafe_switch(ctx: ProbeContext) -> Iterator[Finding]:
     for name, value in ctx.machine.variables.items():
         if name.upper() == "KMP_DUPLICATE_LIB_OK" and value.strip().lower() in TRUE_WORDS:
-            yield ctx.finding("unsafe-env-var", WARNING, {"variable": name, "value": value}, ["unset-env-var"])
+            yield ctx.finding("unsafe-env-var", WARNING, {"variable": name, "value": value},
+                              variable_repairs(ctx, name))
 
 
 PROBE = Probe("openmp", ENVIRONMENT, run)

@@ -76,9 +76,14 @@ def _variables(ctx: ProbeContext) -> Iterator[Finding]:
         folder = ctx.system.host_path(home.value) if re.match(r"^[A-Za-z]:", home.value) else None
         found = python_version_in(folder) if folder is not None and folder.is_dir() else None
         ours = ctx.env.python_version
+        # getpath.py: prefix = PYTHONHOME. Naming this plain Python's own folder, it changes nothing for this one
+        # (other Pythons still get its library): a warning here, not what stops PyTorch
+        own = (not ctx.env.is_venv and folder is not None and found is not None and found == ours
+               and _same_folder(folder, ctx.env.exec_prefix))
         evidence = {"variable": home.name, "value": home.value, "scope": home.scope, "program": program_of(home.value),
-                    "python_there": found, "python_version": ours, "exists": bool(folder and folder.is_dir())}
-        yield ctx.finding("python-home-set", BLOCKER, evidence, [_unset(home.scope)],
+                    "python_there": found, "python_version": ours, "exists": bool(folder and folder.is_dir()),
+                    "own_folder": own}
+        yield ctx.finding("python-home-set", WARNING if own else BLOCKER, evidence, [_unset(home.scope)],
                           variant="system" if home.scope == "system" else None)
     path = loading.variable("PYTHONPATH")
     if path is not None:
@@ -178,3 +183,10 @@ def _minor(version: Optional[str]) -> Optional[str]:
 
 
 PROBE = Probe("python-loading", ENVIRONMENT, run)
+
+
+def _same_folder(a, b) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False

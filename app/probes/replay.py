@@ -195,9 +195,16 @@ def _died_in_parallel(ctx: ProbeContext, python: str, data: dict, code: int, std
                 "copies": list(dict.fromkeys([*torch_copies, *([step["path"]] if step.get("path") else [])])),
                 "stderr": stderr[-2000:]}
     if any(line.startswith("OMP: Error #15") for line in lines):
-        # set aside the other copy when the static check found it (it is named there); else a fresh environment
-        return ctx.finding("openmp-conflict", BLOCKER, {**evidence, "dll": "libiomp5md.dll"},
-                           ["remove-duplicate-openmp", "start-fresh"], variant="replayed")
+        # set aside the other copy where the static check finds one it can set aside (the finding names it, so
+        # the repair plans from this finding alone); else only a fresh environment
+        rivals = [rival for rival in rival_copies(ctx) if not rival.same_build] or rival_copies(ctx)
+        if rivals:
+            return ctx.finding("openmp-conflict", BLOCKER, {
+                **evidence, "dll": rivals[0].torch_copy.path.name, "torch_copy": rivals[0].torch_copy.evidence(ctx),
+                "other_copy": rivals[0].other.evidence(ctx)}, ["remove-duplicate-openmp", "start-fresh"],
+                variant="replayed")
+        return ctx.finding("openmp-conflict", BLOCKER, {**evidence, "dll": "libiomp5md.dll"}, ["start-fresh"],
+                           variant="replayed")
     return ctx.finding("import-failed", BLOCKER, {**evidence, "dll": ntpath.basename(step["path"])
                                                   if step.get("path") else None}, variant="parallel")
 

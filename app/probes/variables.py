@@ -47,16 +47,31 @@ def alloc_conf_problem(value: str) -> Optional[dict[str, str]]:
     return None
 
 
+def variable_repairs(ctx: ProbeContext, name: str) -> list[str]:
+    """The repair of a variable by where it is set: the user's own settings (`unset-env-var`), the computer's
+    (guided `unset-machine-variable`: it needs an administrator), else only the program's own start (nothing
+    kept to remove)."""
+    def set_in(scope: str) -> bool:
+        return any(k.lower() == name.lower() for k in ctx.system.environment(scope))
+
+    if set_in("user"):
+        return ["unset-env-var"]
+    if set_in("system"):
+        return ["unset-machine-variable"]
+    return []
+
+
 def run(ctx: ProbeContext) -> Iterator[Finding]:
     irrelevant = {name.upper() for name in known_issues()["irrelevant_variables"]}
     for name, value in sorted(ctx.machine.variables.items()):
         if name.upper() in irrelevant:
-            yield ctx.finding("irrelevant-env-var", INFO, {"variable": name, "value": value}, ["unset-env-var"])
+            yield ctx.finding("irrelevant-env-var", INFO, {"variable": name, "value": value},
+                              variable_repairs(ctx, name))
         elif name.upper() == ALLOC_CONF:
             problem = alloc_conf_problem(value)
             if problem:
                 yield ctx.finding("env-var-malformed", WARNING, {"variable": name, "value": value, "problem": problem},
-                                  ["unset-env-var"])
+                                  variable_repairs(ctx, name))
 
 
 PROBE = Probe("variables", MACHINE, run)

@@ -290,8 +290,9 @@ class InstallMatchingTorch(GuidedRepair):
 
 
 class UnsetMachineVariable(GuidedRepair):
-    """`unset-machine-variable`: PYTHONHOME or PYTHONPATH set for the whole computer (python-home-set@system,
-    python-path-set@system), usually left by another program's installer. Removed by the user in Windows' own
+    """`unset-machine-variable`: a variable set for the whole computer: PYTHONHOME or PYTHONPATH
+    (python-home-set@system, python-path-set@system), usually left by another program's installer, or one of
+    unsafe-env-var, irrelevant-env-var, env-var-malformed. Removed by the user in Windows' own
     settings, where they see what else is there; the program that set it is named."""
 
     id = "unset-machine-variable"
@@ -301,9 +302,10 @@ class UnsetMachineVariable(GuidedRepair):
         evidence = named.evidence if named is not None else {}
         variable = evidence.get("variable") or "PYTHONHOME"
         program = evidence.get("program") or ", ".join(evidence.get("programs") or []) or "-"
-        steps = [said("guide.machinevar.open"), said("guide.machinevar.delete", variable=variable),
-                 said("guide.machinevar.program", program=program, variable=variable),
-                 said("guide.machinevar.again")]
+        steps = [said("guide.machinevar.open"), said("guide.machinevar.delete", variable=variable)]
+        if program != "-":  # PYTHONHOME / PYTHONPATH point into a program; KMP_DUPLICATE_LIB_OK and the like do not
+            steps.append(said("guide.machinevar.program", program=program, variable=variable))
+        steps.append(said("guide.machinevar.again"))
         return Guide(self.id, same_url(PYTHON_ENVIRONMENT_VARIABLES), said("guide.link.python_windows"), steps)
 
 

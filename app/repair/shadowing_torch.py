@@ -2,7 +2,8 @@
 `import torch` gets before the environment's own (torch-shadowed@user-site). Its distribution (the folders its
 installed RECORD lists at the top of the user site: `torch`, `torchgen`, `functorch`, its dist-info) is set aside,
 renamed in place to `<name>.set-aside-by-torch-dll-doctor`: Python can no longer import it, pip no longer lists it,
-and undo names it back exactly as it was. Only folders directly inside the user site are ever renamed."""
+and undo names it back exactly as it was. A copy without a RECORD (an install cut short: pip writes it last) has
+only its `torch` folder set aside. Only folders directly inside the user site are ever renamed."""
 
 from __future__ import annotations
 
@@ -55,8 +56,8 @@ class SetAsideShadowingTorch(SetAside):
             raise PlanRefused([said("repair.refused.shadow.not_user_site", folder=named.evidence.get("folder") or "-",
                                     site=system.windows_path(site))])
         folders = distribution_folders(site)
-        if not any(f.name.lower() == "torch" for f in folders):  # no record of that copy: nothing says what is its
-            raise PlanRefused([said("repair.refused.shadow.no_record", folder=system.windows_path(folder))])
+        if not any(f.name.lower() == "torch" for f in folders):  # no record of that copy (pip writes RECORD last,
+            folders = [folder]  # so an install cut short has none): the `torch` folder, which import gets, alone
         changes = rename_changes(system, folders)
         notes = [said("repair.note.shadow.set_aside", site=system.windows_path(site),
                       names=", ".join(p.name for p in folders), version=named.evidence.get("version") or "-",

@@ -30,7 +30,7 @@ from app.ui.models import ROLE_ITEM, CheckRow
 from app.ui.pages.base import DIAGNOSE, ENVIRONMENTS, FINDINGS, FINISH, PLAN, REPAIR, VERIFY, WELCOME
 from app.ui.workers import WorkerPool
 from tests import realfiles
-from tests.conftest import TORCH_LIB, VENV, real
+from tests.conftest import SITE, TORCH_LIB, VENV, real
 from tests.https_server import Fault, HttpsServer
 
 REPO = Path(__file__).resolve().parents[2]
@@ -170,6 +170,7 @@ def intel_only_image(torch_image, mirror):
     wheel = real(realfiles.download, "intel-openmp==2024.2.1")
     image = torch_image()
     image.host(TORCH_LIB + r"\libiomp5md.dll").unlink()
+    image.torch_record(SITE, "2.4.0")  # a build that never had it (its record says so), not a file gone missing
     image.copy(mirror.ca, r"C:\certs\company-ca.pem")
     image.write(PIP_INI, f"[global]\nindex-url = {mirror.url('/simple')}\ncert = C:\\certs\\company-ca.pem\n")
     path = "/packages/ab/" + entry["wheel"]

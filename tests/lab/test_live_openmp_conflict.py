@@ -66,7 +66,7 @@ def test_omp_error_15_is_caught_by_the_replay_and_gone_after_the_copy_is_set_asi
     code, document = diagnose()
     found = by_code(document)
     replayed = [f for f in found.get("openmp-conflict", []) if f["evidence"].get("omp_output")]
-    static = [f for f in found.get("openmp-conflict", []) if f["evidence"].get("other_copy")]
+    static = [f for f in found.get("openmp-conflict", []) if not f["evidence"].get("omp_output")]
     assert code == 1 and len(replayed) == 1 and len(static) == 1, document["findings"]
     assert replayed[0]["severity"] == "blocker" and replayed[0]["evidence"]["message"] == OMP_15
     assert replayed[0]["repairs"] == ["remove-duplicate-openmp", "start-fresh"]

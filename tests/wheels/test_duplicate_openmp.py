@@ -186,12 +186,14 @@ def test_undo_names_the_copy_back_only_while_it_is_as_the_repair_left_it(tmp_pat
 
 def test_omp_error_15_with_the_other_copy_out_of_sight_offers_the_fresh_start_never_a_dead_end(tmp_path):
     """The replay caught OMP Error #15, but the second runtime lies where the static check does not look (loaded by
-    the program from elsewhere): setting it aside cannot be planned, so the fresh environment's steps are offered."""
+    the program from elsewhere): setting it aside cannot be planned, so it is not named, and the fresh
+    environment's steps are offered; with the copy in sight, the finding alone plans setting it aside."""
     from app.inventory.environment import inspect_environment
     from app.inventory.machine import read_machine_facts
     from app.probes.base import ProbeContext
     from app.probes.replay import _died_in_parallel
     from app.probes.runner import Diagnosis
+    from app.repair.actions import action_for
     from app.ui.session import recommended, repair_options
 
     image = conda_image(tmp_path / "image", intel_runtime(SAME_BUILD))
@@ -202,8 +204,16 @@ def test_omp_error_15_with_the_other_copy_out_of_sight_offers_the_fresh_start_ne
     stderr = ("OMP: Error #15: Initializing libiomp5md.dll, but found libiomp5md.dll already initialized.\n"
               "OMP: Hint This means that multiple copies of the OpenMP runtime have been linked into the program.\n")
     replayed = _died_in_parallel(ProbeContext(system, machine, env), CONDA + r"\python.exe", {}, 3, stderr)
-    assert (replayed.code, replayed.variant) == ("openmp-conflict", "replayed")
+    assert (replayed.code, replayed.variant, replayed.repairs) == ("openmp-conflict", "replayed", ["start-fresh"])
     diagnosis = Diagnosis(machine, [env], [replayed])
     options = repair_options(system, env, diagnosis)
-    assert [(o.action, o.possible) for o in options] == [("remove-duplicate-openmp", False), ("start-fresh", True)]
+    assert [(o.action, o.possible) for o in options] == [("start-fresh", True)]
     assert [o.action for o in recommended(options)] == ["start-fresh"]
+
+    in_sight = conda_image(tmp_path / "in-sight", intel_runtime(SAME_BUILD))
+    system = OfflineImage(in_sight.root)
+    env = inspect_environment(system, in_sight.host(CONDA + r"\python.exe"))
+    replayed = _died_in_parallel(ProbeContext(system, machine, env), CONDA + r"\python.exe", {}, 3, stderr)
+    assert replayed.repairs == ["remove-duplicate-openmp", "start-fresh"]
+    plan = action_for("remove-duplicate-openmp").plan(system, env, machine, [replayed], None)  # this finding alone
+    assert [c.host_target for c in plan.changes] == [in_sight.host(CONDA + r"\Library\bin\libiomp5md.dll")]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 
 import pytest
 
@@ -157,11 +158,7 @@ def test_pythonnousersite_turns_the_user_site_off(shadowed, capsys):
 
 
 def test_pythonpath_puts_its_torch_first_and_the_repair_removes_the_users_setting(tmp_path, data_dir, capsys):
-    image = ImageBuilder(tmp_path / "image")
-    windows(image)
-    python_org(image, ALL_USERS)
-    image.set_value(PEP514, "", "REG_SZ", ALL_USERS)
-    pip_install(image, realfiles.TORCH_241, ALL_USERS_SITE, keep=torch_core)
+    image = all_users_torch(tmp_path)
     pip_install(image, realfiles.TORCH_240, r"C:\old-tools\python", keep=torch_core)
     image.set_variable("user", "PYTHONPATH", r"C:\old-tools\python")
     code, report = diagnose(image.root, capsys)
@@ -191,11 +188,7 @@ def test_a_folder_the_registry_adds_comes_before_site_packages_and_its_torch_is_
     """getpath.py reads the default value of each subkey of ...\\PythonCore\\3.12\\PythonPath (the user's, then all
     users'): an old GIS installer's key names a folder holding torch 2.4.0, which `import torch` then gets before
     site-packages' 2.4.1. A 32-bit Python's key ("3.12-32") is not this one's."""
-    image = ImageBuilder(tmp_path / "image")
-    windows(image)
-    python_org(image, ALL_USERS)
-    image.set_value(PEP514, "", "REG_SZ", ALL_USERS)
-    pip_install(image, realfiles.TORCH_241, ALL_USERS_SITE, keep=torch_core)
+    image = all_users_torch(tmp_path)
     gis = r"C:\Program Files\OldGIS 2.1\python"
     pip_install(image, realfiles.TORCH_240, gis, keep=torch_core)
     image.set_value("HKLM\\" + REGISTRY_PATH + r"\OldGIS", "", "REG_SZ", gis + r";C:\missing-folder")
@@ -225,15 +218,21 @@ def test_a_folder_the_registry_adds_comes_before_site_packages_and_its_torch_is_
     assert "HKEY_LOCAL_MACHINE\\" + REGISTRY_PATH in out and "OldGIS" in out and "regedit" in out
 
 
-def test_a_sitecustomize_is_named_and_without_the_live_check_the_diagnosis_is_never_complete(
-        tmp_path, capsys):
-    """site imports the first sitecustomize on sys.path at every start: what it does cannot be read from files, so
-    on a copied drive (no live check) the diagnosis is incomplete and never exits 0; the file is named."""
+def all_users_torch(tmp_path) -> ImageBuilder:
+    """The current runtime, python.org's CPython 3.12 for all users (PEP 514) and pip's torch 2.4.1 in it."""
     image = ImageBuilder(tmp_path / "image")
     windows(image)
     python_org(image, ALL_USERS)
     image.set_value(PEP514, "", "REG_SZ", ALL_USERS)
     pip_install(image, realfiles.TORCH_241, ALL_USERS_SITE, keep=torch_core)
+    return image
+
+
+def test_a_sitecustomize_is_named_and_without_the_live_check_the_diagnosis_is_never_complete(
+        tmp_path, capsys):
+    """site imports the first sitecustomize on sys.path at every start: what it does cannot be read from files, so
+    on a copied drive (no live check) the diagnosis is incomplete and never exits 0; the file is named."""
+    image = all_users_torch(tmp_path)
     code, report = diagnose(image.root, capsys)
     assert code == 0 and not any(f["code"] == "python-startup-code" for f in report["findings"])
     image.write(ALL_USERS_SITE + r"\sitecustomize.py", "import sys; sys.path.insert(0, r'D:\\other')\n")
@@ -241,6 +240,42 @@ def test_a_sitecustomize_is_named_and_without_the_live_check_the_diagnosis_is_ne
     startup = next(f for f in report["findings"] if f["code"] == "python-startup-code")
     assert startup["evidence"]["file"].endswith(r"site-packages\sitecustomize.py")
     assert code != 0 and report["complete"] is False
+
+
+def test_a_pth_files_import_line_is_named_like_sitecustomize_and_a_well_known_one_is_not(tmp_path, capsys):
+    """site.addpackage() runs a .pth file's `import` lines at every start: this one could put another torch first
+    (C:\\old-tools holds 2.4.0), so it is named and, on a copied drive, the diagnosis is incomplete; setuptools'
+    distutils-precedence.pth is known to leave torch alone."""
+    image = all_users_torch(tmp_path)
+    image.write(ALL_USERS_SITE + r"\distutils-precedence.pth",
+                "import os; var = 'SETUPTOOLS_USE_DISTUTILS'; enabled = os.environ.get(var, 'local') == 'local'; "
+                "enabled and __import__('_distutils_hack').add_shim(); \n")
+    code, report = diagnose(image.root, capsys)
+    assert code == 0 and not any(f["code"] == "python-startup-code" for f in report["findings"])
+    image.write(ALL_USERS_SITE + r"\zz-old-tools.pth", "import sys; sys.path.insert(0, r'C:\\old-tools')\n")
+    image.torch_version_file(r"C:\old-tools", "2.4.0+cpu")
+    code, report = diagnose(image.root, capsys)
+    startup = next(f for f in report["findings"] if f["code"] == "python-startup-code")
+    assert startup["evidence"]["file"].endswith(r"site-packages\zz-old-tools.pth")
+    assert code != 0 and report["complete"] is False
+
+
+def test_a_torch_without_an_install_record_is_never_all_clear(tmp_path, capsys):
+    """conda, a copied folder, or pip cut short before it wrote RECORD (its last step): nothing says which files
+    torch should have, so none could be compared; the check says it could not see (it used to pass in silence)."""
+    image = all_users_torch(tmp_path)
+    code, report = diagnose(image.root, capsys)
+    assert code == 0 and report["complete"] is True
+    for record in image.host(ALL_USERS_SITE).glob("torch-*.dist-info/RECORD"):
+        record.unlink()
+    code, report = diagnose(image.root, capsys)
+    (failed,) = [f for f in report["findings"] if f["code"] == "check-failed"]
+    assert failed["variant"] == "record-missing" and "no install record" in failed["title"]
+    assert failed["evidence"]["folder"].endswith(r"site-packages\torch")
+    assert code != 0 and report["complete"] is False
+    main(["diagnose", "--root", str(image.root), "--json", "-", "--lang", "zh_CN"])
+    chinese = json.loads(capsys.readouterr().out)
+    assert any("没有安装记录" in f["title"] for f in chinese["findings"] if f["code"] == "check-failed")
 
 
 def test_a_pth_file_decides_and_ignores_pythonpath_and_the_user_site(tmp_path, capsys):
@@ -307,11 +342,7 @@ def test_a_torch_built_for_python_311_under_312_is_named_with_the_command_that_f
 
 
 def test_pythonhome_for_the_whole_computer_names_the_program_it_points_into(tmp_path, capsys):
-    image = ImageBuilder(tmp_path / "image")
-    windows(image)
-    python_org(image, ALL_USERS)
-    image.set_value(PEP514, "", "REG_SZ", ALL_USERS)
-    pip_install(image, realfiles.TORCH_241, ALL_USERS_SITE, keep=torch_core)
+    image = all_users_torch(tmp_path)
     image.mkdir(r"C:\Program Files\QGIS 3.34\apps\Python39\Lib")
     image.set_variable("system", "PYTHONHOME", r"C:\Program Files\QGIS 3.34\apps\Python39")
     code, report = diagnose(image.root, capsys)
@@ -365,6 +396,7 @@ def test_a_torch_folder_without_its_start_file_nor_a_record_is_a_blocker_never_a
     python_org(image, ALL_USERS)
     image.torch_version_file(ALL_USERS_SITE, "2.4.1+cpu")
     image.host(ALL_USERS_SITE + r"\torch\__init__.py").unlink()
+    shutil.rmtree(image.host(ALL_USERS_SITE + r"\torch-2.4.1.dist-info"))
     image.save()
     code = main(["diagnose", "--root", str(image.root), "--env", ALL_USERS + r"\python.exe", "--json", "-",
                  "--quiet"])

@@ -321,6 +321,48 @@ def test_undo_brings_a_removed_variable_back_with_the_registry_type_it_had(torch
     capsys.readouterr()
 
 
+@pytest.mark.parametrize("name, value, code", [("KMP_DUPLICATE_LIB_OK", "TRUE", "unsafe-env-var"),
+                                               ("PYTORCH_ENABLE_MPS_FALLBACK", "1", "irrelevant-env-var")])
+def test_a_variable_set_for_the_whole_computer_names_the_guided_repair_that_plans(torch_image, name, value, code):
+    """unset-env-var edits the user's own settings only (it refused a machine variable): the finding of a variable
+    of the computer's settings names the guided unset-machine-variable, and its steps name the variable."""
+    from app.inventory.environment import inspect_environment
+    from app.probes.runner import run_diagnosis
+    from app.repair.run import plan_repair
+    from app.system.offline import OfflineImage
+
+    image = torch_image(libomp=True)
+    image.set_variable("system", name, value)
+    system = OfflineImage(image.root)
+    env = inspect_environment(system, image.host(VENV))
+    diagnosis = run_diagnosis(system, [env])
+    (finding,) = [f for f in diagnosis.findings if f.code == code]
+    assert finding.repairs == ["unset-machine-variable"]
+    plan, _ = plan_repair(system, env, "unset-machine-variable", None, diagnosis)
+    steps = " ".join(step["en"] for step in plan.guide.steps)
+    assert name in steps and "points into" not in steps  # no program to name for such a variable
+
+
+def test_an_entry_of_the_computers_path_names_no_repair_of_the_users_path(torch_image):
+    """remove-path-entry edits the user's own PATH: a dead entry of the computer's PATH is advice only (it named a
+    repair that always refused); the same entry in the user's PATH is removed by it."""
+    from app.inventory.environment import inspect_environment
+    from app.probes.runner import run_diagnosis
+    from app.repair.run import plan_repair
+    from app.system.offline import OfflineImage
+
+    image = torch_image(libomp=True)
+    image.set_variable("system", "PATH", image.env["system"]["PATH"] + r";C:\Gone\bin")
+    image.set_variable("user", "PATH", r"C:\Old\bin")
+    system = OfflineImage(image.root)
+    env = inspect_environment(system, image.host(VENV))
+    diagnosis = run_diagnosis(system, [env])
+    dead = {f.evidence["entry"]: f.repairs for f in diagnosis.findings if f.code == "path-dead-entry"}
+    assert dead == {r"C:\Gone\bin": [], r"C:\Old\bin": ["remove-path-entry"]}
+    plan, _ = plan_repair(system, env, "remove-path-entry", None, diagnosis)
+    assert [(c.target, c.value) for c in plan.changes] == [("PATH", "")]
+
+
 def test_a_dead_entry_of_the_users_path_is_removed_and_undo_restores_the_path(torch_image, capsys):
     image = torch_image(libomp=True)
     image.set_variable("user", "PATH", r"C:\Gone\bin;" + PYTHON_HOME)

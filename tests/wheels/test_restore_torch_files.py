@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import shutil
 import time
 import zipfile
 
@@ -377,6 +378,7 @@ def test_an_older_torch_dist_info_left_behind_is_not_what_is_installed(torch_ima
     lib = image.host(TORCH_LIB)
     for dll in lib.glob("*.dll"):
         dll.unlink()
+    shutil.rmtree(image.host(SITE + r"\torch-2.4.1.dist-info"))  # replaced too
 
     def keep(name: str) -> bool:
         return name in ("torch/__init__.py", "torch/version.py") or (name.startswith("torch/lib/")

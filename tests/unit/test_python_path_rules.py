@@ -1,0 +1,142 @@
+"""CPython's own rules for sys.path, each as the source says it (Lib/site.py, Modules/getpath.py of 3.12), on
+drives whose Pythons are PE files of the test builder: a venv's own site-packages before the user site, pyvenv.cfg
+without the key, a ._pth file's comments, PYTHONHOME naming the Python's own folder, and a user-site torch without
+its record that the named repair still sets aside."""
+
+from __future__ import annotations
+
+import shutil
+
+from app.demo.image_builder import ImageBuilder
+from app.demo.pe_writer import build_pe
+from app.inventory.environment import inspect_environment
+from app.inventory.machine import read_machine_facts
+from app.inventory.python_path import SITE, USER_SITE
+from app.probes import python_loading
+from app.probes.runner import run_diagnosis
+from app.repair.actions import action_for
+from app.system.offline import OfflineImage
+
+HOME = r"C:\Users\alice\AppData\Local\Programs\Python\Python312"
+VENV = r"C:\Users\alice\app\venv"
+USER_SITE_FOLDER = r"C:\Users\alice\AppData\Roaming\Python\Python312\site-packages"
+PORTABLE = r"C:\Users\alice\ComfyUI_windows_portable\python_embeded"
+
+
+def python_org(image: ImageBuilder, folder: str) -> None:
+    image.write(folder + r"\python.exe", build_pe(machine="x64", dll=False, dll_name="python.exe"))
+    image.write(folder + r"\python312.dll", build_pe(machine="x64", dll_name="python312.dll",
+                                                      file_version=(3, 12, 4150, 1013)))
+    image.mkdir(folder + r"\Lib\site-packages")
+
+
+def a_venv(image: ImageBuilder, cfg: str) -> None:
+    image.venv(VENV, HOME, "3.12.4", python_exe=build_pe(machine="x64", dll=False, dll_name="python.exe"))
+    image.write(VENV + r"\pyvenv.cfg", cfg)
+
+
+def loading_findings(image: ImageBuilder, location: str):
+    system = OfflineImage(image.root)
+    env = inspect_environment(system, image.host(location))
+    diagnosis = run_diagnosis(system, [env], probes=[python_loading.PROBE], live=False)
+    return system, env, {f.code: f for f in diagnosis.findings}
+
+
+def test_a_venv_with_the_system_site_gets_its_own_torch_before_the_user_sites(tmp_path):
+    """site.venv() adds the venv's site-packages before main() adds the user site ("Doing this here ensures venv
+    takes precedence over user-site"), then the base's."""
+    image = ImageBuilder(tmp_path / "image")
+    python_org(image, HOME)
+    a_venv(image, f"home = {HOME}\ninclude-system-site-packages = true\nversion = 3.12.4\n")
+    image.torch_version_file(VENV + r"\Lib\site-packages", "2.4.1+cpu")
+    image.torch_version_file(USER_SITE_FOLDER, "2.4.0+cpu")
+    _, env, found = loading_findings(image, VENV)
+    origins = [e.origin for e in env.loading.path]
+    assert origins.index(SITE) < origins.index(USER_SITE) < origins.index("base-site-packages")
+    assert env.loading.imported.entry.origin == SITE and env.torch.version == "2.4.1+cpu"
+    shadow = found["torch-shadowed"]  # the user site's copy is hidden, the same for every check
+    assert shadow.evidence["version"] == "2.4.1+cpu" and shadow.evidence["other_version"] == "2.4.0+cpu"
+    assert "set-aside-shadowing-torch" not in shadow.repairs  # never the copy this venv does not import
+
+
+def test_pyvenv_cfg_without_the_key_includes_the_system_site(tmp_path):
+    """site.venv(): system_site = "true" until pyvenv.cfg says otherwise."""
+    image = ImageBuilder(tmp_path / "image")
+    python_org(image, HOME)
+    a_venv(image, f"home = {HOME}\nversion = 3.12.4\n")
+    image.torch_version_file(HOME + r"\Lib\site-packages", "2.4.1+cpu")
+    env = inspect_environment(OfflineImage(image.root), image.host(VENV))
+    assert env.loading.user_site_on and env.torch is not None and env.torch.version == "2.4.1+cpu"
+    a_venv(image, f"home = {HOME}\ninclude-system-site-packages = false\nversion = 3.12.4\n")
+    env = inspect_environment(OfflineImage(image.root), image.host(VENV))
+    assert not env.loading.user_site_on and env.loading.user_site_off_because == "venv"
+
+
+def test_a_pth_files_comments_are_cut_as_getpath_cuts_them(tmp_path):
+    """getpath.py: line = line.partition('#')[0].strip(); site runs only for exactly `import site`."""
+    image = ImageBuilder(tmp_path / "image")
+    python_org(image, PORTABLE)
+    image.torch_version_file(PORTABLE + r"\Lib\site-packages", "2.4.1+cpu")
+    image.write(PORTABLE + r"\python312._pth", "python312.zip\n.  # the folder itself\nimport site  # for pip\n")
+    _, env, found = loading_findings(image, PORTABLE)
+    assert env.loading.site_runs and "torch-not-on-path" not in found
+    assert env.loading.imported is not None and env.loading.path[0].folder == image.host(PORTABLE)
+
+    image.write(PORTABLE + r"\python312._pth", "python312.zip\n.\nimport  site\n")  # not exactly: site stays off
+    _, env, found = loading_findings(image, PORTABLE)
+    assert not env.loading.site_runs and found["torch-not-on-path"].variant == "pth"
+
+
+def test_pythonhome_naming_this_pythons_own_folder_is_a_warning_for_it_and_a_blocker_for_another(tmp_path):
+    """getpath.py: prefix = PYTHONHOME; for the Python installed there that is its own Lib, DLLs, site-packages."""
+    image = ImageBuilder(tmp_path / "image")
+    python_org(image, HOME)
+    image.torch_version_file(HOME + r"\Lib\site-packages", "2.4.1+cpu")
+    image.set_variable("user", "PYTHONHOME", HOME)
+    _, _, found = loading_findings(image, HOME)
+    home = found["python-home-set"]
+    assert home.severity == "warning" and home.evidence["own_folder"] is True
+    assert home.repairs == ["unset-env-var"]
+
+    other = r"C:\Program Files\Python312"
+    python_org(image, other)
+    image.torch_version_file(other + r"\Lib\site-packages", "2.4.1+cpu")
+    _, _, found = loading_findings(image, other)
+    assert found["python-home-set"].severity == "blocker" and found["python-home-set"].evidence["own_folder"] is False
+
+
+def test_a_user_site_torch_cut_short_before_its_record_is_still_set_aside_by_the_repair_it_names(tmp_path):
+    """pip writes RECORD last: `pip install --user torch` cut short leaves torch\\__init__.py and no dist-info; the
+    finding's repair sets the `torch` folder aside (it used to refuse)."""
+    image = ImageBuilder(tmp_path / "image")
+    python_org(image, HOME)
+    image.torch_version_file(HOME + r"\Lib\site-packages", "2.4.1+cpu")
+    image.torch_version_file(USER_SITE_FOLDER, "2.4.0+cpu")
+    shutil.rmtree(image.host(USER_SITE_FOLDER + r"\torch-2.4.0.dist-info"))
+    system, env, found = loading_findings(image, HOME)
+    shadow = found["torch-shadowed"]
+    assert shadow.repairs[0] == "set-aside-shadowing-torch"
+    plan = action_for(shadow.repairs[0]).plan(system, env, read_machine_facts(system), [shadow], None)
+    assert [(c.host_target, c.value) for c in plan.changes] == [
+        (image.host(USER_SITE_FOLDER + r"\torch"), "torch.set-aside-by-torch-dll-doctor")]
+
+
+def test_an_arm64_or_32_bit_python_has_its_own_user_site_and_registry_key(tmp_path):
+    """sys.winver is "3.12-arm64" / "3.12-32" (PCbuild/python.props: PyArchExt); site._get_path() gives
+    %APPDATA%\\Python\\Python312-arm64\\site-packages, getpath.py's registry key ...\\PythonCore\\3.12-arm64. The
+    x64 Python 3.12's `pip install --user` torch is not theirs."""
+    image = ImageBuilder(tmp_path / "image", arch="ARM64")
+    image.torch_version_file(USER_SITE_FOLDER, "2.4.0+cpu")  # the x64 Python 3.12's
+    for machine, folder, suffix in (("arm64", "Python312-arm64", "-arm64"), ("x86", "Python312-32", "-32")):
+        home = rf"C:\Users\alice\AppData\Local\Programs\Python\{folder}"
+        image.write(home + r"\python.exe", build_pe(machine=machine, dll=False, dll_name="python.exe"))
+        image.write(home + r"\python312.dll", build_pe(machine=machine, dll_name="python312.dll",
+                                                        file_version=(3, 12, 4150, 1013)))
+        image.torch_version_file(home + r"\Lib\site-packages", "2.7.0+cpu")
+        key = rf"HKCU\Software\Python\PythonCore\3.12{suffix}\PythonPath\Tools"
+        image.mkdir(rf"C:\Tools{suffix}")
+        image.set_value(key, "", "REG_SZ", rf"C:\Tools{suffix}")
+        _, env, found = loading_findings(image, home)
+        assert "torch-shadowed" not in found and env.torch.version == "2.7.0+cpu"
+        assert env.loading.user_site == image.host(rf"C:\Users\alice\AppData\Roaming\Python\{folder}") / "site-packages"
+        assert [e.folder for e in env.loading.path if e.origin == "registry"] == [image.host(rf"C:\Tools{suffix}")]
