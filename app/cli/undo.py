@@ -12,13 +12,13 @@ from app.i18n import words
 
 def state_after(after, environment: str, lang: str) -> str:
     """PyTorch as the undo left it: broken again as before the repair (and by what), loading, or not checked."""
-    if not after.environments:
-        return words("cli.undo.state.gone", lang, environment=environment)
     blockers = [p for p in after.problems if p.severity == "blocker"]
     if blockers:
         return words("cli.undo.state.broken", lang, problems="; ".join(p.lead.text(lang).title for p in blockers))
-    if not after.complete:
+    if not after.complete:  # the check after the undo could not see everything (or could not read the environment)
         return words("cli.undo.state.unsure", lang)
+    if not after.environments:
+        return words("cli.undo.state.gone", lang, environment=environment)
     return words("cli.undo.state.loads", lang)
 
 

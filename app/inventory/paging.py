@@ -29,7 +29,10 @@ MB = 1 << 20  # the Virtual memory dialog's MB
 # Windows itself writes this key while it starts (ExistingPageFiles); a write later than this is a change since.
 WRITTEN_AT_START_S = 600
 NONE, SYSTEM_MANAGED, CUSTOM = "none", "system-managed", "custom"
-_ENTRY = re.compile(r"^(?P<path>(?:\?|[A-Za-z]):\\\S+)(?:\s+(?P<min>\d+)\s+(?P<max>\d+))?$")
+# the form Windows writes (System Properties, wmic): `X:\pagefile.sys`, `?:\pagefile.sys` (system managed on every
+# drive), with the initial and maximum sizes in MB, 0 0 for system managed; the repair's undo writes only this form
+PAGING_FILE_ENTRY = re.compile(r"^(?P<path>[A-Za-z?]:\\pagefile\.sys)(?: (?P<min>\d{1,9}) (?P<max>\d{1,9}))?$",
+                               re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -72,7 +75,7 @@ def parse_paging_files(entries: list[str]) -> Optional[tuple[PagingFile, ...]]:
     for entry in entries:
         if not entry.strip():
             continue  # an empty REG_MULTI_SZ can read back as [""]: no paging file
-        match = _ENTRY.match(entry.strip())
+        match = PAGING_FILE_ENTRY.match(entry.strip())
         if match is None:
             return None
         low, high = match.group("min"), match.group("max")

@@ -124,6 +124,18 @@ class TransactionChanged(Exception):
                      state=words(f"history.state.{self.state}", lang))
 
 
+class NewerRepairFirst(Exception):
+    """A newer repair, not undone, changed a file this one changed: undoing this one first would take that one's
+    change away while it is recorded as done (and its own undo would then put back what this one wrote)."""
+
+    def __init__(self, transaction_id: str, newer: Transaction) -> None:
+        super().__init__(f"{newer.id} changed the same files after {transaction_id}: undo it first")
+        self.transaction_id, self.newer = transaction_id, newer
+
+    def text(self, lang: str) -> str:
+        return words("repair.newer_first", lang, id=self.newer.id, action=self.newer.begin.get("action") or "-")
+
+
 class RepairBusy(Exception):
     """Another repair or undo runs now (in another window, or the command line): one at a time."""
 
@@ -496,6 +508,18 @@ class Journal:
         """The newest transaction (for that machine) that can still be undone."""
         return next((t for t in self.transactions() if t.state not in (ROLLED_BACK, KEPT)
                      and (machine is None or t.machine == machine)), None)
+
+    def newer_on_same_files(self, transaction: Transaction) -> Optional[Transaction]:
+        """The oldest transaction begun after this one, of its machine, not undone, that changes one of its files."""
+        mine = {str(path).casefold() for path in transaction.targets()}
+        found = None
+        for other in self.transactions():  # newest first
+            if other.id == transaction.id:
+                return found
+            if (mine and other.machine == transaction.machine and other.state not in (ROLLED_BACK, KEPT)
+                    and mine & {str(path).casefold() for path in other.targets()}):
+                found = other
+        return found
 
     def unfinished(self, machine: Optional[dict] = None) -> list[Transaction]:
         """Repairs cut short by a crash (or a rollback that stopped), that no process holds now: offered for

@@ -38,6 +38,8 @@ class PagingFileSystemManaged:
         if current is None or current.type != "REG_MULTI_SZ":  # never guessed: undo must write back what was there
             raise PlanRefused([said("repair.refused.paging_file_unknown")])
         files = parse_paging_files(list(current.data))
+        if files is None:  # in no form Windows writes: its undo could not write it back (changes/machine_values.py)
+            raise PlanRefused([said("repair.refused.paging_file_unknown")])
         if files and all(f.system_managed for f in files):
             raise PlanRefused([said("repair.refused.nothing_to_do", action=self.id)])
         before = "; ".join(e for e in current.data if e.strip()) or "-"

@@ -11,11 +11,11 @@ from typing import Callable, Optional, Union
 from app.cancel import CancelToken
 from app.i18n import words
 from app.inventory.environment import PythonEnvironment, inspect_environment
-from app.probes.runner import BLIND, Diagnosis, run_diagnosis
+from app.probes.runner import BLIND, Diagnosis, not_seen, run_diagnosis
 from app.repair.actions import action_for
 from app.repair.changes.installers import kept_runtimes
 from app.repair.in_use import processes_using
-from app.repair.journal import ROLLED_BACK, Journal, RollbackStopped, Transaction
+from app.repair.journal import ROLLED_BACK, Journal, NewerRepairFirst, RollbackStopped, Transaction
 from app.repair.plan import Plan
 from app.system.base import System
 from app.system.offline import OfflineImage
@@ -179,6 +179,10 @@ def _apply(system: System, env: PythonEnvironment, plan: Plan, diagnosis: Diagno
     on_step(RunStep.VERIFYING)
     refreshed = inspect_environment(system, env.python) or env
     after = diagnose_environment(system, refreshed)
+    if token is not None and token.cancelled:  # Stop (Ctrl+C) while it checked again: put back, as Stop promises
+        on_step(RunStep.ROLLING_BACK)
+        transaction.rollback(system)
+        token.check()
     left = [p for p in after.problems if p.severity == "blocker"]
     outcome = RepairOutcome(plan, transaction, diagnosis, after, left)
     transaction.finish({"state": outcome.state.value, "problems_left": [p.lead.code for p in left]})
@@ -203,6 +207,9 @@ def undo(transaction: Transaction, journal: Optional[Journal] = None, owner_wind
     with journal.exclusive(f"undo {transaction.id}"):
         transaction.hold()
         try:
+            newer = journal.newer_on_same_files(transaction)
+            if newer is not None:
+                raise NewerRepairFirst(transaction.id, newer)
             if system.can_run_programs:
                 held = processes_using(transaction.targets())
                 if held:
@@ -210,8 +217,14 @@ def undo(transaction: Transaction, journal: Optional[Journal] = None, owner_wind
             transaction.rollback(system)
         finally:
             transaction.release()
-    python = system.host_path(transaction.begin.get("environment") or "")
-    env = inspect_environment(system, python) if python is not None and python.exists() else None
+    try:  # the undo is done and recorded: a check after it that cannot look says so, never "the undo failed"
+        python = system.host_path(transaction.begin.get("environment") or "")
+        env = inspect_environment(system, python) if python is not None and python.exists() else None
+    except Exception as error:  # noqa: BLE001 - denied, damaged: what the check could not see is named
+        diagnosis = run_diagnosis(system, [])
+        not_seen(diagnosis, "environment", {"error": getattr(error, "strerror", None) or str(error) or
+                                            type(error).__name__, "environment": transaction.begin.get("environment")})
+        return diagnosis
     return run_diagnosis(system, [env] if env else [])
 
 

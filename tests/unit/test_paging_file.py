@@ -210,6 +210,23 @@ def test_the_repair_refuses_a_system_managed_or_unknown_setting(tmp_path, capsys
     assert "could not be read" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("setting", [r"D:\swap\pagefile.sys 1024 2048", r"C:\pagefile.sys  1024 2048",
+                                     r"C:\pagefile.sys 1024"])
+def test_a_setting_in_no_form_windows_writes_is_said_and_never_changed_by_a_repair_it_could_not_undo(
+        tmp_path, capsys, setting):
+    """The undo writes back only the form Windows writes (changes/machine_values.py): a folder, two spaces or one
+    size were read as a custom size, repaired, and the undo then refused for good. Now it is a setting the check
+    could not read, no repair is named, and the repair refuses before anything changes."""
+    image = sd_image(tmp_path / "image", [setting])
+    found, diagnosis = paging_findings(image.root, complete=False)
+    assert found == [] and [f.variant for f in diagnosis.findings if f.code == "check-failed"] == ["settings"]
+    assert not any("paging-file-system-managed" in f.repairs for f in diagnosis.findings)
+    before = (image.root / "registry.json").read_bytes()
+    argv = ["repair", "--root", str(image.root), "--env", PYTHON, "--action", "paging-file-system-managed", "--yes"]
+    assert main(argv) == 1 and "could not be read" in capsys.readouterr().err
+    assert (image.root / "registry.json").read_bytes() == before
+
+
 def test_explain_of_winerror_1455_points_to_the_paging_file_repair():
     text = (r'OSError: [WinError 1455] The paging file is too small for this operation to complete. Error loading '
             r'"C:\sd\venv\lib\site-packages\torch\lib\cudnn_cnn_infer64_8.dll" or one of its dependencies.')

@@ -106,16 +106,45 @@ def test_a_repair_killed_while_held_is_found_interrupted_and_rolled_back(torch_i
     assert tree_hashes(lib) == before and Journal().get(transaction.id).state == ROLLED_BACK
 
 
+def killed_after_the_change(image, data_dir: Path, tmp_path: Path) -> Transaction:
+    """A repair killed just after libomp140 was placed: the interrupted transaction it leaves."""
+    repair, _go = start_paused(image, data_dir, "change:1", tmp_path)
+    repair.kill()
+    repair.communicate(timeout=30)
+    (transaction,) = Journal().unfinished()
+    return transaction
+
+
+def test_an_interrupted_repair_done_again_afterwards_is_undone_newest_first_back_to_the_start(
+        torch_image, data_dir, tmp_path, capsys):
+    """Killed just after libomp140 was placed, then run again (done): the undo the app offers for the first took the
+    second's fix away while it stayed "done", and undoing both left the file behind. The older waits for the
+    newer, with words; newest first, both undo back to the start."""
+    image = torch_image()
+    lib = image.host(TORCH_LIB)
+    before = tree_hashes(lib)
+    first = killed_after_the_change(image, data_dir, tmp_path)
+    assert main(repair_argv(image)) == 0  # the user runs the repair again
+    (second,) = [t for t in Journal().transactions() if t.id != first.id]
+    capsys.readouterr()
+    assert main(["undo", "--transaction", first.id, "--lang", "en"]) == 1
+    err = capsys.readouterr().err
+    assert f"a newer repair (place-libomp140, {second.id})" in err and f"undo --transaction {second.id}" in err
+    assert (lib / "libomp140.x86_64.dll").is_file() and Journal().get(second.id).state == DONE
+    assert main(["undo", "--transaction", second.id]) == 0
+    assert main(["undo", "--transaction", first.id]) == 0
+    capsys.readouterr()
+    assert tree_hashes(lib) == before
+    assert {t.state for t in Journal().transactions()} == {ROLLED_BACK}
+
+
 @pytest.mark.parametrize("tear", ["mid-character", "mid-line"])
 def test_a_journal_line_cut_short_by_a_power_cut_is_passed_over_and_the_repair_undone(torch_image, data_dir,
                                                                                        tmp_path, tear, capsys):
     image = torch_image()
     lib = image.host(TORCH_LIB)
     before = tree_hashes(lib)
-    repair, _go = start_paused(image, data_dir, "change:1", tmp_path)
-    repair.kill()
-    repair.communicate(timeout=30)
-    (transaction,) = Journal().unfinished()
+    transaction = killed_after_the_change(image, data_dir, tmp_path)
     # the power cut: a record being written, with a path in the account's name, is on disk only in part
     line = json.dumps({"at": "2026-12-03T10:00:00+00:00", "kind": "note", "folder": r"C:\Users\张伟\ComfyUI"},
                       ensure_ascii=False).encode("utf-8")
@@ -420,6 +449,62 @@ def test_ctrl_c_after_the_change_was_made_rolls_the_repair_back_with_words_not_a
     assert tree_hashes(lib) == before
     (transaction,) = Journal().transactions()
     assert transaction.state == ROLLED_BACK
+
+
+def test_ctrl_c_while_the_repair_checks_again_puts_everything_back_as_it_said(torch_image, data_dir, monkeypatch,
+                                                                               capsys):
+    """Ctrl+C in the check after the last change (on a real PC: the replayed import, seconds long) promised "every
+    change is put back"; it was kept and called done (exit 0)."""
+    import signal
+
+    import app.repair.run as run_module
+
+    image = torch_image()
+    lib = image.host(TORCH_LIB)
+    before = tree_hashes(lib)
+    real, calls = run_module.diagnose_environment, []
+
+    def diagnose(system, env):
+        calls.append(1)
+        if len(calls) == 2:  # the check after the change
+            os.kill(os.getpid(), signal.SIGINT)  # the user presses Ctrl+C
+            time.sleep(0.5)
+        return real(system, env)
+
+    monkeypatch.setattr(run_module, "diagnose_environment", diagnose)
+    code = main(repair_argv(image, "--lang", "en"))
+    said = capsys.readouterr()
+    assert code == 1 and "Then every change is put back" in said.err
+    assert "everything it had changed was put back as it was" in said.err and "Done." not in said.out
+    (transaction,) = Journal().transactions()
+    assert transaction.state == ROLLED_BACK and tree_hashes(lib) == before
+
+
+def test_an_undo_whose_check_afterwards_cannot_read_the_environment_is_still_an_undo(torch_image, data_dir,
+                                                                                     monkeypatch, capsys):
+    """The rollback finished and was recorded; then the check after it was denied the environment. It said "The
+    undo could not finish ... try the undo again", and that retry undid the repair before it."""
+    import app.repair.run as run_module
+
+    image = torch_image()
+    lib = image.host(TORCH_LIB)
+    assert main(repair_argv(image)) == 0  # repair A: libomp140 placed
+    image.set_variable("user", "KMP_DUPLICATE_LIB_OK", "TRUE")
+    assert main(["repair", "--root", str(image.root), "--env", PYTHON, "--action", "unset-env-var", "--yes"]) == 0
+    newer, older = Journal().transactions()
+    capsys.readouterr()
+
+    def denied(system, python):
+        raise PermissionError(errno.EACCES, "Access is denied", str(python))
+
+    with monkeypatch.context() as patched:
+        patched.setattr(run_module, "inspect_environment", denied)
+        code = main(["undo", "--last", "--lang", "en"])
+    said = capsys.readouterr()
+    assert code == 0 and "could not finish" not in said.err, said.err
+    assert "not every check could finish" in said.out
+    assert Journal().get(newer.id).state == ROLLED_BACK and Journal().get(older.id).state == DONE
+    assert (lib / "libomp140.x86_64.dll").is_file()  # repair A is untouched
 
 
 def test_ctrl_c_during_an_undo_is_said_and_the_undo_finishes(torch_image, data_dir, tmp_path, capsys):

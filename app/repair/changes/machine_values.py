@@ -14,11 +14,10 @@ import re
 from typing import Optional
 
 from app.inventory.machine import LONG_PATHS_KEY
-from app.inventory.paging import MEMORY_MANAGEMENT_KEY
+from app.inventory.paging import MEMORY_MANAGEMENT_KEY, PAGING_FILE_ENTRY
 from app.repair.changes import MACHINE_VALUE, RollbackStopped
 from app.system.base import RegistryValue, System, without_empty_entries
 
-PAGING_FILE_ENTRY = re.compile(r"^([A-Za-z?]):\\pagefile\.sys( \d{1,9} \d{1,9})?$", re.IGNORECASE)
 # (key, value name) -> its type, and whether it may be absent (deleted)
 ALLOWED_VALUES = {
     (LONG_PATHS_KEY.lower(), "longpathsenabled"): ("REG_DWORD", True),
