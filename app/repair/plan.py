@@ -171,7 +171,7 @@ class UserSettings:
         changes: list[Change] = []
         notes: list[dict[str, str]] = []
         for finding in findings:
-            if self.id not in finding.repairs:
+            if not (self.id in finding.repairs or _asks_for_machine_setting(self.id, finding)):
                 continue
             if self.id == "unset-env-var":
                 name = finding.evidence.get("variable", "")
@@ -203,6 +203,14 @@ class UserSettings:
               token: Optional[CancelToken] = None) -> None:
         for change in plan.changes:
             transaction.set_user_variable(system, change.target, change.value)
+
+
+def _asks_for_machine_setting(action: str, finding: Finding) -> bool:
+    """A finding about the computer's own settings, which names no per-user repair (or the guided machine one): asked
+    for this repair by name, the plan says why it leaves it alone (repair.note.machine_*), never "nothing to do"."""
+    if action == "remove-path-entry":
+        return finding.code in ("path-dead-entry", "path-duplicate-entry")
+    return action == "unset-env-var" and "unset-machine-variable" in finding.repairs and "variable" in finding.evidence
 
 
 LONG_PATHS_KEY = r"HKLM\SYSTEM\CurrentControlSet\Control\FileSystem"

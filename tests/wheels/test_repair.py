@@ -361,6 +361,7 @@ def test_an_entry_of_the_computers_path_names_no_repair_of_the_users_path(torch_
     assert dead == {r"C:\Gone\bin": [], r"C:\Old\bin": ["remove-path-entry"]}
     plan, _ = plan_repair(system, env, "remove-path-entry", None, diagnosis)
     assert [(c.target, c.value) for c in plan.changes] == [("PATH", "")]
+    assert any("in the computer-wide PATH, not in yours" in note["en"] for note in plan.notes)  # asked by name
 
 
 def test_a_dead_entry_of_the_users_path_is_removed_and_undo_restores_the_path(torch_image, capsys):
