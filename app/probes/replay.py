@@ -197,7 +197,8 @@ def _died_in_parallel(ctx: ProbeContext, python: str, data: dict, code: int, std
     if any(line.startswith("OMP: Error #15") for line in lines):
         # set aside the other copy where the static check finds one it can set aside (the finding names it, so
         # the repair plans from this finding alone); else only a fresh environment
-        rivals = [rival for rival in rival_copies(ctx) if not rival.same_build] or rival_copies(ctx)
+        found = rival_copies(ctx)  # reads and hashes each copy: once
+        rivals = [rival for rival in found if not rival.same_build] or found
         if rivals:
             return ctx.finding("openmp-conflict", BLOCKER, {
                 **evidence, "dll": rivals[0].torch_copy.path.name, "torch_copy": rivals[0].torch_copy.evidence(ctx),
