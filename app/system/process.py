@@ -4,11 +4,17 @@ A venv's `Scripts\\python.exe` is a launcher that starts the real interpreter as
 keeps torch's DLLs loaded. Stopping only the launcher would leave it running (and a repair started right after
 would find the DLLs in use), so the whole process tree is ended: on Windows through a job object, elsewhere
 through a process group.
+
+On Windows the child starts suspended and runs only once it is in the job, so nothing it starts can escape it, and
+the job is made to end with this app (`JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE`): should the app itself be killed (Task
+Manager, a crash, a power button held), Windows ends pip and everything it started, so a repair's pip never goes on
+beside the undo that the next start offers.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import importlib.util
 import os
 import signal
@@ -62,8 +68,15 @@ def run_process(argv: list[str], timeout: float, *, env: Optional[dict[str, str]
     `on_output` receives each line of either stream as it comes (pip's progress, shown to the user)."""
     windows = os.name == "nt"
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-                            cwd=cwd, creationflags=creationflags, start_new_session=not windows)
-    job = _WindowsJob(proc.pid) if windows else None
+                            cwd=cwd, creationflags=creationflags | (CREATE_SUSPENDED if windows else 0),
+                            start_new_session=not windows)
+    job = None
+    if windows:
+        try:
+            job = _WindowsJob(proc.pid)
+        except BaseException:
+            _end_tree(proc, None)  # never left suspended
+            raise
     deadline = time.monotonic() + timeout
     readers = [_LineReader(stream, on_output) for stream in (proc.stdout, proc.stderr)] if on_output else []
     try:
@@ -118,29 +131,76 @@ def _end_tree(proc: subprocess.Popen, job: Optional[_WindowsJob]) -> None:
 
 
 class _WindowsJob:
-    """A job object holding the child, so that its own children (a venv launcher's real python.exe) end with it."""
+    """A job object holding the child from its first instruction: the child was started suspended, is put in the job,
+    and only then resumed, so that its own children (a venv launcher's real python.exe, pip's) are in the job too.
+    The job ends them all with TerminateJobObject (Stop, the time limit) and, through KILL_ON_JOB_CLOSE, when its
+    last handle closes: at the end of the run, or with this process if it is killed. OSError when the child cannot
+    be resumed (the caller ends it)."""
 
     def __init__(self, pid: int) -> None:
-        import ctypes
         from ctypes import wintypes
 
         self._kernel32 = kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
+        ntdll = ctypes.WinDLL("ntdll")
         kernel32.CreateJobObjectW.restype = wintypes.HANDLE
+        kernel32.CreateJobObjectW.argtypes = [wintypes.LPVOID, wintypes.LPCWSTR]
+        kernel32.SetInformationJobObject.argtypes = [wintypes.HANDLE, ctypes.c_int, wintypes.LPVOID, wintypes.DWORD]
         kernel32.OpenProcess.restype = wintypes.HANDLE
+        kernel32.OpenProcess.argtypes = [wintypes.DWORD, wintypes.BOOL, wintypes.DWORD]
         kernel32.AssignProcessToJobObject.argtypes = [wintypes.HANDLE, wintypes.HANDLE]
         kernel32.TerminateJobObject.argtypes = [wintypes.HANDLE, wintypes.UINT]
         kernel32.CloseHandle.argtypes = [wintypes.HANDLE]
+        ntdll.NtResumeProcess.argtypes = [wintypes.HANDLE]
+        ntdll.NtResumeProcess.restype = ctypes.c_long  # NTSTATUS
         self._job = kernel32.CreateJobObjectW(None, None)
-        process_set_quota, process_terminate = 0x0100, 0x0001
-        handle = kernel32.OpenProcess(process_set_quota | process_terminate, False, pid)
-        self.assigned = bool(self._job and handle and kernel32.AssignProcessToJobObject(self._job, handle))
-        if handle:
+        if self._job:
+            limits = _ExtendedLimits()
+            limits.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE
+            kernel32.SetInformationJobObject(self._job, JOB_OBJECT_EXTENDED_LIMIT_INFORMATION, ctypes.byref(limits),
+                                             ctypes.sizeof(limits))
+        handle = kernel32.OpenProcess(PROCESS_SET_QUOTA | PROCESS_TERMINATE | PROCESS_SUSPEND_RESUME, False, pid)
+        if not handle:
+            self.close()
+            raise ctypes.WinError(ctypes.get_last_error())
+        try:
+            self.assigned = bool(self._job and kernel32.AssignProcessToJobObject(self._job, handle))
+            status = ntdll.NtResumeProcess(handle)
+        finally:
             kernel32.CloseHandle(handle)
+        if status != 0:
+            self.close()
+            raise OSError(f"the program could not be started (NtResumeProcess: 0x{status & 0xFFFFFFFF:08X})")
 
     def terminate(self) -> bool:
         return self.assigned and bool(self._kernel32.TerminateJobObject(self._job, 1))
 
     def close(self) -> None:
+        """The job's last handle: Windows ends whatever still runs in it (nothing, when the child has ended)."""
         if self._job:
             self._kernel32.CloseHandle(self._job)
             self._job = None
+
+
+CREATE_SUSPENDED = 0x00000004
+PROCESS_TERMINATE, PROCESS_SET_QUOTA, PROCESS_SUSPEND_RESUME = 0x0001, 0x0100, 0x0800
+JOB_OBJECT_EXTENDED_LIMIT_INFORMATION = 9  # JOBOBJECTINFOCLASS
+JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE = 0x00002000
+
+
+class _BasicLimits(ctypes.Structure):  # JOBOBJECT_BASIC_LIMIT_INFORMATION (winnt.h); DWORD is 32 bits
+    _fields_ = [("PerProcessUserTimeLimit", ctypes.c_int64), ("PerJobUserTimeLimit", ctypes.c_int64),
+                ("LimitFlags", ctypes.c_uint32), ("MinimumWorkingSetSize", ctypes.c_size_t),
+                ("MaximumWorkingSetSize", ctypes.c_size_t), ("ActiveProcessLimit", ctypes.c_uint32),
+                ("Affinity", ctypes.c_size_t), ("PriorityClass", ctypes.c_uint32), ("SchedulingClass", ctypes.c_uint32)]
+
+
+class _IoCounters(ctypes.Structure):  # IO_COUNTERS
+    _fields_ = [(name, ctypes.c_uint64) for name in ("ReadOperationCount", "WriteOperationCount",
+                                                     "OtherOperationCount", "ReadTransferCount",
+                                                     "WriteTransferCount", "OtherTransferCount")]
+
+
+class _ExtendedLimits(ctypes.Structure):  # JOBOBJECT_EXTENDED_LIMIT_INFORMATION: 144 bytes on x64
+    _fields_ = [("BasicLimitInformation", _BasicLimits), ("IoInfo", _IoCounters),
+                ("ProcessMemoryLimit", ctypes.c_size_t), ("JobMemoryLimit", ctypes.c_size_t),
+                ("PeakProcessMemoryUsed", ctypes.c_size_t), ("PeakJobMemoryUsed", ctypes.c_size_t)]

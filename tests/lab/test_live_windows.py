@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
 import subprocess
+import time
 
 import pytest
 
@@ -117,3 +119,44 @@ def test_vc_runtime_values_written_like_the_real_installer_are_read(lab, comfy_v
         set_vc_runtime(lab, "x86", 32, present=False)
     assert sorted(facts["vc_runtimes"]) == [["x64", "64-bit", True, "14.44.35211.0"],
                                             ["x86", "32-bit", True, "14.44.35211.0"]]
+
+
+TREE = r"""
+import sys, threading, time
+sys.path.insert(0, {repo!r})
+from app.system.process import run_process
+mark = {first!r} + {second!r}  # joined here, so only the child's and grandchild's command lines carry it
+child = ("import subprocess, sys, time; "
+         f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)  # {{mark}}']); "
+         f"time.sleep(300)  # {{mark}}")
+threading.Thread(target=run_process, args=([sys.executable, "-c", child], 600), daemon=True).start()
+time.sleep(600)
+"""
+
+
+def wait_for(check, seconds):
+    deadline = time.monotonic() + seconds
+    while not check() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return check()
+
+
+def test_a_killed_app_takes_the_programs_it_started_with_it(lab):
+    """A repair's pip, and what pip starts, end with the app: the app killed (End task, a crash), Windows ends the job
+    it held (KILL_ON_JOB_CLOSE), grandchildren too, so none goes on beside the undo the next start offers. The child
+    starts suspended and runs once it is in the job: that it runs at all proves the resume."""
+    mark = f"tdd-tree-{os.getpid()}-{time.monotonic_ns()}"
+    script = TREE.format(repo=to_windows_path(REPO_ROOT), first=mark[:4], second=mark[4:])
+    with lab.started_exe(lab.python_exe(), ["-c", script]) as app:
+        try:
+            assert wait_for(lambda: len(lab.processes(mark)) == 2, 120), (lab.processes(mark), app.poll())
+            app.kill()
+            app.wait(timeout=30)
+            app.stdout.close()  # not read to the end: what it started may hold them open
+            app.stderr.close()
+            left = [] if wait_for(lambda: not lab.processes(mark), 30) else lab.processes(mark)
+        finally:
+            for pid in lab.processes(mark):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, 9)
+    assert left == [], "the programs the app started went on after it was killed"
