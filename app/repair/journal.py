@@ -28,6 +28,7 @@ import contextlib
 import datetime as _dt
 import json
 import os
+import re
 import secrets
 import shutil
 import sys
@@ -166,6 +167,50 @@ def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="microseconds")
 
 
+STEP_KINDS = ("intent", "applied", "restored")
+
+
+def _record(line: bytes) -> Optional[dict]:
+    """The record a journal line holds, or None when it holds none of the form the journal writes."""
+    try:
+        record = json.loads(line)
+    except ValueError:  # UnicodeDecodeError is one too
+        return None
+    if not isinstance(record, dict) or not isinstance(record.get("kind"), str):
+        return None
+    if record["kind"] in STEP_KINDS and not (isinstance(record.get("step"), int) and not isinstance(record["step"],
+                                                                                                   bool)):
+        return None
+    if record["kind"] == "intent" and not isinstance(record.get("op"), str):
+        return None
+    return record
+
+
+def _cut_short(line: bytes) -> bool:
+    """Whether `line` can be the first bytes of a record, as a power cut leaves one: a UTF-8 character may be cut in
+    two at its end, and some file systems fill a lost tail with zeros. A byte changed in the middle is not."""
+    line = line.rstrip(b"\0")
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.reason != "unexpected end of data":
+            return False
+        text = line[:exc.start].decode("utf-8", "replace")
+    if not text.startswith("{"):
+        return text == ""
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as exc:
+        if exc.msg.startswith("Unterminated string"):
+            return True
+        rest = text[exc.pos:]
+        if "escape" in exc.msg:  # a \\u escape cut short
+            return len(rest) <= 6
+        return (rest == "" or (len(rest) < 5 and any(word.startswith(rest) for word in ("true", "false", "null")))
+                or re.fullmatch(r"-|[.eE][0-9eE+-]*", rest) is not None)  # a number cut after its sign, point or e
+    return False  # whole JSON, and still no record: not a tear
+
+
 @dataclass
 class Step:
     number: int
@@ -194,17 +239,31 @@ class Transaction:
     def _read(self) -> list[dict]:
         """Every whole record. A line cut short by a power cut (mid-character too: paths are written as UTF-8) is
         no record: the change it announced was never made (an intent is on disk before its change) or is found by
-        comparing (an `applied` lost), so it is passed over, and the records written after it are read."""
-        records = []
+        comparing (an `applied` lost), so it is passed over, and the records written after it are read.
+
+        Only a line that could have been cut short is passed over in silence: the first bytes of a record, and
+        the last line of its process (nothing after it, or what the next process writes first). Any other line
+        that is no record (bytes changed since, a record of the wrong form, one that went on being written
+        after) is damage: its line number goes to `damaged`, and an undo that puts back everything else still
+        says that the record could not all be read (RollbackStopped "journal-damaged")."""
+        records, self.damaged = [], []
         path = self.folder / "journal.jsonl"
-        if path.exists():
-            for line in path.read_bytes().splitlines():
-                try:
-                    record = json.loads(line)
-                except ValueError:  # UnicodeDecodeError is one too
-                    continue
-                if isinstance(record, dict) and isinstance(record.get("kind"), str):
-                    records.append(record)
+        if not path.exists():
+            return records
+        torn: Optional[int] = None  # the line number of an unreadable line not yet known to be a tear
+        for number, line in enumerate(path.read_bytes().splitlines(), start=1):
+            record = _record(line)
+            if record is None:
+                if torn is not None:  # two in a row: the first was followed by no first record of a process
+                    self.damaged.append(torn)
+                torn = number if _cut_short(line) else None
+                if torn is None:
+                    self.damaged.append(number)
+                continue
+            if torn is not None and record["kind"] not in (Record.ROLLBACK_BEGIN, Record.KEPT):
+                self.damaged.append(torn)  # its process went on writing after it: it was whole once
+            torn = None
+            records.append(record)
         return records
 
     # -- reading ---------------------------------------------------------------------------------------
@@ -278,7 +337,8 @@ class Transaction:
                 "source": self.begin.get("source"), "environment": self.begin.get("environment"),
                 "machine": self.machine, "state": self.state.value, "changes": [s.intent for s in self.steps()],
                 "results": [r for r in self.records if r["kind"] == Record.APPLIED],
-                "outcome": finish.get("outcome"), "stopped": self.stopped, "restart_needed": self.restart_needed}
+                "outcome": finish.get("outcome"), "stopped": self.stopped, "restart_needed": self.restart_needed,
+                "damaged_lines": self.damaged}
 
     # -- holding ---------------------------------------------------------------------------------------
     def hold(self) -> None:
@@ -445,6 +505,11 @@ class Transaction:
                 raise stop from exc
             self._write({"kind": Record.RESTORED, "step": step.number})
             crash_point(f"restore:{step.number}")
+        if self.damaged:  # what the record names is put back; what a damaged line named may not be
+            stop = RollbackStopped("journal-damaged", line=", ".join(map(str, self.damaged)),
+                                   journal=str(self.folder / "journal.jsonl"))
+            self._write({"kind": Record.ROLLBACK_STOPPED, "step": None, "code": stop.code, **stop.values})
+            raise stop
         self._write({"kind": Record.ROLLED_BACK})
         self.tidy()
 

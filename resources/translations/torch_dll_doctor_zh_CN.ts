@@ -1200,8 +1200,8 @@
     </message>
     <message>
         <location filename="../../app/ui/pages/welcome.py" line="198"/>
-        <source>Undoing “{name}” (started {when}) stopped rather than overwrite a change made since: {reason} Nothing more can be put back by the assistant; keep it as it is, or put it right by hand.</source>
-        <translation>撤销“{name}”（开始于 {when}）时停止了，以免覆盖之后做过的修改：{reason} 本助手无法再恢复更多内容；请保持现状，或者手动改正。</translation>
+        <source>Undoing “{name}” (started {when}) could not put everything back: {reason} Nothing more can be put back by the assistant; keep it as it is, or put it right by hand.</source>
+        <translation>撤销“{name}”（开始于 {when}）没能恢复全部内容：{reason} 本助手无法再恢复更多内容；请保持现状，或者手动改正。</translation>
     </message>
     <message>
         <location filename="../../app/ui/pages/welcome.py" line="203"/>

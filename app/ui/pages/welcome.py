@@ -195,9 +195,9 @@ class WelcomePage(Page):
                                      "computer stopped before it was done. Roll it back to put every file and "
                                      "setting as it was.").format(name=name, when=when))
             elif final:
-                texts.append(self.tr("Undoing “{name}” (started {when}) stopped rather than overwrite a change "
-                                     "made since: {reason} Nothing more can be put back by the assistant; keep "
-                                     "it as it is, or put it right by hand.").format(
+                texts.append(self.tr("Undoing “{name}” (started {when}) could not put everything back: {reason} "
+                                     "Nothing more can be put back by the assistant; keep it as it is, or put it "
+                                     "right by hand.").format(
                                          name=name, when=when, reason=self._stop_words(first)))
             else:
                 texts.append(self.tr("Undoing “{name}” (started {when}) could not finish: {reason} Close the "
