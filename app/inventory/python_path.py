@@ -16,9 +16,12 @@ The rules are CPython's own (`Modules/getpath.py`, `Lib/site.py`, the "Finding m
   user site off when pyvenv.cfg says `include-system-site-packages = false` (without the key, or `true`: the
   user site, then the base's site-packages, follow its own), and `PYTHONNOUSERSITE` turns it off;
 - each site folder's `.pth` files, in name order, add the folders their lines name (right after that site folder)
-  and run their `import` lines;
-- a `.pth` file's `import` lines are code too (but for a few well-known ones: KNOWN_PTH_CODE), named with
-  sitecustomize;
+  and run their `import` lines; from 3.12.2 (3.11.8, 3.10.14, ...: gh-113659) a hidden `.pth` file, or one whose
+  name starts with a dot, is skipped; from 3.12.4 (gh-77102) a `.pth` file is read as UTF-8, in the locale's code
+  page only when that fails (before: in the locale's code page alone, UTF-8 under PYTHONUTF8=1);
+- a `.pth` file's `import` lines are code too, named with sitecustomize, but for the exact lines a few tools write
+  that leave torch alone (KNOWN_PTH_LINES: setuptools' distutils switch, virtualenv's patch, pywin32's DLL folder,
+  cuda-bindings' redirector, an editable install's finder of another package): matched by content, not by name;
 - then `site` imports `sitecustomize` (the first on `sys.path`) and, with the user site on, `usercustomize`: code
   that runs at every start and may change anything; it is found and named, and only the live check sees its effect;
 - `import torch` takes the first folder of `sys.path` holding `torch\\__init__.py` (a regular package) or a
@@ -48,11 +51,86 @@ PTH_FILE, PYTHONPATH, REGISTRY, STDLIB, USER_SITE, SITE, BASE_SITE, PTH_LINE = (
 WINVER_SUFFIX = {"x86": "-32", "arm": "-arm32", "arm64": "-arm64"}  # PCbuild/python.props: PyArchExt
 REGISTRY_PATH_KEY = "{hive}\\Software\\Python\\PythonCore\\{winver}\\PythonPath"
 STARTUP_MODULES = ("sitecustomize", "usercustomize")
-# .pth files whose `import` lines are known and leave `import torch` alone: setuptools' distutils switch,
-# virtualenv's patch, pywin32's DLL folder, and an editable install's finder (of any package but torch)
-KNOWN_PTH_CODE = frozenset({"distutils-precedence.pth", "_virtualenv.pth", "pywin32.pth"})
+# the `import` lines of .pth files that tools write and that leave `import torch` alone, by file name: compared
+# whole, so that a file of that name with other code in it is named like any other
+KNOWN_PTH_LINES = {
+    "distutils-precedence.pth": re.compile(  # setuptools (49-59 said 'stdlib', 60 and later 'local')
+        r"import os; var = 'SETUPTOOLS_USE_DISTUTILS'; enabled = os\.environ\.get\(var, '(local|stdlib)'\) == "
+        r"'local'; enabled and __import__\('_distutils_hack'\)\.add_shim\(\);"),
+    "_virtualenv.pth": re.compile(r"import _virtualenv"),
+    "pywin32.pth": re.compile(r"import pywin32_bootstrap|import os;os\.environ\[\"PATH\"\]\+=\(';'\+"
+                              r"os\.path\.join\(sitedir,\"pywin32_system32\"\)\)"),
+    "_cuda_bindings_redirector.pth": re.compile(r"import _cuda_bindings_redirector"),
+}
+EDITABLE_FINDER = re.compile(r"import (__editable___\w+_finder); \1\.install\(\)")  # setuptools' editable_wheel
+# site.addpackage by release: hidden and dot-named .pth files skipped (gh-113659), UTF-8 read first (gh-77102)
+SKIPS_HIDDEN_SINCE = {(3, 8): 19, (3, 9): 19, (3, 10): 14, (3, 11): 8, (3, 12): 2}
+UTF8_FIRST_SINCE = {(3, 12): 4}
+FILE_ATTRIBUTE_HIDDEN = 0x2
 MAX_PTH_BYTES = 1 << 20  # a .pth file is a few lines; a bigger one is read no further
 _MODULE_FILE = re.compile(r"^torch(\.[a-z0-9_-]+)?\.(py|pyd|pyc)$", re.I)
+
+
+@dataclass(frozen=True)
+class PthReading:
+    """How this Python's site.addpackage reads a .pth file (by its release, and the machine's code page)."""
+
+    skips_hidden: bool = True
+    utf8_first: bool = True
+    locale: str = "utf-8"  # the encoding "locale" names: cp1252, cp936; utf-8 in UTF-8 mode
+
+    @classmethod
+    def of(cls, system: System, version: Optional[str]) -> PthReading:
+        release = _release(version)
+        code_page = system.code_page
+        ansi = f"cp{code_page}" if code_page else "utf-8"
+        utf8_mode = (system.variable("PYTHONUTF8") or "").strip() == "1"
+        return cls(skips_hidden=_since(release, SKIPS_HIDDEN_SINCE), utf8_first=_since(release, UTF8_FIRST_SINCE),
+                   locale=ansi if not utf8_mode or _since(release, UTF8_FIRST_SINCE) else "utf-8")
+
+    def lines(self, path: Path) -> list[str]:
+        """The lines site.addpackage acts on: neither blank nor starting with `#` (at the very start: a line
+        indented is a path), trailing white space kept for the caller (an `import` line runs as it is)."""
+        try:
+            if self.skips_hidden and getattr(path.lstat(), "st_file_attributes", 0) & FILE_ATTRIBUTE_HIDDEN:
+                return []  # Windows' hidden attribute; a copied drive read elsewhere does not carry it
+            with open(path, "rb") as f:
+                data = f.read(MAX_PTH_BYTES)
+        except OSError:
+            return []
+        text = None
+        if self.utf8_first:
+            try:
+                text = data.decode("utf-8-sig")
+            except UnicodeDecodeError:
+                text = None
+        if text is None:
+            text = _decode(data, self.locale)
+        return [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
+
+
+def _decode(data: bytes, encoding: str) -> str:
+    try:
+        return data.decode(encoding, errors="replace")
+    except LookupError:  # a code page Python has no codec for
+        return data.decode("utf-8", errors="replace")
+
+
+def _release(version: Optional[str]) -> tuple[int, int, int]:
+    """(3, 12, 9) of "3.12.9"; a release whose micro version is unknown is taken as the newest of its line."""
+    parts = [int(p) for p in re.findall(r"\d+", version or "")[:3]]
+    if len(parts) < 2:
+        return (3, 99, 0)
+    return (parts[0], parts[1], parts[2] if len(parts) > 2 else 999)
+
+
+def _since(release: tuple[int, int, int], first: dict[tuple[int, int], int]) -> bool:
+    """Whether `release` has a change that came with the given micro release of each line (and with every line
+    after the newest listed)."""
+    line = release[:2]
+    if line in first:
+        return release[2] >= first[line]
+    return line > max(first)
 
 
 @dataclass(frozen=True)
@@ -144,9 +222,10 @@ def model_loading(system: System, *, python: Path, prefix: Path, base_prefix: Pa
     """sys.path and the torch copies on it, for the interpreter at `python` (`venv`: pyvenv.cfg's settings;
     `cpu`: the interpreter's processor, "x86", "arm64"..., which names its `sys.winver`, "3.12-32", "3.12-arm64")."""
     variables = python_variables(system)
+    reading = PthReading.of(system, version)
     pth = _pth_file(python, app_folder, version, free_threaded)
     if pth is not None:
-        return _isolated(system, pth, variables, interpreter)
+        return _isolated(system, pth, variables, interpreter, reading)
     values = {v.name: v for v in variables}
     entries: list[PathEntry] = []
     for folder in _split(system, values["PYTHONPATH"].value if "PYTHONPATH" in values else None):
@@ -181,7 +260,7 @@ def model_loading(system: System, *, python: Path, prefix: Path, base_prefix: Pa
         sites = [(s, o) for s, o in sites if o != SITE] + ([(moved, SITE)] if moved is not None else [])
     runs: list[Path] = []
     for folder, origin in sites:
-        runs += _add_site(system, entries, folder, origin)
+        runs += _add_site(system, entries, folder, origin, reading)
     listings = _listed(entries)
     startup = _startup(listings, STARTUP_MODULES if off is None else STARTUP_MODULES[:1]) + tuple(runs)
     return PythonLoading(tuple(entries), _copies(listings), variables, user_site=user_site,
@@ -237,7 +316,7 @@ def read_interpreter(system: System, settings: dict[str, str], version_of) -> In
 
 
 def _isolated(system: System, pth: Path, variables: tuple[Variable, ...],
-              interpreter: Optional[Interpreter]) -> PythonLoading:
+              interpreter: Optional[Interpreter], reading: PthReading) -> PythonLoading:
     """A ._pth file: its lines are sys.path (relative to its folder); `import site` adds the site folders."""
     entries: list[PathEntry] = []
     site_runs = False
@@ -255,7 +334,7 @@ def _isolated(system: System, pth: Path, variables: tuple[Variable, ...],
     if site_runs:  # site.getsitepackages(): the prefix and its Lib\site-packages, with their .pth files
         for folder in (pth.parent, descend(pth.parent, "Lib", "site-packages")):
             if folder is not None:
-                runs += _add_site(system, entries, folder, SITE)
+                runs += _add_site(system, entries, folder, SITE, reading)
     listings = _listed(entries)
     return PythonLoading(tuple(entries), _copies(listings), variables, pth_file=pth, isolated=True,
                          site_runs=site_runs, user_site_off_because="._pth", interpreter=interpreter,
@@ -278,20 +357,20 @@ def _pth_file(python: Path, app_folder: Path, version: Optional[str], free_threa
     return None
 
 
-def _add_site(system: System, entries: list[PathEntry], folder: Path, origin: str) -> list[Path]:
+def _add_site(system: System, entries: list[PathEntry], folder: Path, origin: str, reading: PthReading) -> list[Path]:
     """site.addsitedir: the folder, then what its .pth files name (in name order), once each. Returns the .pth
-    files whose `import` lines run code at every start (as sitecustomize does), but for the few well known ones
-    that leave torch alone (KNOWN_PTH_CODE)."""
+    files whose `import` lines run code at every start (as sitecustomize does), but for the lines known to leave
+    torch alone (KNOWN_PTH_LINES)."""
     known = {_key(e.folder) for e in entries}
     if _key(folder) not in known:
         entries.append(PathEntry(folder, origin))
         known.add(_key(folder))
     runs: list[Path] = []
-    for pth in sorted((p for p in children(folder) if p.suffix.lower() == ".pth" and p.is_file()),
-                      key=lambda p: p.name.lower()):
-        for line in _lines(pth):
+    for pth in sorted((p for p in children(folder) if p.name.endswith(".pth") and p.is_file()
+                       and not (reading.skips_hidden and p.name.startswith("."))), key=lambda p: p.name):
+        for line in reading.lines(pth):
             if line.startswith(("import ", "import\t")):
-                if not _known_pth_code(pth.name) and pth not in runs:
+                if not _known_pth_line(pth.name, line.rstrip()) and pth not in runs:
                     runs.append(pth)
                 continue
             target = _resolve(system, folder, line)
@@ -301,10 +380,12 @@ def _add_site(system: System, entries: list[PathEntry], folder: Path, origin: st
     return runs
 
 
-def _known_pth_code(name: str) -> bool:
-    lower = name.lower()
-    return lower in KNOWN_PTH_CODE or (lower.startswith("__editable__.")
-                                       and not lower.startswith(("__editable__.torch-", "__editable__.torch_")))
+def _known_pth_line(name: str, line: str) -> bool:
+    known = KNOWN_PTH_LINES.get(name.lower())
+    if known is not None:
+        return known.fullmatch(line) is not None
+    editable = EDITABLE_FINDER.fullmatch(line) if name.lower().startswith("__editable__.") else None
+    return editable is not None and not editable.group(1).lower().startswith("__editable___torch_")
 
 
 def _copies(listings: list[tuple[PathEntry, dict[str, Path]]]) -> tuple[TorchCopy, ...]:

@@ -3,7 +3,8 @@ model predicts. The user site before site-packages (a `pip install --user` torch
 then set aside and undone), PYTHONPATH from the user's own settings (the replay gets them as the user's programs
 do), a folder the registry's PythonPath key names, a ._pth file (which makes the same user site and PYTHONPATH count
 for nothing), a venv whose base Python is gone (it cannot start at all, as the model says), and a sitecustomize that
-moves sys.path at start (the model cannot read it: the diagnosis says so and is never "all clear")."""
+moves sys.path at start (the model cannot read it: the diagnosis says so and is never "all clear"), and .pth files
+read as the real site reads them (hidden ones and dot-named ones skipped, the code page when a file is not UTF-8)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import zipfile
 import pytest
 
 from tests.conftest import lab_env
-from tests.winelab import _link_tree, from_windows_path, to_windows_path
+from tests.winelab import REPO_ROOT, _link_tree, from_windows_path, to_windows_path
 
 pytestmark = [pytest.mark.wine, pytest.mark.slow]
 
@@ -26,8 +27,6 @@ REGISTRY_PATH = r"HKCU\Software\Python\PythonCore\3.12\PythonPath"
 
 def run_app(lab, argv, data=None):
     """The app, run by the lab's own app Python (psutil and the rest; its ._pth keeps the user site out of it)."""
-    from tests.winelab import REPO_ROOT
-
     return lab.run_python(["-c", RUN_APP.format(repo=to_windows_path(REPO_ROOT), argv=argv)], timeout=600,
                           torch_env=lab.app_python(), env={"TDD_DATA_DIR": to_windows_path(data)} if data else None)
 
@@ -231,3 +230,53 @@ def test_a_venv_runs_its_home_python_and_with_home_gone_cannot_start_as_the_mode
     assert "import-ok" not in findings and findings["import-failed"]["severity"] == "blocker" and code == 1
     started = lab.run_exe(venv / "Scripts" / "python.exe", ["-c", "print('started')"], timeout=120)
     assert started.returncode != 0 and "started" not in started.stdout  # the real interpreter cannot start
+
+
+PTH_RULES = r"""
+import ctypes, json, os, subprocess, sys
+sys.path.insert(0, {repo!r})
+from pathlib import Path
+from app.inventory.environment import inspect_environment
+from app.inventory.python_path import PTH_LINE
+from app.system.live import LiveWindows
+plain = Path({plain!r})
+hidden = plain / "Lib" / "site-packages" / "hidden.pth"
+assert ctypes.windll.kernel32.SetFileAttributesW(str(hidden), 2)  # FILE_ATTRIBUTE_HIDDEN
+real = subprocess.run([str(plain / "python.exe"), "-c", "import json, sys; print(json.dumps(sys.path))"],
+                      capture_output=True, text=True, check=True).stdout
+env = inspect_environment(LiveWindows(), plain)
+print(json.dumps({{"real": json.loads(real), "model": [str(e.folder) for e in env.loading.path if e.origin == PTH_LINE],
+                  "hidden": os.lstat(hidden).st_file_attributes & 2, "version": env.python_version}}))
+"""
+
+
+def test_pth_files_are_read_as_the_real_site_reads_them(lab):
+    """CPython 3.12.9's site.addpackage, for real: a hidden .pth file and one named with a dot are skipped, and one
+    that is not UTF-8 is read in the machine's code page (cp1252 here); the model adds exactly the folders the
+    real interpreter adds, in its order."""
+    root = lab.root / "pth-rules"
+    shutil.rmtree(root, ignore_errors=True)
+    plain = root / "python"
+    _link_tree(lab.python_dir, plain)
+    (plain / "python312._pth").unlink()  # a hard link: the lab's own Python keeps its file
+    site = plain / "Lib" / "site-packages"
+    site.mkdir(parents=True, exist_ok=True)
+    folders = {name: root / "tools" / name for name in ("dot", "hidden", "café", "plain")}
+    for folder in folders.values():
+        folder.mkdir(parents=True)
+    (site / ".dot.pth").write_bytes(to_windows_path(folders["dot"]).encode() + b"\n")
+    (site / "hidden.pth").write_bytes(to_windows_path(folders["hidden"]).encode() + b"\n")
+    (site / "cp.pth").write_bytes(to_windows_path(folders["café"]).encode("cp1252") + b"\n")  # not UTF-8
+    (site / "plain.pth").write_bytes(to_windows_path(folders["plain"]).encode() + b"\n")
+    script = PTH_RULES.format(repo=to_windows_path(REPO_ROOT), plain=to_windows_path(plain))
+    try:
+        result = lab.run_python(["-c", script], timeout=300)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    assert result.returncode == 0, result.stderr[-3000:]
+    outcome = json.loads(result.stdout.strip().splitlines()[-1])
+    assert outcome["hidden"] and outcome["version"] == "3.12.9"
+    ours = {to_windows_path(f).lower() for f in folders.values()}
+    real = [p for p in outcome["real"] if p.lower() in ours]
+    assert [p.lower() for p in real] == [to_windows_path(folders[n]).lower() for n in ("café", "plain")]
+    assert [p.lower() for p in outcome["model"]] == [p.lower() for p in real]

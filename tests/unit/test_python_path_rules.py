@@ -11,11 +11,11 @@ from app.demo.image_builder import ImageBuilder
 from app.demo.pe_writer import build_pe
 from app.inventory.environment import inspect_environment
 from app.inventory.machine import read_machine_facts
-from app.inventory.python_path import SITE, USER_SITE
+from app.inventory.python_path import PTH_LINE, SITE, USER_SITE
 from app.probes import python_loading
 from app.probes.runner import run_diagnosis
 from app.repair.actions import action_for
-from app.system.offline import OfflineImage
+from app.system.offline import NLS_CODE_PAGE_KEY, OfflineImage
 
 HOME = r"C:\Users\alice\AppData\Local\Programs\Python\Python312"
 VENV = r"C:\Users\alice\app\venv"
@@ -23,10 +23,10 @@ USER_SITE_FOLDER = r"C:\Users\alice\AppData\Roaming\Python\Python312\site-packag
 PORTABLE = r"C:\Users\alice\ComfyUI_windows_portable\python_embeded"
 
 
-def python_org(image: ImageBuilder, folder: str) -> None:
+def python_org(image: ImageBuilder, folder: str, micro: int = 4) -> None:
     image.write(folder + r"\python.exe", build_pe(machine="x64", dll=False, dll_name="python.exe"))
     image.write(folder + r"\python312.dll", build_pe(machine="x64", dll_name="python312.dll",
-                                                      file_version=(3, 12, 4150, 1013)))
+                                                      file_version=(3, 12, micro * 1000 + 150, 1013)))
     image.mkdir(folder + r"\Lib\site-packages")
 
 
@@ -140,3 +140,68 @@ def test_an_arm64_or_32_bit_python_has_its_own_user_site_and_registry_key(tmp_pa
         assert "torch-shadowed" not in found and env.torch.version == "2.7.0+cpu"
         assert env.loading.user_site == image.host(rf"C:\Users\alice\AppData\Roaming\Python\{folder}") / "site-packages"
         assert [e.folder for e in env.loading.path if e.origin == "registry"] == [image.host(rf"C:\Tools{suffix}")]
+
+
+def pth_folders(image: ImageBuilder, micro: int) -> list[str]:
+    """The folders .pth lines add for a python.org 3.12.<micro> at HOME, by their last name, in sys.path order."""
+    python_org(image, HOME, micro)
+    env = inspect_environment(OfflineImage(image.root), image.host(HOME))
+    return [e.folder.name for e in env.loading.path if e.origin == PTH_LINE]
+
+
+def test_pth_files_are_read_as_the_pythons_own_release_reads_them(tmp_path):
+    """site.addpackage: 3.12.2 skips a .pth whose name starts with a dot (gh-113659); 3.12.4 reads UTF-8 first and
+    the locale's code page only when that fails (gh-77102), where 3.12.3 read the code page alone; ".PTH" is no
+    .pth file (endswith is exact), and the files are taken in code-point order ("Z" before "a")."""
+    image = ImageBuilder(tmp_path / "image")
+    image.set_value(NLS_CODE_PAGE_KEY, "ACP", "REG_SZ", "936")  # a Simplified Chinese Windows
+    site = HOME + r"\Lib\site-packages"
+    for name in ("dot", "gbk", "utf8", "upper", "a", "Z", "工具"):
+        image.mkdir(rf"C:\tools\{name}")
+    image.write(site + r"\.hidden-by-name.pth", b"C:\\tools\\dot\n")
+    image.write(site + r"\gbk.pth", "C:\\tools\\工具\n".encode("gbk"))  # what setuptools wrote before 3.13
+    image.write(site + r"\utf8.pth", "C:\\tools\\工具\nC:\\tools\\utf8\n".encode())
+    image.write(site + r"\UPPER.PTH", b"C:\\tools\\upper\n")
+    image.write(site + r"\a.pth", b"C:\\tools\\a\n")
+    image.write(site + r"\Z.pth", b"C:\\tools\\Z\n")
+    # 3.12.1: the dot file counts; both files in cp936 (the UTF-8 one's bytes name no folder there)
+    assert pth_folders(image, 1) == ["dot", "Z", "a", "工具", "utf8"]
+    # 3.12.3: dot files skipped, code page alone
+    assert pth_folders(image, 3) == ["Z", "a", "工具", "utf8"]
+    # 3.12.4: UTF-8 first (utf8.pth names 工具 too, already there), cp936 when that fails (gbk.pth)
+    image.write(site + r"\gbk.pth", b"")
+    assert pth_folders(image, 4) == ["Z", "a", "工具", "utf8"]
+    image.write(site + r"\gbk.pth", "C:\\tools\\工具\n".encode("gbk"))
+    image.write(site + r"\utf8.pth", b"C:\\tools\\utf8\n")
+    assert pth_folders(image, 3) == ["Z", "a", "工具", "utf8"]
+    image.write(site + r"\gbk.pth", b"")
+    image.write(site + r"\utf8.pth", "C:\\tools\\工具\n".encode())
+    assert pth_folders(image, 3) == ["Z", "a"]  # 3.12.3 reads those bytes in cp936: no such folder
+    assert pth_folders(image, 4) == ["Z", "a", "工具"]
+
+
+def test_a_known_tools_pth_name_with_other_code_in_it_is_named_as_startup_code(tmp_path):
+    """The well-known .pth files are excepted by their exact lines, not their names: a distutils-precedence.pth
+    that imports something else runs code at every start like any other."""
+    image = ImageBuilder(tmp_path / "image")
+    python_org(image, HOME, 9)
+    site = HOME + r"\Lib\site-packages"
+    image.torch_version_file(site, "2.4.1+cpu")
+    lines = {
+        "distutils-precedence.pth": "import os; var = 'SETUPTOOLS_USE_DISTUTILS'; enabled = os.environ.get(var, "
+                                    "'local') == 'local'; enabled and __import__('_distutils_hack').add_shim(); \n",
+        "_virtualenv.pth": "import _virtualenv\n",
+        "pywin32.pth": "# .pth file for the PyWin32 extensions\nwin32\nwin32\\lib\nPythonwin\n"
+                       "import pywin32_bootstrap\n",
+        "__editable__.mytool-1.0.pth": "import __editable___mytool_1_0_finder; "
+                                       "__editable___mytool_1_0_finder.install()\n",
+    }
+    for name, text in lines.items():
+        image.write(site + "\\" + name, text)
+    env = inspect_environment(OfflineImage(image.root), image.host(HOME))
+    assert env.loading.startup == ()
+    image.write(site + r"\distutils-precedence.pth", "import sys; sys.path.insert(0, r'C:\\old-tools')\n")
+    image.write(site + r"\__editable__.torch-2.4.0.pth",
+                "import __editable___torch_2_4_0_finder; __editable___torch_2_4_0_finder.install()\n")
+    env = inspect_environment(OfflineImage(image.root), image.host(HOME))
+    assert sorted(p.name for p in env.loading.startup) == ["__editable__.torch-2.4.0.pth", "distutils-precedence.pth"]
