@@ -32,6 +32,7 @@ import re
 import secrets
 import shutil
 import sys
+import zlib
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -98,6 +99,9 @@ class Record(str, Enum):
     ROLLBACK_STOPPED = "rollback-stopped"
     ROLLED_BACK = "rolled-back"
     KEPT = "kept"  # a stopped rollback the user leaves as it is
+
+
+KINDS = frozenset(kind.value for kind in Record)
 
 
 class TransactionBusy(Exception):
@@ -170,16 +174,32 @@ def _now() -> str:
 STEP_KINDS = ("intent", "applied", "restored")
 
 
+def _line(record: dict) -> bytes:
+    """A record as the journal writes it: JSON, its CRC-32 last (of the text before it), one line."""
+    body = json.dumps(record, ensure_ascii=False)
+    return (body[:-1] + f', "crc": "{zlib.crc32(body.encode("utf-8")):08x}"}}\n').encode("utf-8")
+
+
+def _whole(number: object) -> bool:
+    return isinstance(number, int) and not isinstance(number, bool)
+
+
 def _record(line: bytes) -> Optional[dict]:
-    """The record a journal line holds, or None when it holds none of the form the journal writes."""
+    """The record a journal line holds, or None when it holds none of the form the journal writes (a record
+    written before records carried a CRC has none, and is taken as it is)."""
     try:
         record = json.loads(line)
     except ValueError:  # UnicodeDecodeError is one too
         return None
-    if not isinstance(record, dict) or not isinstance(record.get("kind"), str):
+    if not isinstance(record, dict) or not isinstance(record.get("kind"), str) or record["kind"] not in KINDS:
         return None
-    if record["kind"] in STEP_KINDS and not (isinstance(record.get("step"), int) and not isinstance(record["step"],
-                                                                                                   bool)):
+    if "crc" in record:
+        crc = record.pop("crc")
+        if _line(record) != line.rstrip(b"\r") + b"\n" or not isinstance(crc, str):
+            return None
+    if "n" in record and not (_whole(record["n"]) and record["n"] >= 0):
+        return None
+    if record["kind"] in STEP_KINDS and not _whole(record.get("step")):
         return None
     if record["kind"] == "intent" and not isinstance(record.get("op"), str):
         return None
@@ -241,28 +261,32 @@ class Transaction:
         no record: the change it announced was never made (an intent is on disk before its change) or is found by
         comparing (an `applied` lost), so it is passed over, and the records written after it are read.
 
-        Only a line that could have been cut short is passed over in silence: the first bytes of a record, and
-        the last line of its process (nothing after it, or what the next process writes first). Any other line
-        that is no record (bytes changed since, a record of the wrong form, one that went on being written
-        after) is damage: its line number goes to `damaged`, and an undo that puts back everything else still
-        says that the record could not all be read (RollbackStopped "journal-damaged")."""
+        Only a line that can be a tear is passed over in silence: the first bytes of a record (`_cut_short`). Each
+        record carries its running number (`n`) and a CRC-32 of its text (`crc`), so a whole line whose bytes
+        changed since, or a line lost or cut later, is damage too: its line number goes to `damaged`, and an undo
+        that puts back everything else still says that the record could not all be read (RollbackStopped
+        "journal-damaged"). A tear costs no number (the record is counted only once written), so the records
+        after it follow on; a record whose write was taken for failed but reached the disk repeats a number."""
         records, self.damaged = [], []
         path = self.folder / "journal.jsonl"
         if not path.exists():
             return records
-        torn: Optional[int] = None  # the line number of an unreadable line not yet known to be a tear
+        last: Optional[int] = None  # the running number of the last record read
+        unread = 0  # damaged lines since it
         for number, line in enumerate(path.read_bytes().splitlines(), start=1):
             record = _record(line)
             if record is None:
-                if torn is not None:  # two in a row: the first was followed by no first record of a process
-                    self.damaged.append(torn)
-                torn = number if _cut_short(line) else None
-                if torn is None:
+                if not _cut_short(line):
                     self.damaged.append(number)
+                    unread += 1  # it held a record, with a number of its own
                 continue
-            if torn is not None and record["kind"] not in (Record.ROLLBACK_BEGIN, Record.KEPT):
-                self.damaged.append(torn)  # its process went on writing after it: it was whole once
-            torn = None
+            if "n" in record:
+                if record["n"] > (last + 1 if last is not None else len(records)) + unread:
+                    self.damaged.append(number)  # a line before this one is lost, or was cut short since
+                last = record["n"]
+            elif last is not None:
+                last += 1
+            unread = 0
             records.append(record)
         return records
 
@@ -360,8 +384,8 @@ class Transaction:
 
     # -- writing ---------------------------------------------------------------------------------------
     def _write(self, record: dict) -> None:
-        record = {"at": _now(), **record}
-        line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+        record = {"at": _now(), **record, "n": len(self._records)}
+        line = _line(record)
         with open(self.folder / "journal.jsonl", "a+b") as out:
             if out.seek(0, os.SEEK_END) > 0:
                 out.seek(-1, os.SEEK_END)

@@ -121,7 +121,7 @@ class _LineReader(threading.Thread):
 def _end_tree(proc: subprocess.Popen, job: Optional[_WindowsJob]) -> None:
     if job is not None:
         job.terminate()
-    else:
+    elif os.name != "nt":
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
     with contextlib.suppress(OSError):
@@ -134,8 +134,9 @@ class _WindowsJob:
     """A job object holding the child from its first instruction: the child was started suspended, is put in the job,
     and only then resumed, so that its own children (a venv launcher's real python.exe, pip's) are in the job too.
     The job ends them all with TerminateJobObject (Stop, the time limit) and, through KILL_ON_JOB_CLOSE, when its
-    last handle closes: at the end of the run, or with this process if it is killed. OSError when the child cannot
-    be resumed (the caller ends it)."""
+    last handle closes: at the end of the run, or with this process if it is killed. Should Windows refuse the job
+    (`assigned` false), the child still runs and only it is ended. OSError when the child cannot be opened or
+    resumed: the caller ends it (a suspended process can be terminated)."""
 
     def __init__(self, pid: int) -> None:
         from ctypes import wintypes
@@ -153,11 +154,13 @@ class _WindowsJob:
         ntdll.NtResumeProcess.argtypes = [wintypes.HANDLE]
         ntdll.NtResumeProcess.restype = ctypes.c_long  # NTSTATUS
         self._job = kernel32.CreateJobObjectW(None, None)
+        self.ends_with_app = False
         if self._job:
             limits = _ExtendedLimits()
             limits.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE
-            kernel32.SetInformationJobObject(self._job, JOB_OBJECT_EXTENDED_LIMIT_INFORMATION, ctypes.byref(limits),
-                                             ctypes.sizeof(limits))
+            # refused (a job that cannot have the limit): still the job that Stop and the time limit end
+            self.ends_with_app = bool(kernel32.SetInformationJobObject(
+                self._job, JOB_OBJECT_EXTENDED_LIMIT_INFORMATION, ctypes.byref(limits), ctypes.sizeof(limits)))
         handle = kernel32.OpenProcess(PROCESS_SET_QUOTA | PROCESS_TERMINATE | PROCESS_SUSPEND_RESUME, False, pid)
         if not handle:
             self.close()
