@@ -88,9 +88,11 @@ class PthReading:
         return cls(skips_hidden=_since(release, SKIPS_HIDDEN_SINCE), utf8_first=_since(release, UTF8_FIRST_SINCE),
                    locale=ansi if not utf8_mode or _since(release, UTF8_FIRST_SINCE) else "utf-8")
 
-    def lines(self, path: Path) -> list[str]:
+    def lines(self, path: Path) -> Optional[list[str]]:
         """The lines site.addpackage acts on: neither blank nor starting with `#` (at the very start: a line
-        indented is a path), trailing white space kept for the caller (an `import` line runs as it is)."""
+        indented is a path), trailing white space kept for the caller (an `import` line runs as it is). None when
+        the bytes are not text in the encoding this Python reads them in: site.addpackage lets that error out,
+        and the interpreter stops at start ("Failed to import the site module")."""
         try:
             if self.skips_hidden and getattr(path.lstat(), "st_file_attributes", 0) & FILE_ATTRIBUTE_HIDDEN:
                 return []  # Windows' hidden attribute; a copied drive read elsewhere does not carry it
@@ -105,15 +107,15 @@ class PthReading:
             except UnicodeDecodeError:
                 text = None
         if text is None:
-            text = _decode(data, self.locale)
-        return [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
-
-
-def _decode(data: bytes, encoding: str) -> str:
-    try:
-        return data.decode(encoding, errors="replace")
-    except LookupError:  # a code page Python has no codec for
-        return data.decode("utf-8", errors="replace")
+            try:
+                text = data.decode(self.locale)
+            except UnicodeDecodeError:
+                return None
+            except LookupError:  # a code page Python has no codec for: what it gives cannot be told here
+                text = data.decode("utf-8", errors="replace")
+        # from 3.12.4 the text is split with str.splitlines, before by the file's universal newlines
+        lines = text.splitlines() if self.utf8_first else re.split(r"\r\n|\r|\n", text)
+        return [line for line in lines if line.strip() and not line.startswith("#")]
 
 
 def _release(version: Optional[str]) -> tuple[int, int, int]:
@@ -186,6 +188,7 @@ class PythonLoading:
     user_site_off_because: Optional[str] = None  # "venv", "PYTHONNOUSERSITE", "._pth"
     interpreter: Optional[Interpreter] = None  # venvs only
     startup: tuple[Path, ...] = ()  # sitecustomize / usercustomize files that `site` runs at every start
+    unreadable_pth: tuple[tuple[Path, str], ...] = ()  # .pth files this Python cannot decode, and in what
 
     @property
     def imported(self) -> Optional[TorchCopy]:
@@ -259,13 +262,14 @@ def model_loading(system: System, *, python: Path, prefix: Path, base_prefix: Pa
         moved = descend(stdlib_root, "Lib", "site-packages")
         sites = [(s, o) for s, o in sites if o != SITE] + ([(moved, SITE)] if moved is not None else [])
     runs: list[Path] = []
+    unreadable: list[tuple[Path, str]] = []
     for folder, origin in sites:
-        runs += _add_site(system, entries, folder, origin, reading)
+        runs += _add_site(system, entries, folder, origin, reading, unreadable)
     listings = _listed(entries)
     startup = _startup(listings, STARTUP_MODULES if off is None else STARTUP_MODULES[:1]) + tuple(runs)
     return PythonLoading(tuple(entries), _copies(listings), variables, user_site=user_site,
                          user_site_on=off is None, user_site_off_because=off, interpreter=interpreter,
-                         startup=startup)
+                         startup=startup, unreadable_pth=tuple(unreadable))
 
 
 def registry_path(system: System, version: Optional[str], cpu: Optional[str] = None) -> list[PathEntry]:
@@ -331,14 +335,16 @@ def _isolated(system: System, pth: Path, variables: tuple[Variable, ...],
         if folder is not None and folder.is_dir():
             entries.append(PathEntry(folder, PTH_FILE, pth))
     runs: list[Path] = []
+    unreadable: list[tuple[Path, str]] = []
     if site_runs:  # site.getsitepackages(): the prefix and its Lib\site-packages, with their .pth files
         for folder in (pth.parent, descend(pth.parent, "Lib", "site-packages")):
             if folder is not None:
-                runs += _add_site(system, entries, folder, SITE, reading)
+                runs += _add_site(system, entries, folder, SITE, reading, unreadable)
     listings = _listed(entries)
     return PythonLoading(tuple(entries), _copies(listings), variables, pth_file=pth, isolated=True,
                          site_runs=site_runs, user_site_off_because="._pth", interpreter=interpreter,
-                         startup=_startup(listings, STARTUP_MODULES[:1]) + tuple(runs) if site_runs else ())
+                         startup=_startup(listings, STARTUP_MODULES[:1]) + tuple(runs) if site_runs else (),
+                         unreadable_pth=tuple(unreadable))
 
 
 def _pth_file(python: Path, app_folder: Path, version: Optional[str], free_threaded: bool) -> Optional[Path]:
@@ -357,10 +363,11 @@ def _pth_file(python: Path, app_folder: Path, version: Optional[str], free_threa
     return None
 
 
-def _add_site(system: System, entries: list[PathEntry], folder: Path, origin: str, reading: PthReading) -> list[Path]:
+def _add_site(system: System, entries: list[PathEntry], folder: Path, origin: str, reading: PthReading,
+              unreadable: list[tuple[Path, str]]) -> list[Path]:
     """site.addsitedir: the folder, then what its .pth files name (in name order), once each. Returns the .pth
     files whose `import` lines run code at every start (as sitecustomize does), but for the lines known to leave
-    torch alone (KNOWN_PTH_LINES)."""
+    torch alone (KNOWN_PTH_LINES); adds to `unreadable` those this Python cannot decode (it stops at start)."""
     known = {_key(e.folder) for e in entries}
     if _key(folder) not in known:
         entries.append(PathEntry(folder, origin))
@@ -368,16 +375,27 @@ def _add_site(system: System, entries: list[PathEntry], folder: Path, origin: st
     runs: list[Path] = []
     for pth in sorted((p for p in children(folder) if p.name.endswith(".pth") and p.is_file()
                        and not (reading.skips_hidden and p.name.startswith("."))), key=lambda p: p.name):
-        for line in reading.lines(pth):
+        lines = reading.lines(pth)
+        if lines is None:
+            unreadable.append((pth, reading.locale))
+            continue
+        for line in lines:
             if line.startswith(("import ", "import\t")):
                 if not _known_pth_line(pth.name, line.rstrip()) and pth not in runs:
                     runs.append(pth)
                 continue
-            target = _resolve(system, folder, line)
+            target = _pth_target(system, folder, line)
             if target is not None and target.is_dir() and _key(target) not in known:
                 entries.append(PathEntry(target, PTH_LINE, pth))
                 known.add(_key(target))
     return runs
+
+
+def _pth_target(system: System, folder: Path, line: str) -> Optional[Path]:
+    """site.makepath(sitedir, line.rstrip()): joined as os.path.join joins them, so an absolute line stands alone,
+    a rooted one (`\\tools`) is on the site folder's drive, a UNC one is the share's, and anything else (an
+    indented line too: only the end is stripped) is under the site folder."""
+    return system.host_path(ntpath.normpath(ntpath.join(system.windows_path(folder), line.rstrip())))
 
 
 def _known_pth_line(name: str, line: str) -> bool:

@@ -19,6 +19,7 @@ UNSET_VARIABLE, UNSET_MACHINE_VARIABLE = "unset-env-var", "unset-machine-variabl
 MOVE_FOLDER = "rename-app-folder"
 REMOVE_REGISTRY_PATH = "remove-registry-python-path"
 STARTUP_CODE = "python-startup-code"
+UNREADABLE_PTH = "python-pth-unreadable"
 STORE_ALIAS = "store-python-unread"
 # the runner: with one of these the diagnosis is complete only where the live check ran (it sees what files cannot)
 SEEN_LIVE_ONLY = frozenset({STARTUP_CODE, STORE_ALIAS})
@@ -37,6 +38,9 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
     yield from _interpreter(ctx)
     yield from _variables(ctx)
     yield from _registry(ctx)
+    for pth, encoding in loading.unreadable_pth[:1]:  # site stops at the first: the rest are never read
+        yield ctx.finding(UNREADABLE_PTH, BLOCKER, {"file": ctx.display(pth), "folder": ctx.display(pth.parent),
+                                                    "encoding": encoding})
     if loading.startup:
         yield ctx.finding(STARTUP_CODE, INFO, {"files": [ctx.display(p) for p in loading.startup],
                                                "file": ctx.display(loading.startup[0])})

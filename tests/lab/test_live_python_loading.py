@@ -245,15 +245,21 @@ assert ctypes.windll.kernel32.SetFileAttributesW(str(hidden), 2)  # FILE_ATTRIBU
 real = subprocess.run([str(plain / "python.exe"), "-c", "import json, sys; print(json.dumps(sys.path))"],
                       capture_output=True, text=True, check=True).stdout
 env = inspect_environment(LiveWindows(), plain)
+(plain / "Lib" / "site-packages" / "zz-bad.pth").write_bytes(b"C:\\tools\\\x81\n")  # no text in cp1252
+bad = subprocess.run([str(plain / "python.exe"), "-c", "print('started')"], capture_output=True, text=True)
+named = inspect_environment(LiveWindows(), plain).loading.unreadable_pth
 print(json.dumps({{"real": json.loads(real), "model": [str(e.folder) for e in env.loading.path if e.origin == PTH_LINE],
-                  "hidden": os.lstat(hidden).st_file_attributes & 2, "version": env.python_version}}))
+                  "hidden": os.lstat(hidden).st_file_attributes & 2, "version": env.python_version,
+                  "bad_started": bad.returncode == 0 and "started" in bad.stdout, "bad_error": bad.stderr[-400:],
+                  "bad_model": [[str(p), e] for p, e in named]}}))
 """
 
 
 def test_pth_files_are_read_as_the_real_site_reads_them(lab):
     """CPython 3.12.9's site.addpackage, for real: a hidden .pth file and one named with a dot are skipped, and one
     that is not UTF-8 is read in the machine's code page (cp1252 here); the model adds exactly the folders the
-    real interpreter adds, in its order."""
+    real interpreter adds, in its order. One that is no text in that code page either stops the interpreter at
+    start, and the model names it."""
     root = lab.root / "pth-rules"
     shutil.rmtree(root, ignore_errors=True)
     plain = root / "python"
@@ -280,3 +286,6 @@ def test_pth_files_are_read_as_the_real_site_reads_them(lab):
     real = [p for p in outcome["real"] if p.lower() in ours]
     assert [p.lower() for p in real] == [to_windows_path(folders[n]).lower() for n in ("café", "plain")]
     assert [p.lower() for p in outcome["model"]] == [p.lower() for p in real]
+    # a .pth that is no text in the code page: the real interpreter stops at start, as the model says
+    assert not outcome["bad_started"] and "site" in outcome["bad_error"], outcome["bad_error"]
+    assert [[p.lower().rsplit("\\", 1)[-1], e] for p, e in outcome["bad_model"]] == [["zz-bad.pth", "cp1252"]]

@@ -205,3 +205,33 @@ def test_a_known_tools_pth_name_with_other_code_in_it_is_named_as_startup_code(t
                 "import __editable___torch_2_4_0_finder; __editable___torch_2_4_0_finder.install()\n")
     env = inspect_environment(OfflineImage(image.root), image.host(HOME))
     assert sorted(p.name for p in env.loading.startup) == ["__editable__.torch-2.4.0.pth", "distutils-precedence.pth"]
+
+
+def test_a_pth_file_this_python_cannot_decode_stops_it_at_start_and_is_named(tmp_path):
+    """site.addpackage decodes strictly and the error leaves site (Python stops: "Failed to import the site
+    module"): 0x81 is no character in cp1252, nor, after UTF-8 fails, for 3.12.4. Never "all clear"."""
+    image = ImageBuilder(tmp_path / "image")
+    image.set_value(NLS_CODE_PAGE_KEY, "ACP", "REG_SZ", "1252")
+    site = HOME + r"\Lib\site-packages"
+    image.torch_version_file(site, "2.4.1+cpu")
+    image.write(site + r"\tool.pth", b"C:\\tools\\\x81\n")
+    for micro in (3, 4):
+        python_org(image, HOME, micro)
+        _, env, found = loading_findings(image, HOME)
+        unreadable = found["python-pth-unreadable"]
+        assert unreadable.severity == "blocker" and unreadable.evidence["encoding"] == "cp1252"
+        assert unreadable.evidence["file"].endswith(r"site-packages\tool.pth")
+    image.write(site + r"\tool.pth", "C:\\tools\\café\n".encode("cp1252"))  # text in cp1252: read, no finding
+    _, env, found = loading_findings(image, HOME)
+    assert "python-pth-unreadable" not in found
+
+
+def test_pth_lines_are_joined_to_the_site_folder_as_site_makepath_joins_them(tmp_path):
+    """os.path.join(sitedir, line.rstrip()): a rooted line is on the site folder's drive, an indented absolute one is
+    a folder under site-packages (only the end is stripped), a relative one is under site-packages."""
+    image = ImageBuilder(tmp_path / "image")
+    site = HOME + r"\Lib\site-packages"
+    for folder in (r"C:\tools\rooted", r"C:\tools\indented", site + r"\relative"):
+        image.mkdir(folder)
+    image.write(site + r"\a.pth", b"\\tools\\rooted\n  C:\\tools\\indented\nrelative  \n")
+    assert pth_folders(image, 9) == ["rooted", "relative"]
