@@ -96,13 +96,13 @@ def damaged_packages(site: Path, named: set[str]) -> list[DamagedPackage]:
             continue
         found = DamagedPackage(package)
         for entry in entries:
-            now, _ = folders.find(entry.path)  # a line that leads out of site-packages is never looked up
-            changed = now is None or not now.is_file() or (entry.size is not None and now.stat().st_size != entry.size)
+            now = folders.file(entry.path)  # a line that leads out of site-packages is never looked up
+            changed = now is None or (entry.size is not None and now[1] != entry.size)
             if not changed and entry.path.lower() not in named:
                 continue
             if _in_wheel(entry):
                 found.files.append(entry)
-            elif now is None and not entry.path.endswith(".pyc"):
+            elif now is None and folders.find(entry.path)[0] is None and not entry.path.endswith(".pyc"):
                 found.left.append(entry.path)
         is_torch = canonical(package.name) == "torch"
         if found.files and (is_torch or any(e.path.lower().endswith(LOADS) for e in found.files)):
