@@ -93,11 +93,18 @@ class RecordFolders:
         found, target = self._entry(relative)
         return (target if found is not None else None), target
 
-    def file(self, relative: str) -> Optional[tuple[Path, int]]:
-        """(the regular file at `relative` now, its size), or None when there is none."""
+    def file(self, relative: str, expected: Optional[int] = None) -> Optional[tuple[Path, int]]:
+        """(the regular file at `relative` now, its size), or None when there is none. A listing's size that is not
+        `expected` is read again from the file itself: Windows updates a listing's size lazily (a file open for
+        writing, one changed through another hard link), so a file is never called changed on the listing's word.
+        (A stale listing that still shows the expected size passes; the hash check, which reads every byte, does
+        not.)"""
         found, target = self._entry(relative)
         try:
-            return (target, found.stat().st_size) if found is not None and found.is_file() else None
+            if found is None or not found.is_file():
+                return None
+            size = found.stat().st_size
+            return target, (target.stat().st_size if expected is not None and size != expected else size)
         except OSError:
             return None
 
@@ -174,7 +181,7 @@ def check_torch_files(env: PythonEnvironment, *, hashes: bool = False, cancel: O
     folders = RecordFolders(env.site_packages)
     for entry in entries:
         check(cancel)
-        now = folders.file(entry.path)
+        now = folders.file(entry.path, entry.size)
         report.checked += 1
         if now is None:
             report.missing.append(entry.path)

@@ -97,11 +97,13 @@ class PthReading:
             if self.skips_hidden and getattr(path.lstat(), "st_file_attributes", 0) & FILE_ATTRIBUTE_HIDDEN:
                 return []  # Windows' hidden attribute; a copied drive read elsewhere does not carry it
             with open(path, "rb") as f:
-                data = f.read(MAX_PTH_BYTES)
+                data = f.read(MAX_PTH_BYTES + 1)
         except OSError:
             return []
         text = None
-        if self.utf8_first:
+        if len(data) > MAX_PTH_BYTES:  # read no further: its end may cut a character, so nothing is judged of it
+            text = data[:MAX_PTH_BYTES].decode("utf-8", errors="replace")
+        elif self.utf8_first:
             try:
                 text = data.decode("utf-8-sig")
             except UnicodeDecodeError:

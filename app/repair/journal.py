@@ -193,12 +193,14 @@ def _record(line: bytes) -> Optional[dict]:
         return None
     if not isinstance(record, dict) or not isinstance(record.get("kind"), str) or record["kind"] not in KINDS:
         return None
+    if ("crc" in record) != ("n" in record):  # the journal writes both or (before them) neither
+        return None
     if "crc" in record:
         crc = record.pop("crc")
         if _line(record) != line.rstrip(b"\r") + b"\n" or not isinstance(crc, str):
             return None
-    if "n" in record and not (_whole(record["n"]) and record["n"] >= 0):
-        return None
+        if not (_whole(record["n"]) and record["n"] >= 0):
+            return None
     if record["kind"] in STEP_KINDS and not _whole(record.get("step")):
         return None
     if record["kind"] == "intent" and not isinstance(record.get("op"), str):
@@ -267,7 +269,7 @@ class Transaction:
         that puts back everything else still says that the record could not all be read (RollbackStopped
         "journal-damaged"). A tear costs no number (the record is counted only once written), so the records
         after it follow on; a record whose write was taken for failed but reached the disk repeats a number."""
-        records, self.damaged = [], []
+        records, self.damaged, self._next_number = [], [], 0
         path = self.folder / "journal.jsonl"
         if not path.exists():
             return records
@@ -284,10 +286,14 @@ class Transaction:
                 if record["n"] > (last + 1 if last is not None else len(records)) + unread:
                     self.damaged.append(number)  # a line before this one is lost, or was cut short since
                 last = record["n"]
-            elif last is not None:
-                last += 1
+            elif last is not None:  # a record of the old form after numbered ones: none the journal writes
+                self.damaged.append(number)
+                unread += 1
+                continue
             unread = 0
             records.append(record)
+        # the next record's number: after the last one read (a write taken for failed may have repeated one)
+        self._next_number = last + 1 if last is not None else len(records)
         return records
 
     # -- reading ---------------------------------------------------------------------------------------
@@ -384,7 +390,7 @@ class Transaction:
 
     # -- writing ---------------------------------------------------------------------------------------
     def _write(self, record: dict) -> None:
-        record = {"at": _now(), **record, "n": len(self._records)}
+        record = {"at": _now(), **record, "n": self._next_number}
         line = _line(record)
         with open(self.folder / "journal.jsonl", "a+b") as out:
             if out.seek(0, os.SEEK_END) > 0:
@@ -395,6 +401,7 @@ class Transaction:
             out.flush()
             os.fsync(out.fileno())
         self._records.append(record)
+        self._next_number += 1
         if record["kind"] == Record.INTENT:
             self._last_step = max(self._last_step, record["step"])
 

@@ -96,7 +96,7 @@ def damaged_packages(site: Path, named: set[str]) -> list[DamagedPackage]:
             continue
         found = DamagedPackage(package)
         for entry in entries:
-            now = folders.file(entry.path)  # a line that leads out of site-packages is never looked up
+            now = folders.file(entry.path, entry.size)  # a line leading out of site-packages is never looked up
             changed = now is None or (entry.size is not None and now[1] != entry.size)
             if not changed and entry.path.lower() not in named:
                 continue

@@ -142,3 +142,17 @@ def test_a_write_taken_for_failed_that_reached_the_disk_repeats_a_number_and_is_
     transaction.release()
     again = Journal(tmp_path).get(transaction.id)
     assert again.damaged == [] and [r.get("n") for r in again.records] == [0, 1, 1, 2]
+    again.rollback(None)  # another process numbers on from what it read: never a gap
+    last = Journal(tmp_path).get(transaction.id)
+    assert last.damaged == [] and [r.get("n") for r in last.records] == [0, 1, 1, 2, 3, 4]
+    assert last.state == ROLLED_BACK
+
+
+def test_a_numbered_record_without_its_crc_or_an_old_one_after_numbered_ones_is_damage(tmp_path):
+    transaction = finished(tmp_path, {"kind": "note", "a": 1})
+    path = transaction.folder / "journal.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines[1] = lines[1].replace(b'"crc"', b'"crb"')  # one byte of the key's name
+    lines.insert(2, json.dumps({"at": "2026-12-04T10:00:00+00:00", "kind": "note"}).encode() + b"\n")
+    path.write_bytes(b"".join(lines))
+    assert Journal(tmp_path).get(transaction.id).damaged == [2, 3]

@@ -235,3 +235,18 @@ def test_pth_lines_are_joined_to_the_site_folder_as_site_makepath_joins_them(tmp
         image.mkdir(folder)
     image.write(site + r"\a.pth", b"\\tools\\rooted\n  C:\\tools\\indented\nrelative  \n")
     assert pth_folders(image, 9) == ["rooted", "relative"]
+
+
+def test_a_pth_file_longer_than_what_is_read_is_never_called_unreadable(tmp_path):
+    """Only the first MiB of a .pth is read: where that cuts a character, the file is not judged undecodable."""
+    from app.inventory.python_path import MAX_PTH_BYTES
+
+    image = ImageBuilder(tmp_path / "image")
+    python_org(image, HOME, 9)
+    image.set_value(NLS_CODE_PAGE_KEY, "ACP", "REG_SZ", "1252")
+    site = HOME + r"\Lib\site-packages"
+    image.torch_version_file(site, "2.4.1+cpu")
+    line = "# ここ\n".encode()
+    image.write(site + r"\long.pth", line * (MAX_PTH_BYTES // len(line) + 2))
+    _, _, found = loading_findings(image, HOME)
+    assert "python-pth-unreadable" not in found
