@@ -154,13 +154,12 @@ class _WindowsJob:
         ntdll.NtResumeProcess.argtypes = [wintypes.HANDLE]
         ntdll.NtResumeProcess.restype = ctypes.c_long  # NTSTATUS
         self._job = kernel32.CreateJobObjectW(None, None)
-        self.ends_with_app = False
         if self._job:
             limits = _ExtendedLimits()
             limits.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE
             # refused (a job that cannot have the limit): still the job that Stop and the time limit end
-            self.ends_with_app = bool(kernel32.SetInformationJobObject(
-                self._job, JOB_OBJECT_EXTENDED_LIMIT_INFORMATION, ctypes.byref(limits), ctypes.sizeof(limits)))
+            kernel32.SetInformationJobObject(self._job, JOB_OBJECT_EXTENDED_LIMIT_INFORMATION, ctypes.byref(limits),
+                                             ctypes.sizeof(limits))
         handle = kernel32.OpenProcess(PROCESS_SET_QUOTA | PROCESS_TERMINATE | PROCESS_SUSPEND_RESUME, False, pid)
         if not handle:
             self.close()
