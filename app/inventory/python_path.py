@@ -77,13 +77,15 @@ class PthReading:
 
     skips_hidden: bool = True
     utf8_first: bool = True
-    locale: str = "utf-8"  # the encoding "locale" names: cp1252, cp936; utf-8 in UTF-8 mode
+    # the encoding "locale" names: cp1252, cp936; utf-8 in UTF-8 mode; None when the machine's code page is unknown
+    # (then no file is judged undecodable)
+    locale: Optional[str] = "utf-8"
 
     @classmethod
     def of(cls, system: System, version: Optional[str]) -> PthReading:
         release = _release(version)
         code_page = system.code_page
-        ansi = f"cp{code_page}" if code_page else "utf-8"
+        ansi = f"cp{code_page}" if code_page else None
         utf8_mode = (system.variable("PYTHONUTF8") or "").strip() == "1"
         return cls(skips_hidden=_since(release, SKIPS_HIDDEN_SINCE), utf8_first=_since(release, UTF8_FIRST_SINCE),
                    locale=ansi if not utf8_mode or _since(release, UTF8_FIRST_SINCE) else "utf-8")
@@ -101,7 +103,7 @@ class PthReading:
         except OSError:
             return []
         text = None
-        if len(data) > MAX_PTH_BYTES:  # read no further: its end may cut a character, so nothing is judged of it
+        if len(data) > MAX_PTH_BYTES or self.locale is None:  # read no further, or in what is not known: not judged
             text = data[:MAX_PTH_BYTES].decode("utf-8", errors="replace")
         elif self.utf8_first:
             try:

@@ -250,3 +250,15 @@ def test_a_pth_file_longer_than_what_is_read_is_never_called_unreadable(tmp_path
     image.write(site + r"\long.pth", line * (MAX_PTH_BYTES // len(line) + 2))
     _, _, found = loading_findings(image, HOME)
     assert "python-pth-unreadable" not in found
+
+
+def test_without_the_machines_code_page_no_pth_file_is_called_undecodable(tmp_path):
+    """Which encoding a non-UTF-8 .pth is read in depends on the code page: unknown, nothing is stated as fact."""
+    image = ImageBuilder(tmp_path / "image")
+    python_org(image, HOME, 9)
+    site = HOME + r"\Lib\site-packages"
+    image.torch_version_file(site, "2.4.1+cpu")
+    image.write(site + r"\tool.pth", b"C:\\tools\\\x81\n")
+    assert OfflineImage(image.root).code_page is None
+    _, _, found = loading_findings(image, HOME)
+    assert "python-pth-unreadable" not in found
