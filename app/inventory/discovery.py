@@ -219,15 +219,16 @@ def _store_pythons_of(system: System, local: str) -> Iterator[PythonEnvironment]
         if not match:
             continue
         minor = match.group(1)
+        # the user site: the Store's launcher sets PYTHONUSERBASE to LocalCache\local-packages (python_uwp.cpp),
+        # where pip puts what it cannot write to the install's own Lib\site-packages
         userbase = descend(package, "LocalCache", "local-packages")
-        site = descend(userbase, f"Python3{minor}", "site-packages") if userbase else None
         install = _store_install(system, minor)
         alias = descend(system.host_path(local), "Microsoft", "WindowsApps", package.name, "python.exe")
         python = child(install, "python.exe") if install else alias
         if python is None:
             continue
         folder = install or python.parent
-        env = describe(system, python, "store", folder, folder, folder, f"3.{minor}", site=site, userbase=userbase)
+        env = describe(system, python, "store", folder, folder, folder, f"3.{minor}", userbase=userbase)
         yield env if install else replace(env, unread_install=True)
 
 

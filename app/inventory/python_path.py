@@ -14,7 +14,11 @@ The rules are CPython's own (`Modules/getpath.py`, `Lib/site.py`, the "Finding m
   (`%APPDATA%\\Python\\Python3XY\\site-packages`, or `PYTHONUSERBASE`), before the install's own
   `Lib\\site-packages`; a venv's own site-packages comes first of all (site.venv()), and the venv turns the
   user site off when pyvenv.cfg says `include-system-site-packages = false` (without the key, or `true`: the
-  user site, then the base's site-packages, follow its own), and `PYTHONNOUSERSITE` turns it off;
+  user site, then the base's site-packages, follow its own), and `PYTHONNOUSERSITE` turns it off (the user site
+  only); each prefix is a site folder itself, before its `Lib\\site-packages` (site.getsitepackages on Windows);
+  PYTHONUSERBASE is taken as written (expanded, as the environment block holds it), never %APPDATA% beside it,
+  and a Store Python's launcher sets it to the package's `LocalCache\\local-packages`; a PYTHONPATH entry keeps
+  its quotes (getpath.py's abspath of the raw text);
 - each site folder's `.pth` files, in name order, add the folders their lines name (right after that site folder)
   and run their `import` lines; from 3.12.2 (3.11.8, 3.10.14, ...: gh-113659) a hidden `.pth` file, or one whose
   name starts with a dot, is skipped; from 3.12.4 (gh-77102) a `.pth` file is read as UTF-8, in the locale's code
@@ -68,6 +72,7 @@ SKIPS_HIDDEN_SINCE = {(3, 8): 19, (3, 9): 19, (3, 10): 14, (3, 11): 8, (3, 12): 
 UTF8_FIRST_SINCE = {(3, 12): 4}
 FILE_ATTRIBUTE_HIDDEN = 0x2
 MAX_PTH_BYTES = 1 << 20  # a .pth file is a few lines; a bigger one is read no further
+ABSOLUTE = re.compile(r"^[A-Za-z]:[\\/]")  # a drive's path; anything else is relative to a folder unknown here
 _MODULE_FILE = re.compile(r"^torch(\.[a-z0-9_-]+)?\.(py|pyd|pyc)$", re.I)
 
 
@@ -216,8 +221,8 @@ def python_variables(system: System) -> tuple[Variable, ...]:
     for name in VARIABLES:
         for scope in ("user", "system"):
             value = next((v for k, v in system.environment(scope).items() if k.upper() == name), None)
-            if value is not None and value.strip():
-                found.append(Variable(name, value.strip(), scope))
+            if value is not None and value.strip():  # as the environment block has it: %VARIABLES% expanded
+                found.append(Variable(name, system.expand(value.strip()), scope))
                 break
     return tuple(found)
 
@@ -239,32 +244,28 @@ def model_loading(system: System, *, python: Path, prefix: Path, base_prefix: Pa
         entries.append(PathEntry(folder, PYTHONPATH))
     entries += registry_path(system, version, cpu)
     home = values.get("PYTHONHOME")
-    stdlib_root = system.host_path(home.value) if home is not None and re.match(r"^[A-Za-z]:", home.value) else None
+    stdlib_root = system.host_path(home.value) if home is not None and ABSOLUTE.match(home.value) else None
     stdlib_root = stdlib_root or app_folder
     for folder in (descend(stdlib_root, "DLLs"), descend(stdlib_root, "Lib"), app_folder):
         if folder is not None:
             entries.append(PathEntry(folder, STDLIB))
     user_site = _user_site(system, _winver(version, cpu), userbase, free_threaded, values.get("PYTHONUSERBASE"))
-    off = None
-    # site.venv(): system_site is "true" until pyvenv.cfg says otherwise
-    if venv is not None and venv.get("include-system-site-packages", "true").strip().lower() != "true":
-        off = "venv"
-    elif "PYTHONNOUSERSITE" in values:
-        off = "PYTHONNOUSERSITE"
+    # site.venv(): system_site is "true" until pyvenv.cfg says otherwise; without it only the venv's own prefix is
+    # a site prefix and the user site is off. PYTHONNOUSERSITE turns the user site off, never the system site
+    system_site = venv is None or venv.get("include-system-site-packages", "true").strip().lower() == "true"
+    off = "venv" if not system_site else "PYTHONNOUSERSITE" if "PYTHONNOUSERSITE" in values else None
     sites: list[tuple[Path, str]] = []
-    if venv is not None and site is not None:  # site.venv() adds the venv's own before the user site
-        sites.append((site, SITE))
+    if venv is not None:  # site.venv() adds the venv's prefix sites before main() adds the user site
+        sites += _prefix_sites(prefix, site, SITE)
     if off is None and user_site is not None and user_site.is_dir():
         sites.append((user_site, USER_SITE))
-    if venv is None and site is not None:
-        sites.append((site, SITE))
-    if venv is not None and off is None:  # include-system-site-packages: the base's (PYTHONHOME's) after its own
-        home_site = descend(stdlib_root if home is not None else base_prefix, "Lib", "site-packages")
-        if home_site is not None and (site is None or home_site != site):
-            sites.append((home_site, BASE_SITE))
-    elif venv is None and home is not None:  # PYTHONHOME moves a plain Python's prefix, and its site-packages
-        moved = descend(stdlib_root, "Lib", "site-packages")
-        sites = [(s, o) for s, o in sites if o != SITE] + ([(moved, SITE)] if moved is not None else [])
+    if system_site:  # site.addsitepackages(PREFIXES): the base's (PYTHONHOME's) prefix and its Lib\site-packages
+        if venv is not None:
+            base = stdlib_root if home is not None else base_prefix
+            sites += _prefix_sites(base, None, BASE_SITE)
+        else:  # PYTHONHOME moves a plain Python's prefix, and its site-packages
+            sites += _prefix_sites(stdlib_root if home is not None else prefix, None if home is not None else site,
+                                   SITE)
     runs: list[Path] = []
     unreadable: list[tuple[Path, str]] = []
     for folder, origin in sites:
@@ -367,6 +368,13 @@ def _pth_file(python: Path, app_folder: Path, version: Optional[str], free_threa
     return None
 
 
+def _prefix_sites(prefix: Path, site: Optional[Path], origin: str) -> list[tuple[Path, str]]:
+    """site.getsitepackages() on Windows for one prefix: the prefix itself (its .pth files count too), then its
+    Lib\\site-packages (`site`, when it is known to be elsewhere)."""
+    site = site or descend(prefix, "Lib", "site-packages")
+    return [(prefix, origin)] + ([(site, origin)] if site is not None else [])
+
+
 def _add_site(system: System, entries: list[PathEntry], folder: Path, origin: str, reading: PthReading,
               unreadable: list[tuple[Path, str]]) -> list[Path]:
     """site.addsitedir: the folder, then what its .pth files name (in name order), once each. Returns the .pth
@@ -441,12 +449,14 @@ def _user_site(system: System, winver: Optional[str], userbase: Optional[Path], 
     Python312-32, Python312-arm64), or under PYTHONUSERBASE."""
     if winver is None:
         return None
-    base = system.host_path(variable.value) if variable is not None else None
-    if base is None and userbase is None:
+    if userbase is not None:  # the Store's launcher sets PYTHONUSERBASE to the package's own folder itself
+        base: Optional[Path] = userbase
+    elif variable is not None:  # site._getuserbase(): the variable, as written; no fallback when it is set
+        base = system.host_path(variable.value) if ABSOLUTE.match(variable.value) else None
+    else:
         roaming = system.variable("APPDATA") or next(
             (p.roaming_appdata for p in system.user_profiles() if p.roaming_appdata), None)
         base = system.host_path(ntpath.join(roaming, "Python")) if roaming else None
-    base = base or userbase
     if base is None:
         return None
     name = "Python" + winver.replace(".", "") + ("t" if free_threaded else "")
@@ -455,11 +465,12 @@ def _user_site(system: System, winver: Optional[str], userbase: Optional[Path], 
 
 
 def _split(system: System, value: Optional[str]) -> list[Path]:
-    """The existing folders of a `;` list (PYTHONPATH, a registry PythonPath value), %VARIABLES% expanded."""
+    """The existing folders of a `;` list (PYTHONPATH, a registry PythonPath value), %VARIABLES% expanded. Quotes
+    are kept, as getpath.py keeps them: `"C:\\libs"` names no folder."""
     folders = []
     for part in (value or "").split(";"):
-        part = system.expand(part.strip().strip('"'))
-        host = system.host_path(part) if re.match(r"^[A-Za-z]:", part) else None
+        part = system.expand(part.strip())
+        host = system.host_path(part) if ABSOLUTE.match(part) else None
         if host is not None and host.is_dir():
             folders.append(host)
     return folders

@@ -10,7 +10,16 @@ import re
 from typing import Iterator, Optional
 
 from app.inventory.environment import python_version_in, read_torch
-from app.inventory.python_path import NAMESPACE, PTH_FILE, PTH_LINE, PYTHONPATH, REGISTRY, USER_SITE, TorchCopy
+from app.inventory.python_path import (
+    ABSOLUTE,
+    NAMESPACE,
+    PTH_FILE,
+    PTH_LINE,
+    PYTHONPATH,
+    REGISTRY,
+    USER_SITE,
+    TorchCopy,
+)
 from app.probes.base import ENVIRONMENT, Probe, ProbeContext
 from app.probes.finding import BLOCKER, INFO, WARNING, Finding
 
@@ -77,7 +86,7 @@ def _variables(ctx: ProbeContext) -> Iterator[Finding]:
         return
     home = loading.variable("PYTHONHOME")
     if home is not None:
-        folder = ctx.system.host_path(home.value) if re.match(r"^[A-Za-z]:", home.value) else None
+        folder = ctx.system.host_path(home.value) if ABSOLUTE.match(home.value) else None
         found = python_version_in(folder) if folder is not None and folder.is_dir() else None
         ours = ctx.env.python_version
         # getpath.py: prefix = PYTHONHOME. Naming this plain Python's own folder, it changes nothing for this one

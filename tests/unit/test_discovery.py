@@ -297,3 +297,28 @@ def test_a_store_python_seen_only_through_its_app_alias_is_said_and_never_all_cl
     dlls = {(f["code"], f["evidence"].get("dll")) for f in document["findings"]}
     assert ("missing-dll", "vcruntime140_1.dll") not in dlls  # never said missing: it may be in that folder
     assert ("dll-unreadable", "vcruntime140_1.dll") in dlls
+
+
+def test_a_store_pythons_local_packages_are_its_user_site_and_pythonnousersite_hides_them(tmp_path):
+    """The Store's launcher sets PYTHONUSERBASE to LocalCache\\local-packages (python_uwp.cpp): that is the user
+    site, before the install's own Lib\\site-packages; PYTHONNOUSERSITE turns it off, and the user's own
+    PYTHONUSERBASE is not the one this Python uses."""
+    from app.inventory.discovery import APPMODEL_PACKAGES
+
+    image = ImageBuilder(tmp_path / "img")
+    install = r"C:\Program Files\WindowsApps\PythonSoftwareFoundation.Python.3.12_3.12.2800.0_x64__qbz5n2kfra8p0"
+    python_files(image, install, minor=12)
+    image.mkdir(install + r"\Lib\site-packages")
+    image.set_value(APPMODEL_PACKAGES + r"\PythonSoftwareFoundation.Python.3.12_3.12.2800.0_x64__qbz5n2kfra8p0",
+                    "PackageRootFolder", "REG_SZ", install)
+    package = LOCAL + r"\Packages\PythonSoftwareFoundation.Python.3.12_qbz5n2kfra8p0"
+    torch(image, package + r"\LocalCache\local-packages\Python312\site-packages", "2.5.1+cpu")
+    torch(image, HOME + r"\pybase\Python312\site-packages", "2.3.1+cpu")
+    image.set_variable("user", "PYTHONUSERBASE", HOME + r"\pybase")
+    image.save()
+    (store,) = [e for e in discover(OfflineImage(image.root)) if e.kind == "store"]
+    assert store.torch.version.startswith("2.5.1") and store.loading.imported.entry.origin == "user-site"
+    image.set_variable("user", "PYTHONNOUSERSITE", "1")
+    image.save()
+    (store,) = [e for e in discover(OfflineImage(image.root)) if e.kind == "store"]
+    assert store.torch is None and not store.loading.copies

@@ -262,3 +262,71 @@ def test_without_the_machines_code_page_no_pth_file_is_called_undecodable(tmp_pa
     assert OfflineImage(image.root).code_page is None
     _, _, found = loading_findings(image, HOME)
     assert "python-pth-unreadable" not in found
+
+
+def test_pythonnousersite_in_a_venv_with_the_system_site_keeps_the_bases_site_packages(tmp_path):
+    """site.py: PYTHONNOUSERSITE turns the user site off (check_enableusersite), never addsitepackages(PREFIXES):
+    the base's torch is still what `import torch` gets."""
+    image = ImageBuilder(tmp_path / "image")
+    python_org(image, HOME)
+    a_venv(image, f"home = {HOME}\ninclude-system-site-packages = true\nversion = 3.12.4\n")
+    image.torch_version_file(HOME + r"\Lib\site-packages", "2.4.1+cpu")
+    image.torch_version_file(USER_SITE_FOLDER, "2.4.0+cpu")
+    image.set_variable("user", "PYTHONNOUSERSITE", "1")
+    env = inspect_environment(OfflineImage(image.root), image.host(VENV))
+    assert not env.loading.user_site_on and env.loading.user_site_off_because == "PYTHONNOUSERSITE"
+    assert env.torch is not None and env.torch.version == "2.4.1+cpu"
+    assert env.loading.imported.entry.origin == "base-site-packages"
+
+
+def test_a_pythonuserbase_written_with_a_variable_is_expanded_and_never_falls_back_to_appdata(tmp_path):
+    """The environment block holds a REG_EXPAND_SZ variable expanded; site._getuserbase() takes PYTHONUSERBASE as it
+    is, never %APPDATA% beside it."""
+    image = ImageBuilder(tmp_path / "image")
+    python_org(image, HOME)
+    image.torch_version_file(HOME + r"\Lib\site-packages", "2.4.1+cpu")
+    image.torch_version_file(USER_SITE_FOLDER, "2.4.0+cpu")  # %APPDATA%'s: not this Python's user site
+    image.torch_version_file(r"C:\Users\alice\pybase\Python312\site-packages", "2.3.1+cpu")
+    image.set_variable("user", "PYTHONUSERBASE", r"%USERPROFILE%\pybase")
+    env = inspect_environment(OfflineImage(image.root), image.host(HOME))
+    assert env.loading.variable("PYTHONUSERBASE").value == r"C:\Users\alice\pybase"
+    assert env.torch.version == "2.3.1+cpu" and env.loading.imported.entry.origin == USER_SITE
+    assert {c.folder.parent.parent.name for c in env.loading.copies} == {"Python312", "Lib"}
+    image.set_variable("user", "PYTHONUSERBASE", "pybase")  # relative: to a folder not known here, never APPDATA's
+    env = inspect_environment(OfflineImage(image.root), image.host(HOME))
+    assert env.loading.user_site is None and env.torch.version == "2.4.1+cpu"
+
+
+def test_a_quoted_pythonpath_entry_names_no_folder_as_getpath_keeps_the_quotes(tmp_path):
+    """getpath.py: pythonpath.append(abspath(p)) for each `;` part, quotes and all."""
+    image = ImageBuilder(tmp_path / "image")
+    python_org(image, HOME)
+    image.torch_version_file(HOME + r"\Lib\site-packages", "2.4.1+cpu")
+    image.torch_version_file(r"C:\libs", "2.0.0+cpu")
+    image.set_variable("user", "PYTHONPATH", r'"C:\libs"')
+    env = inspect_environment(OfflineImage(image.root), image.host(HOME))
+    assert [e for e in env.loading.path if e.origin == "PYTHONPATH"] == [] and env.torch.version == "2.4.1+cpu"
+    image.set_variable("user", "PYTHONPATH", r"C:\libs")
+    env = inspect_environment(OfflineImage(image.root), image.host(HOME))
+    assert env.torch.version == "2.0.0+cpu"
+
+
+def test_the_prefix_itself_is_a_site_folder_and_its_pth_files_count(tmp_path):
+    """site.getsitepackages() on Windows: each prefix, then its Lib\\site-packages; a venv's root is on sys.path and
+    a .pth file in C:\\...\\Python312 is read like one in site-packages."""
+    image = ImageBuilder(tmp_path / "image")
+    python_org(image, HOME)
+    image.torch_version_file(HOME + r"\Lib\site-packages", "2.4.1+cpu")
+    image.torch_version_file(r"C:\elsewhere", "2.2.0+cpu")
+    image.write(HOME + r"\extra.pth", "C:\\elsewhere\n")
+    env = inspect_environment(OfflineImage(image.root), image.host(HOME))
+    assert env.torch.version == "2.2.0+cpu" and env.loading.imported.entry.origin == PTH_LINE
+    a_venv(image, f"home = {HOME}\ninclude-system-site-packages = false\nversion = 3.12.4\n")
+    image.write(HOME + r"\extra.pth", "")
+    image.torch_version_file(VENV + r"\Lib\site-packages", "2.4.1+cpu")
+    image.write(VENV + r"\venv-extra.pth", "C:\\elsewhere\n")
+    env = inspect_environment(OfflineImage(image.root), image.host(VENV))
+    folders = [e.folder for e in env.loading.path]
+    assert image.host(VENV) in folders and folders.index(image.host(VENV)) < folders.index(
+        image.host(VENV + r"\Lib\site-packages"))
+    assert env.torch.version == "2.2.0+cpu"
