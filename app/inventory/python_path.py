@@ -29,7 +29,8 @@ The rules are CPython's own (`Modules/getpath.py`, `Lib/site.py`, the "Finding m
 - then `site` imports `sitecustomize` (the first on `sys.path`) and, with the user site on, `usercustomize`: code
   that runs at every start and may change anything; it is found and named, and only the live check sees its effect;
 - `import torch` takes the first folder of `sys.path` holding `torch\\__init__.py` (a regular package) or a
-  `torch.py`/`torch.*.pyd`; a `torch` folder without `__init__.py` is only a namespace portion, passed over while a
+  `torch` module with one of this Python's loader suffixes (FileFinder: the name's case exact unless PYTHONCASEOK);
+  a `torch` folder without `__init__` is only a namespace portion (a module beside it wins), passed over while a
   regular package follows, and imported (empty) when none does.
 
 The variables are those a program started from Explorer gets: the user's, else the machine's (Windows gives the
@@ -73,7 +74,7 @@ UTF8_FIRST_SINCE = {(3, 12): 4}
 FILE_ATTRIBUTE_HIDDEN = 0x2
 MAX_PTH_BYTES = 1 << 20  # a .pth file is a few lines; a bigger one is read no further
 ABSOLUTE = re.compile(r"^[A-Za-z]:[\\/]")  # a drive's path; anything else is relative to a folder unknown here
-_MODULE_FILE = re.compile(r"^torch(\.[a-z0-9_-]+)?\.(py|pyd|pyc)$", re.I)
+EXTENSION_PLATFORM = {"x86": "win32", "arm64": "win_arm64"}  # the tag of EXTENSION_SUFFIXES; x64: win_amd64
 
 
 @dataclass(frozen=True)
@@ -236,8 +237,9 @@ def model_loading(system: System, *, python: Path, prefix: Path, base_prefix: Pa
     variables = python_variables(system)
     reading = PthReading.of(system, version)
     pth = _pth_file(python, app_folder, version, free_threaded)
+    suffixes = module_suffixes(version, cpu, free_threaded)
     if pth is not None:
-        return _isolated(system, pth, variables, interpreter, reading)
+        return _isolated(system, pth, variables, interpreter, reading, suffixes)
     values = {v.name: v for v in variables}
     entries: list[PathEntry] = []
     for folder in _split(system, values["PYTHONPATH"].value if "PYTHONPATH" in values else None):
@@ -272,7 +274,9 @@ def model_loading(system: System, *, python: Path, prefix: Path, base_prefix: Pa
         runs += _add_site(system, entries, folder, origin, reading, unreadable)
     listings = _listed(entries)
     startup = _startup(listings, STARTUP_MODULES if off is None else STARTUP_MODULES[:1]) + tuple(runs)
-    return PythonLoading(tuple(entries), _copies(listings), variables, user_site=user_site,
+    # importlib's _relax_case(): PYTHONCASEOK in what a program started from Explorer gets
+    case_ok = any(k.upper() == "PYTHONCASEOK" for scope in ("user", "system") for k in system.environment(scope))
+    return PythonLoading(tuple(entries), _copies(listings, suffixes, case_ok), variables, user_site=user_site,
                          user_site_on=off is None, user_site_off_because=off, interpreter=interpreter,
                          startup=startup, unreadable_pth=tuple(unreadable))
 
@@ -325,7 +329,7 @@ def read_interpreter(system: System, settings: dict[str, str], version_of) -> In
 
 
 def _isolated(system: System, pth: Path, variables: tuple[Variable, ...],
-              interpreter: Optional[Interpreter], reading: PthReading) -> PythonLoading:
+              interpreter: Optional[Interpreter], reading: PthReading, suffixes: tuple[str, ...]) -> PythonLoading:
     """A ._pth file: its lines are sys.path (relative to its folder); `import site` adds the site folders."""
     entries: list[PathEntry] = []
     site_runs = False
@@ -346,7 +350,7 @@ def _isolated(system: System, pth: Path, variables: tuple[Variable, ...],
             if folder is not None:
                 runs += _add_site(system, entries, folder, SITE, reading, unreadable)
     listings = _listed(entries)
-    return PythonLoading(tuple(entries), _copies(listings), variables, pth_file=pth, isolated=True,
+    return PythonLoading(tuple(entries), _copies(listings, suffixes, False), variables, pth_file=pth, isolated=True,
                          site_runs=site_runs, user_site_off_because="._pth", interpreter=interpreter,
                          startup=_startup(listings, STARTUP_MODULES[:1]) + tuple(runs) if site_runs else (),
                          unreadable_pth=tuple(unreadable))
@@ -418,17 +422,37 @@ def _known_pth_line(name: str, line: str) -> bool:
     return editable is not None and not editable.group(1).lower().startswith("__editable___torch_")
 
 
-def _copies(listings: list[tuple[PathEntry, dict[str, Path]]]) -> tuple[TorchCopy, ...]:
+def module_suffixes(version: Optional[str], cpu: Optional[str], free_threaded: bool) -> tuple[str, ...]:
+    """importlib's loader suffixes on Windows, in FileFinder's order: extensions (`.cp312-win_amd64.pyd`, `.pyd`),
+    source (`.py`, `.pyw`), bytecode (`.pyc`)."""
+    minor = _minor(version)
+    tagged = (f".cp{minor.replace('.', '')}{'t' if free_threaded else ''}-"
+              f"{EXTENSION_PLATFORM.get(cpu or '', 'win_amd64')}.pyd",) if minor else ()
+    return tagged + (".pyd", ".py", ".pyw", ".pyc")
+
+
+def _copies(listings: list[tuple[PathEntry, dict[str, Path]]], suffixes: tuple[str, ...],
+            case_ok: bool) -> tuple[TorchCopy, ...]:
+    """FileFinder.find_spec for `torch` in each folder: a `torch` folder with an `__init__` file is the package;
+    else a `torch<suffix>` file is the module (a namespace folder beside it loses); else the folder is a namespace
+    portion. The name's case must be exact (Windows' FileFinder lower-cases only the suffix), unless PYTHONCASEOK."""
+
+    def named(p: Optional[Path], stem: str) -> Optional[Path]:
+        return p if p is not None and (case_ok or p.name.partition(".")[0] == stem) else None
+
     found = []
     for entry, listing in listings:
-        folder = listing.get("torch")
-        if folder is not None and folder.is_dir():
-            regular = child(folder, "__init__.py") is not None or child(folder, "__init__.pyc") is not None
-            found.append(TorchCopy(folder, PACKAGE if regular else NAMESPACE, entry))
+        folder = named(listing.get("torch"), "torch")
+        namespace = folder is not None and folder.is_dir()
+        if namespace and any(child(folder, "__init__" + suffix) is not None for suffix in suffixes):
+            found.append(TorchCopy(folder, PACKAGE, entry))
             continue
-        module = next((p for name, p in sorted(listing.items()) if _MODULE_FILE.match(name) and p.is_file()), None)
+        module = next((p for p in (named(listing.get("torch" + suffix), "torch") for suffix in suffixes)
+                       if p is not None and p.is_file()), None)
         if module is not None:
             found.append(TorchCopy(module, MODULE, entry))
+        elif namespace:
+            found.append(TorchCopy(folder, NAMESPACE, entry))
     return tuple(found)
 
 

@@ -330,3 +330,23 @@ def test_the_prefix_itself_is_a_site_folder_and_its_pth_files_count(tmp_path):
     assert image.host(VENV) in folders and folders.index(image.host(VENV)) < folders.index(
         image.host(VENV + r"\Lib\site-packages"))
     assert env.torch.version == "2.2.0+cpu"
+
+
+def test_import_torch_is_found_as_filefinder_finds_it(tmp_path):
+    """importlib's FileFinder: `torch` plus a loader suffix of this Python (`.cp312-win_amd64.pyd`, `.pyd`, `.py`,
+    `.pyw`, `.pyc`), the name's case exact unless PYTHONCASEOK; a module beats a namespace folder beside it."""
+    image = ImageBuilder(tmp_path / "image")
+    python_org(image, HOME)
+    image.torch_version_file(HOME + r"\Lib\site-packages", "2.4.1+cpu")
+    image.mkdir(r"C:\libs\torch")  # a namespace folder, and beside it the module that wins
+    image.write(r"C:\libs\torch.py", "")
+    image.write(r"C:\libs2\torch.orig.py", "")  # no loader's suffix
+    image.write(r"C:\libs2\torch.cp311-win_amd64.pyd", b"MZ")  # another Python's
+    image.write(r"C:\libs3\Torch.py", "")  # another case
+    image.set_variable("user", "PYTHONPATH", r"C:\libs3;C:\libs2;C:\libs")
+    env = inspect_environment(OfflineImage(image.root), image.host(HOME))
+    kinds = [(c.folder.name, c.kind) for c in env.loading.copies]
+    assert kinds == [("torch.py", "module"), ("torch", "package")]
+    image.set_variable("user", "PYTHONCASEOK", "1")
+    env = inspect_environment(OfflineImage(image.root), image.host(HOME))
+    assert [c.folder.name for c in env.loading.copies][0] == "Torch.py"
