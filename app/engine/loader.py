@@ -43,6 +43,7 @@ class DirectoryIndex:
     def __init__(self) -> None:
         self._listings: dict[str, dict[str, str]] = {}
         self._errors: dict[str, str] = {}
+        self._unseen: set[str] = set()
 
     def listing(self, folder: Path) -> dict[str, str]:
         key = str(folder)
@@ -58,11 +59,18 @@ class DirectoryIndex:
             found = self._listings[key] = {name.lower(): name for name in names}
         return found
 
-    def cannot_read(self, folder: Path, why: str) -> None:
+    def cannot_read(self, folder: Path, why: str, unseen: bool = False) -> None:
         """A folder known, before any listing, not to show what it holds (a Store Python's own install, seen only
-        through its app alias): a DLL that would be there is "not surely missing", never missing."""
+        through its app alias; `unseen`: a venv's Python on a drive this machine does not show): a DLL that would be
+        there is "not surely missing", never missing."""
         self._listings[str(folder)] = {}
         self._errors[str(folder)] = why
+        if unseen:
+            self._unseen.add(str(folder))
+
+    def unseen(self, folder: Path) -> bool:
+        """Whether the folder stands for one this machine cannot show at all (not one that refused its listing)."""
+        return str(folder) in self._unseen
 
     def error(self, folder: Path) -> Optional[str]:
         """Why the folder could not be listed; None when it was listed or does not exist."""

@@ -49,7 +49,7 @@ from app.system.base import System
 from app.system.folders import child, children, descend
 
 PACKAGE, MODULE, NAMESPACE = "package", "module", "namespace"
-VARIABLES = ("PYTHONPATH", "PYTHONHOME", "PYTHONNOUSERSITE", "PYTHONUSERBASE")
+VARIABLES = ("PYTHONPATH", "PYTHONHOME", "PYTHONNOUSERSITE", "PYTHONUSERBASE", "PYTHONCASEOK")
 # the folders of sys.path, by where they come from (the report says each one in words)
 PTH_FILE, PYTHONPATH, REGISTRY, STDLIB, USER_SITE, SITE, BASE_SITE, PTH_LINE = (
     "pth-file", "PYTHONPATH", "registry", "stdlib", "user-site", "site-packages", "base-site-packages", "pth-line")
@@ -73,7 +73,10 @@ SKIPS_HIDDEN_SINCE = {(3, 8): 19, (3, 9): 19, (3, 10): 14, (3, 11): 8, (3, 12): 
 UTF8_FIRST_SINCE = {(3, 12): 4}
 FILE_ATTRIBUTE_HIDDEN = 0x2
 MAX_PTH_BYTES = 1 << 20  # a .pth file is a few lines; a bigger one is read no further
-ABSOLUTE = re.compile(r"^[A-Za-z]:[\\/]")  # a drive's path; anything else is relative to a folder unknown here
+# a drive's path or a share's (UNC); anything else is relative to a folder unknown here (the program's current one)
+ABSOLUTE = re.compile(r"^(?:[A-Za-z]:[\\/]|[\\/]{2}[^\\/])")
+NO_NAME = re.compile(r'[<>"|?*]')  # characters no Windows file name holds: such a path names no folder at all
+PYTHONHOME, VENV_HOME = "PYTHONHOME", "venv-home"  # origins of folders that could not be seen (PythonLoading.unseen)
 EXTENSION_PLATFORM = {"x86": "win32", "arm64": "win_arm64"}  # the tag of EXTENSION_SUFFIXES; x64: win_amd64
 
 
@@ -177,6 +180,8 @@ class Interpreter:
     exists: bool  # home holds a python.exe
     made_with: Optional[str]  # pyvenv.cfg's version
     runs: Optional[str]  # the version of the Python in home now (its pythonXY.dll), None when unknown
+    seen: bool = True  # False: home is on a drive or share this machine does not show (a copied drive's D:), or
+    # relative: whether that Python is there, and what it loads, is not known
 
     @property
     def changed_minor(self) -> bool:
@@ -199,6 +204,10 @@ class PythonLoading:
     interpreter: Optional[Interpreter] = None  # venvs only
     startup: tuple[Path, ...] = ()  # sitecustomize / usercustomize files that `site` runs at every start
     unreadable_pth: tuple[tuple[Path, str], ...] = ()  # .pth files this Python cannot decode, and in what
+    pth_fatal: Optional[str] = None  # 3.8-3.10: the ._pth file's `import` line that stops the interpreter at start
+    # (path as written, origin) of folders sys.path would hold that could not be looked in: on a drive or share this
+    # machine does not show, or relative to the folder the program starts in; a torch there is not known
+    unseen: tuple[tuple[str, str], ...] = ()
 
     @property
     def imported(self) -> Optional[TorchCopy]:
@@ -217,7 +226,8 @@ class PythonLoading:
 
 
 def python_variables(system: System) -> tuple[Variable, ...]:
-    """PYTHONPATH, PYTHONHOME, PYTHONNOUSERSITE and PYTHONUSERBASE as a newly started program gets them."""
+    """PYTHONPATH, PYTHONHOME, PYTHONNOUSERSITE, PYTHONUSERBASE and PYTHONCASEOK as a newly started program gets
+    them."""
     found = []
     for name in VARIABLES:
         for scope in ("user", "system"):
@@ -239,23 +249,32 @@ def model_loading(system: System, *, python: Path, prefix: Path, base_prefix: Pa
     pth = _pth_file(python, app_folder, version, free_threaded)
     suffixes = module_suffixes(version, cpu, free_threaded)
     if pth is not None:
-        return _isolated(system, pth, variables, interpreter, reading, suffixes)
+        return _isolated(system, pth, variables, interpreter, reading, suffixes, _release(version))
     values = {v.name: v for v in variables}
+    unseen: list[tuple[str, str]] = []
     entries: list[PathEntry] = []
-    for folder in _split(system, values["PYTHONPATH"].value if "PYTHONPATH" in values else None):
+    for folder in _split(system, values["PYTHONPATH"].value if "PYTHONPATH" in values else None, PYTHONPATH,
+                         unseen):
         entries.append(PathEntry(folder, PYTHONPATH))
-    entries += registry_path(system, version, cpu)
+    entries += registry_path(system, version, cpu, unseen)
+    if interpreter is not None and not interpreter.seen:
+        unseen.append((interpreter.home or "", VENV_HOME))
     home = values.get("PYTHONHOME")
-    stdlib_root = system.host_path(home.value) if home is not None and ABSOLUTE.match(home.value) else None
-    stdlib_root = stdlib_root or app_folder
+    stdlib_root = host_folder(system, home.value) if home is not None else app_folder
+    if stdlib_root is None:  # getpath.py takes PYTHONHOME as the prefix: the standard library is there, unseen
+        unseen.append((home.value, PYTHONHOME))
     for folder in (descend(stdlib_root, "DLLs"), descend(stdlib_root, "Lib"), app_folder):
         if folder is not None:
             entries.append(PathEntry(folder, STDLIB))
-    user_site = _user_site(system, _winver(version, cpu), userbase, free_threaded, values.get("PYTHONUSERBASE"))
+    userbase_variable = values.get("PYTHONUSERBASE")
+    winver = _winver(version, cpu)
+    user_site = _user_site(system, winver, userbase, free_threaded, userbase_variable)
     # site.venv(): system_site is "true" until pyvenv.cfg says otherwise; without it only the venv's own prefix is
     # a site prefix and the user site is off. PYTHONNOUSERSITE turns the user site off, never the system site
     system_site = venv is None or venv.get("include-system-site-packages", "true").strip().lower() == "true"
     off = "venv" if not system_site else "PYTHONNOUSERSITE" if "PYTHONNOUSERSITE" in values else None
+    if off is None and user_site is None and userbase is None and userbase_variable is not None and winver:
+        unseen.append((userbase_variable.value, USER_SITE))  # site._getuserbase(): as written, no fallback
     sites: list[tuple[Path, str]] = []
     if venv is not None:  # site.venv() adds the venv's prefix sites before main() adds the user site
         sites += _prefix_sites(prefix, site, SITE)
@@ -264,24 +283,27 @@ def model_loading(system: System, *, python: Path, prefix: Path, base_prefix: Pa
     if system_site:  # site.addsitepackages(PREFIXES): the base's (PYTHONHOME's) prefix and its Lib\site-packages
         if venv is not None:
             base = stdlib_root if home is not None else base_prefix
-            sites += _prefix_sites(base, None, BASE_SITE)
-        else:  # PYTHONHOME moves a plain Python's prefix, and its site-packages
-            sites += _prefix_sites(stdlib_root if home is not None else prefix, None if home is not None else site,
-                                   SITE)
+            sites += _prefix_sites(base, None, BASE_SITE) if base is not None else []
+        elif home is None:
+            sites += _prefix_sites(prefix, site, SITE)
+        elif stdlib_root is not None:  # PYTHONHOME moves a plain Python's prefix, and its site-packages
+            sites += _prefix_sites(stdlib_root, None, SITE)
     runs: list[Path] = []
     unreadable: list[tuple[Path, str]] = []
     for folder, origin in sites:
-        runs += _add_site(system, entries, folder, origin, reading, unreadable)
+        runs += _add_site(system, entries, folder, origin, reading, unreadable, unseen)
     listings = _listed(entries)
-    startup = _startup(listings, STARTUP_MODULES if off is None else STARTUP_MODULES[:1]) + tuple(runs)
     # importlib's _relax_case(): PYTHONCASEOK in what a program started from Explorer gets
-    case_ok = any(k.upper() == "PYTHONCASEOK" for scope in ("user", "system") for k in system.environment(scope))
-    return PythonLoading(tuple(entries), _copies(listings, suffixes, case_ok), variables, user_site=user_site,
-                         user_site_on=off is None, user_site_off_because=off, interpreter=interpreter,
-                         startup=startup, unreadable_pth=tuple(unreadable))
+    case_ok = "PYTHONCASEOK" in values
+    startup = _startup(listings, STARTUP_MODULES if off is None else STARTUP_MODULES[:1], case_ok) + tuple(runs)
+    return PythonLoading(tuple(entries), _copies(listings, suffixes, case_ok), variables,
+                         user_site=user_site, user_site_on=off is None, user_site_off_because=off,
+                         interpreter=interpreter,
+                         startup=startup, unreadable_pth=tuple(unreadable), unseen=tuple(dict.fromkeys(unseen)))
 
 
-def registry_path(system: System, version: Optional[str], cpu: Optional[str] = None) -> list[PathEntry]:
+def registry_path(system: System, version: Optional[str], cpu: Optional[str] = None,
+                  unseen: Optional[list[tuple[str, str]]] = None) -> list[PathEntry]:
     """getpath.py's registry folders: the default value of each subkey of ...\\PythonCore\\<winver>\\PythonPath,
     the user's key first; each value is a `;` list. (The key's own default value counts only when the standard
     library is found no other way, which a working install never needs.)"""
@@ -298,19 +320,23 @@ def registry_path(system: System, version: Optional[str], cpu: Optional[str] = N
             value = system.registry_values(f"{key}\\{name}").get("")
             if value is None or not isinstance(value.data, str):
                 continue
-            for folder in _split(system, value.data):
+            for folder in _split(system, value.data, REGISTRY, unseen):
                 found.append(PathEntry(folder, REGISTRY, key=f"{key}\\{name}"))
     return found
 
 
-def _startup(listings: list[tuple[PathEntry, dict[str, Path]]], names: tuple[str, ...]) -> tuple[Path, ...]:
+def _startup(listings: list[tuple[PathEntry, dict[str, Path]]], names: tuple[str, ...],
+             case_ok: bool) -> tuple[Path, ...]:
     """The sitecustomize (and usercustomize) `site` imports: the first of each name on sys.path (a module file or a
-    package folder)."""
+    package folder), its name's case exact as FileFinder has it (unless PYTHONCASEOK)."""
     found = []
     for name in names:
         for _entry, listing in listings:
-            hit = listing.get(name + ".py") or listing.get(name + ".pyc")
+            hit = next((p for p in (listing.get(name + ".py"), listing.get(name + ".pyc"))
+                        if p is not None and (case_ok or p.name.partition(".")[0] == name)), None)
             package = listing.get(name)
+            if package is not None and not case_ok and package.name != name:
+                package = None
             if hit is None and package is not None and child(package, "__init__.py") is not None:
                 hit = package
             if hit is not None:
@@ -322,20 +348,36 @@ def _startup(listings: list[tuple[PathEntry, dict[str, Path]]], names: tuple[str
 def read_interpreter(system: System, settings: dict[str, str], version_of) -> Interpreter:
     """pyvenv.cfg's `home` and `version`, against the Python in that folder now (`version_of(folder)` reads it)."""
     home = settings.get("home")
-    folder = (system.host_path(home) if re.match(r"^[A-Za-z]:", home) else Path(home)) if home else None
+    folder = host_folder(system, home) if home else None
     exists = folder is not None and child(folder, "python.exe") is not None
     made = settings.get("version") or settings.get("version_info")
-    return Interpreter(home, folder, exists, made, version_of(folder) if exists else None)
+    return Interpreter(home, folder, exists, made, version_of(folder) if exists else None,
+                       seen=not home or folder is not None)
 
 
-def _isolated(system: System, pth: Path, variables: tuple[Variable, ...],
-              interpreter: Optional[Interpreter], reading: PthReading, suffixes: tuple[str, ...]) -> PythonLoading:
-    """A ._pth file: its lines are sys.path (relative to its folder); `import site` adds the site folders."""
+def _isolated(system: System, found: tuple[Path, list[str]], variables: tuple[Variable, ...],
+              interpreter: Optional[Interpreter], reading: PthReading, suffixes: tuple[str, ...],
+              release: tuple[int, int, int]) -> PythonLoading:
+    """A ._pth file: its lines are sys.path (relative to its folder); `import site` adds the site folders. From 3.11
+    (getpath.py) a comment is cut anywhere on a line and any other `import` line is ignored; before (getpathp.c's
+    read_pth_file) a line is a comment only when it starts with `#`, and an `import ` line other than exactly
+    `import site` is a fatal error: the interpreter does not start."""
+    pth, lines = found
     entries: list[PathEntry] = []
+    unseen: list[tuple[str, str]] = []
     site_runs = False
-    for text in _lines(pth):
-        line = text.partition("#")[0].strip()  # getpath.py cuts a comment anywhere on the line
-        if line == "import site":  # exactly so; any other `import` line is ignored (with a warning)
+    fatal = None
+    for text in lines:
+        if release[:2] < (3, 11):
+            if not text or text.startswith("#"):
+                continue
+            if text.startswith("import ") and text != "import site":
+                fatal = text  # Py_FatalError("only 'import site' is supported in ._pth file")
+                break
+            line = text.strip()
+        else:
+            line = text.partition("#")[0].strip()  # getpath.py cuts a comment anywhere on the line
+        if line == "import site":  # exactly so; from 3.11 any other `import` line is ignored (with a warning)
             site_runs = True
             continue
         if not line or line.startswith("import "):
@@ -343,23 +385,27 @@ def _isolated(system: System, pth: Path, variables: tuple[Variable, ...],
         folder = _resolve(system, pth.parent, line)
         if folder is not None and folder.is_dir():
             entries.append(PathEntry(folder, PTH_FILE, pth))
+        elif folder is None and ABSOLUTE.match(line):
+            unseen.append((line, PTH_FILE))
     runs: list[Path] = []
     unreadable: list[tuple[Path, str]] = []
     if site_runs:  # site.getsitepackages(): the prefix and its Lib\site-packages, with their .pth files
         for folder in (pth.parent, descend(pth.parent, "Lib", "site-packages")):
             if folder is not None:
-                runs += _add_site(system, entries, folder, SITE, reading, unreadable)
+                runs += _add_site(system, entries, folder, SITE, reading, unreadable, unseen)
     listings = _listed(entries)
     return PythonLoading(tuple(entries), _copies(listings, suffixes, False), variables, pth_file=pth, isolated=True,
                          site_runs=site_runs, user_site_off_because="._pth", interpreter=interpreter,
-                         startup=_startup(listings, STARTUP_MODULES[:1]) + tuple(runs) if site_runs else (),
-                         unreadable_pth=tuple(unreadable))
+                         startup=_startup(listings, STARTUP_MODULES[:1], False) + tuple(runs) if site_runs else (),
+                         unreadable_pth=tuple(unreadable), unseen=tuple(dict.fromkeys(unseen)), pth_fatal=fatal)
 
 
-def _pth_file(python: Path, app_folder: Path, version: Optional[str], free_threaded: bool) -> Optional[Path]:
+def _pth_file(python: Path, app_folder: Path, version: Optional[str],
+              free_threaded: bool) -> Optional[tuple[Path, list[str]]]:
     """getpath.py's order: beside the runtime DLL (pythonXY.dll, in the folder of the real interpreter), then
     beside the executable that was started, then beside the real interpreter; each named for that file. A venv
-    can override the base executable's ._pth, never the DLL's."""
+    can override the base executable's ._pth, never the DLL's. One that cannot be read is passed over (getpath.py
+    tries the next on OSError). Returns the file and its lines, line endings removed."""
     minor = _minor(version)
     names = []
     if minor is not None:
@@ -368,7 +414,12 @@ def _pth_file(python: Path, app_folder: Path, version: Optional[str], free_threa
     for folder, name in names:
         found = child(folder, name)
         if found is not None and found.is_file():
-            return found
+            try:
+                with open(found, "rb") as f:
+                    data = f.read(MAX_PTH_BYTES)
+            except OSError:
+                continue
+            return found, data.decode("utf-8", errors="replace").lstrip("\ufeff").splitlines()
     return None
 
 
@@ -380,10 +431,11 @@ def _prefix_sites(prefix: Path, site: Optional[Path], origin: str) -> list[tuple
 
 
 def _add_site(system: System, entries: list[PathEntry], folder: Path, origin: str, reading: PthReading,
-              unreadable: list[tuple[Path, str]]) -> list[Path]:
+              unreadable: list[tuple[Path, str]], unseen: list[tuple[str, str]]) -> list[Path]:
     """site.addsitedir: the folder, then what its .pth files name (in name order), once each. Returns the .pth
     files whose `import` lines run code at every start (as sitecustomize does), but for the lines known to leave
-    torch alone (KNOWN_PTH_LINES); adds to `unreadable` those this Python cannot decode (it stops at start)."""
+    torch alone (KNOWN_PTH_LINES); adds to `unreadable` those this Python cannot decode (it stops at start), and to
+    `unseen` the folders their lines name that this machine cannot show."""
     known = {_key(e.folder) for e in entries}
     if _key(folder) not in known:
         entries.append(PathEntry(folder, origin))
@@ -401,6 +453,8 @@ def _add_site(system: System, entries: list[PathEntry], folder: Path, origin: st
                     runs.append(pth)
                 continue
             target = _pth_target(system, folder, line)
+            if target is None and not NO_NAME.search(line):
+                unseen.append((ntpath.join(system.windows_path(folder), line.rstrip()), PTH_LINE))
             if target is not None and target.is_dir() and _key(target) not in known:
                 entries.append(PathEntry(target, PTH_LINE, pth))
                 known.add(_key(target))
@@ -476,7 +530,7 @@ def _user_site(system: System, winver: Optional[str], userbase: Optional[Path], 
     if userbase is not None:  # the Store's launcher sets PYTHONUSERBASE to the package's own folder itself
         base: Optional[Path] = userbase
     elif variable is not None:  # site._getuserbase(): the variable, as written; no fallback when it is set
-        base = system.host_path(variable.value) if ABSOLUTE.match(variable.value) else None
+        base = host_folder(system, variable.value)
     else:
         roaming = system.variable("APPDATA") or next(
             (p.roaming_appdata for p in system.user_profiles() if p.roaming_appdata), None)
@@ -488,16 +542,26 @@ def _user_site(system: System, winver: Optional[str], userbase: Optional[Path], 
     return found if found is not None else base / name / "site-packages"
 
 
-def _split(system: System, value: Optional[str]) -> list[Path]:
-    """The existing folders of a `;` list (PYTHONPATH, a registry PythonPath value), %VARIABLES% expanded. Quotes
-    are kept, as getpath.py keeps them: `"C:\\libs"` names no folder."""
+def _split(system: System, value: Optional[str], origin: str,
+           unseen: Optional[list[tuple[str, str]]]) -> list[Path]:
+    """The existing folders of a `;` list (PYTHONPATH, a registry PythonPath value), %VARIABLES% expanded; adds
+    to `unseen` the parts that name a folder this machine cannot show (another drive, a share, or relative to the
+    program's own current folder). Quotes are kept, as getpath.py keeps them: `"C:\\libs"` names no folder."""
     folders = []
     for part in (value or "").split(";"):
         part = system.expand(part.strip())
-        host = system.host_path(part) if ABSOLUTE.match(part) else None
+        host = host_folder(system, part)
         if host is not None and host.is_dir():
             folders.append(host)
+        elif host is None and part and not NO_NAME.search(part) and unseen is not None:
+            unseen.append((part, origin))
     return folders
+
+
+def host_folder(system: System, value: str) -> Optional[Path]:
+    """Where a path written as absolute (a drive's, a share's) is on this machine; None for a relative one (to a
+    folder not known here) and for one this machine cannot show (a drive or share a copied drive does not hold)."""
+    return system.host_path(value) if ABSOLUTE.match(value) else None
 
 
 def _resolve(system: System, base: Path, line: str) -> Optional[Path]:
@@ -505,7 +569,7 @@ def _resolve(system: System, base: Path, line: str) -> Optional[Path]:
     line = line.strip()
     if not line or line.startswith("#"):
         return None
-    if re.match(r"^[A-Za-z]:[\\/]", line):
+    if ABSOLUTE.match(line):
         return system.host_path(line)
     current: Optional[Path] = base
     for part in re.split(r"[\\/]+", line):
@@ -518,16 +582,6 @@ def _resolve(system: System, base: Path, line: str) -> Optional[Path]:
         if current is None:
             return None
     return current
-
-
-def _lines(path: Path) -> list[str]:
-    try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_PTH_BYTES)
-    except OSError:
-        return []
-    return [line.strip() for line in data.decode("utf-8", errors="replace").lstrip("\ufeff").splitlines()
-            if line.strip() and not line.strip().startswith("#")]
 
 
 def _key(folder: Path) -> str:

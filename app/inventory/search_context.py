@@ -53,6 +53,7 @@ def search_context(system: System, env: Optional[PythonEnvironment] = None) -> S
 
 # why the folder of a Store Python known only as its app alias is not read (the reason a DLL there is not named)
 STORE_FOLDER_UNREAD = "only the Microsoft Store's shortcut to this Python was found, not its own folder"
+HOME_UNSEEN = "this environment's Python is in {home}, which this copy of Windows does not hold"
 
 
 def loader_for(system: System, env: Optional[PythonEnvironment] = None) -> LoaderModel:
@@ -60,6 +61,9 @@ def loader_for(system: System, env: Optional[PythonEnvironment] = None) -> Loade
     if env is not None and env.unread_install and env.app_folder is not None:
         # the alias folder stands in for the install folder, which holds python3X.dll and vcruntime140*.dll
         index.cannot_read(env.app_folder, STORE_FOLDER_UNREAD)
+    interpreter = env.loading.interpreter if env is not None and env.loading is not None else None
+    if interpreter is not None and not interpreter.seen:  # the venv's own folder stands in for its Python's
+        index.cannot_read(env.app_folder, HOME_UNSEEN.format(home=interpreter.home), unseen=True)
     return LoaderModel(search_context(system, env), index)
 
 

@@ -27,6 +27,8 @@ from app.probes.finding import BLOCKER, INFO, WARNING, Finding
 from app.probes.gpu_backends import AMD_DRIVER, HIP_SDK
 from app.resources import known_issues
 
+SHOWN_UNSEEN = 5  # folders named in a finding's text; the evidence keeps them all
+
 
 def repairs_for(dll: str, torch_files: frozenset[str] = frozenset()) -> list[str]:
     """Which repair fixes a missing DLL, by what it is: torch's own files (`torch_files`, from its RECORD) are put
@@ -110,11 +112,14 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
     stops_at = first_failing_root(graph)
     at_start = loaded_at_start(graph)
     torch_files = torch_lib_files(ctx.env)
+    missing: list[str] = []
     for node in graph.walk():
         status = statuses[node]
         base = {"dll": node.name, "needed_by": importers(node)}
         # severity follows how torch reaches the DLL: only through a delay load, it fails when a feature needs it
         severity = BLOCKER if node.id in at_start else WARNING
+        if status in (MISSING, MISSING_DELAY):
+            missing.append(node.name)
         if status == MISSING and severity == WARNING:
             yield ctx.finding("missing-delay-dll", WARNING, {**base, "via": delay_gateways(graph, node, at_start)},
                               variant="indirect")
@@ -140,10 +145,12 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
                               repairs, variant="torch-file" if repairs else None)
         elif status == UNREADABLE:  # the file, or a folder it may be in, is there but could not be read
             folder = node.resolution.unreadable[0][0] if node.path is None else None
+            unseen = folder is not None and ctx.loader().index.unseen(Path(folder))
+            interpreter = ctx.env.loading.interpreter if unseen and ctx.env.loading else None
             yield ctx.finding("dll-unreadable", severity, {
-                **base, "path": ctx.display(Path(folder) if folder else node.path),
+                **base, "path": interpreter.home if interpreter else ctx.display(Path(folder) if folder else node.path),
                 "reason": node.shown_reason(ctx.display)},
-                variant="folder" if folder else None)
+                variant="unseen" if unseen else "folder" if folder else None)
         elif status == MISSING_EXPORT:
             missing = [{"importer": m.importer, "function": str(m.function)} for m in node.missing_exports]
             yield ctx.finding("missing-export", severity, {
@@ -155,7 +162,22 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
         if node.resolution is not None and node.resolution.fragile and status == OK:
             yield ctx.finding("path-fragile", WARNING, {**base, "path": ctx.display(node.path.parent)},
                               repairs_for(node.name, torch_files))
+    yield from _path_unseen(ctx, missing)
     yield from shadowing(ctx, graph)
+
+
+def _path_unseen(ctx: ProbeContext, missing: list[str]) -> Iterator[Finding]:
+    """PATH folders this machine cannot show (a copied drive's D:\\tools, a share): torch's retry searches PATH
+    last, so a DLL reported missing may be there (and load, by luck). Said only when one is missing: nothing else
+    depends on PATH."""
+    unseen = list(dict.fromkeys(e for e in ctx.system.search_path() if ctx.system.host_path(e) is None))
+    if not missing or not unseen:
+        return
+    shown = ", ".join(unseen[:SHOWN_UNSEEN]) + (f" (+{len(unseen) - SHOWN_UNSEEN})" if len(unseen) > SHOWN_UNSEEN
+                                                else "")
+    yield ctx.finding("check-failed", INFO, {"check": PROBE.name, "probe": PROBE.id, "folders": unseen,
+                                             "folder_list": shown, "dlls": missing, "dll_list": ", ".join(missing)},
+                      variant="path-entries-unseen")
 
 
 def shadowing(ctx: ProbeContext, graph: DependencyGraph) -> Iterator[Finding]:

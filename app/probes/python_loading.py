@@ -11,14 +11,15 @@ from typing import Iterator, Optional
 
 from app.inventory.environment import python_version_in, read_torch
 from app.inventory.python_path import (
-    ABSOLUTE,
     NAMESPACE,
     PTH_FILE,
     PTH_LINE,
     PYTHONPATH,
     REGISTRY,
     USER_SITE,
+    VENV_HOME,
     TorchCopy,
+    host_folder,
 )
 from app.probes.base import ENVIRONMENT, Probe, ProbeContext
 from app.probes.finding import BLOCKER, INFO, WARNING, Finding
@@ -29,12 +30,14 @@ MOVE_FOLDER = "rename-app-folder"
 REMOVE_REGISTRY_PATH = "remove-registry-python-path"
 STARTUP_CODE = "python-startup-code"
 UNREADABLE_PTH = "python-pth-unreadable"
+PTH_IMPORT_LINE = "python-pth-import-line"
 STORE_ALIAS = "store-python-unread"
 # the runner: with one of these the diagnosis is complete only where the live check ran (it sees what files cannot)
 SEEN_LIVE_ONLY = frozenset({STARTUP_CODE, STORE_ALIAS})
 GLOB_MAGIC = re.compile(r"[\[\]]")
 # Windows folders whose first level names the program that owns what is below them
 PROGRAM_ROOTS = ("program files", "program files (x86)", "programdata")
+SHOWN_UNSEEN = 5  # folders named in a finding's text; the evidence keeps them all
 
 
 def run(ctx: ProbeContext) -> Iterator[Finding]:
@@ -45,8 +48,12 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
     if env.unread_install:
         yield ctx.finding(STORE_ALIAS, INFO, {"alias": ctx.display(env.python), "version": env.python_version})
     yield from _interpreter(ctx)
+    yield from _unseen(ctx)
     yield from _variables(ctx)
     yield from _registry(ctx)
+    if loading.pth_fatal is not None:  # 3.8-3.10 stop at start: "only 'import site' is supported in ._pth file"
+        yield ctx.finding(PTH_IMPORT_LINE, BLOCKER, {"file": ctx.display(loading.pth_file), "line": loading.pth_fatal,
+                                                     "version": ctx.env.python_version})
     for pth, encoding in loading.unreadable_pth[:1]:  # site stops at the first: the rest are never read
         yield ctx.finding(UNREADABLE_PTH, BLOCKER, {"file": ctx.display(pth), "folder": ctx.display(pth.parent),
                                                     "encoding": encoding})
@@ -55,9 +62,13 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
                                                "file": ctx.display(loading.startup[0])})
     imported = loading.imported
     if imported is None and env.torch is not None:
+        # on sys.path, but named `Torch`: FileFinder matches the name's case exactly (unless PYTHONCASEOK)
+        folders = {str(e.folder).casefold() for e in loading.path}
+        misnamed = env.torch.folder.name != "torch" and str(env.torch.folder.parent).casefold() in folders
         yield ctx.finding("torch-not-on-path", BLOCKER, {
             "torch": ctx.display(env.torch.folder), "pth_file": ctx.display(loading.pth_file),
-            "site_runs": loading.site_runs}, ["start-fresh"], variant="pth" if loading.pth_file else None)
+            "site_runs": loading.site_runs, "name": env.torch.folder.name}, ["start-fresh"],
+            variant="case" if misnamed else "pth" if loading.pth_file else None)
     if imported is not None:
         yield from _shadowing(ctx, imported)
     if env.torch is not None:
@@ -72,10 +83,32 @@ def _interpreter(ctx: ProbeContext) -> Iterator[Finding]:
         return
     evidence = {"home": interpreter.home, "venv": ctx.display(ctx.env.exec_prefix), "made_with": interpreter.made_with,
                 "runs": interpreter.runs, "minor": _minor(interpreter.made_with)}
-    if not interpreter.exists:
+    if not interpreter.seen:  # not "gone": whether it is there, its version and what it loads are not known
+        yield ctx.finding("check-failed", INFO, {"check": PROBE.name, "probe": PROBE.id, **evidence},
+                          variant="home-unseen")
+    elif not interpreter.exists:
         yield ctx.finding("venv-base-missing", BLOCKER, evidence, ["start-fresh"])
     elif interpreter.changed_minor:
         yield ctx.finding("venv-base-changed", BLOCKER, evidence, ["start-fresh"])
+
+
+def _unseen(ctx: ProbeContext) -> Iterator[Finding]:
+    """Folders sys.path would hold that could not be looked in (another drive or a share that a copied drive does
+    not hold, or a path relative to the folder a program starts in): a torch there would not be seen, so the
+    diagnosis does not say "nothing wrong". A PYTHONUSERBASE among them is said on its own: it names the user site."""
+    loading = ctx.env.loading
+    folders = list(dict.fromkeys(path for path, origin in loading.unseen if origin not in (USER_SITE, VENV_HOME)))
+    if folders:
+        shown = ", ".join(folders[:SHOWN_UNSEEN]) + (f" (+{len(folders) - SHOWN_UNSEEN})"
+                                                     if len(folders) > SHOWN_UNSEEN else "")
+        yield ctx.finding("check-failed", INFO, {"check": PROBE.name, "probe": PROBE.id, "folders": folders,
+                                                 "folder_list": shown, "count": len(folders)}, variant="path-unseen")
+    userbase = next((path for path, origin in loading.unseen if origin == USER_SITE), None)
+    if userbase is not None:
+        variable = loading.variable("PYTHONUSERBASE")
+        yield ctx.finding("check-failed", INFO, {"check": PROBE.name, "probe": PROBE.id, "value": userbase,
+                                                 "scope": variable.scope if variable else "user",
+                                                 "python_version": ctx.env.python_version}, variant="user-site-unseen")
 
 
 def _variables(ctx: ProbeContext) -> Iterator[Finding]:
@@ -86,7 +119,7 @@ def _variables(ctx: ProbeContext) -> Iterator[Finding]:
         return
     home = loading.variable("PYTHONHOME")
     if home is not None:
-        folder = ctx.system.host_path(home.value) if ABSOLUTE.match(home.value) else None
+        folder = host_folder(ctx.system, home.value)
         found = python_version_in(folder) if folder is not None and folder.is_dir() else None
         ours = ctx.env.python_version
         # getpath.py: prefix = PYTHONHOME. Naming this plain Python's own folder, it changes nothing for this one

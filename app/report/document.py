@@ -76,6 +76,7 @@ def _loading(env, shown) -> Optional[dict]:
                               "imported": c is imported} for c in loading.copies],
             "pth_file": shown(loading.pth_file) if loading.pth_file else None,
             "user_site": shown(loading.user_site) if loading.user_site else None, "user_site_on": loading.user_site_on,
+            "unseen": [{"folder": path, "origin": origin} for path, origin in loading.unseen],
             "variables": [{"name": v.name, "value": v.value, "scope": v.scope} for v in loading.variables],
             "interpreter": {"home": loading.interpreter.home, "exists": loading.interpreter.exists,
                             "made_with": loading.interpreter.made_with, "runs": loading.interpreter.runs}

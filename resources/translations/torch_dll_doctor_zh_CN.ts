@@ -545,98 +545,98 @@
     </message>
     <message>
         <location filename="../../app/ui/pages/findings.py" line="105"/>
-        <source>Some checks could not finish, so this list may be incomplete.</source>
-        <translation>有些检查没能完成，所以这个列表可能不完整。</translation>
+        <source>Some checks could not finish or could not see everything, so this list may be incomplete.</source>
+        <translation>有些检查没能完成，或者没能看到全部内容，所以这个列表可能不完整。</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../app/ui/pages/findings.py" line="107"/>
+        <location filename="../../app/ui/pages/findings.py" line="108"/>
         <source>%n problem(s) stop PyTorch from loading.</source>
         <translation>
             <numerusform>有 %n 个问题导致 PyTorch 无法加载。</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="109"/>
+        <location filename="../../app/ui/pages/findings.py" line="110"/>
         <source>PyTorch should load. There are warnings worth a look.</source>
         <translation>PyTorch 应该可以加载。有一些值得一看的警告。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="111"/>
+        <location filename="../../app/ui/pages/findings.py" line="112"/>
         <source>No problems found: PyTorch should load.</source>
         <translation>没有发现问题：PyTorch 应该可以加载。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="124"/>
+        <location filename="../../app/ui/pages/findings.py" line="125"/>
         <source>PyTorch started anyway when it was tried for real, so this may not matter on this computer.</source>
         <translation>实际启动时 PyTorch 仍然能启动，所以在这台电脑上这可能无关紧要。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="126"/>
+        <location filename="../../app/ui/pages/findings.py" line="127"/>
         <source>&lt;b&gt;What this means:&lt;/b&gt; {text}</source>
         <translation>&lt;b&gt;这意味着：&lt;/b&gt;{text}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="129"/>
+        <location filename="../../app/ui/pages/findings.py" line="130"/>
         <source>&lt;b&gt;How we can fix it:&lt;/b&gt; {text}</source>
         <translation>&lt;b&gt;我们如何修复：&lt;/b&gt;{text}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="146"/>
+        <location filename="../../app/ui/pages/findings.py" line="147"/>
         <source>Does PyTorch fail only inside one program? Say which one:</source>
         <translation>PyTorch 只在某一个程序里出错吗？请选出是哪一个：</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="150"/>
+        <location filename="../../app/ui/pages/findings.py" line="151"/>
         <source>The program that shows the error</source>
         <translation>出错的程序</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="152"/>
+        <location filename="../../app/ui/pages/findings.py" line="153"/>
         <source>Check &amp;again as it starts</source>
         <translation>按它的启动方式再检查(&amp;A)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="152"/>
+        <location filename="../../app/ui/pages/findings.py" line="153"/>
         <source>Check again as that program starts</source>
         <translation>按那个程序的启动方式再检查一次</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="155"/>
+        <location filename="../../app/ui/pages/findings.py" line="156"/>
         <source>Checked as {program} starts.</source>
         <translation>已按{program}的启动方式检查。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="156"/>
+        <location filename="../../app/ui/pages/findings.py" line="157"/>
         <source>Checked with {modules} imported before PyTorch, as your program does.</source>
         <translation>已按你的程序的方式检查：在 PyTorch 之前导入 {modules}。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="159"/>
+        <location filename="../../app/ui/pages/findings.py" line="160"/>
         <source>Check PyTorch &amp;alone</source>
         <translation>只检查 PyTorch(&amp;A)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="159"/>
+        <location filename="../../app/ui/pages/findings.py" line="160"/>
         <source>Check again with PyTorch alone</source>
         <translation>只用 PyTorch 再检查一次</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="167"/>
+        <location filename="../../app/ui/pages/findings.py" line="168"/>
         <source>a program that imports {modules} before PyTorch</source>
         <translation>在 PyTorch 之前导入 {modules} 的程序</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="172"/>
+        <location filename="../../app/ui/pages/findings.py" line="173"/>
         <source>The demo computer is a built-in example, not a real Windows computer, so PyTorch cannot be started on it. On your own computer this check starts PyTorch for real.</source>
         <translation>演示电脑只是一个内置的示例，不是真正的 Windows 电脑，所以无法在上面启动 PyTorch。在你自己的电脑上，这项检查会真正启动 PyTorch。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="190"/>
+        <location filename="../../app/ui/pages/findings.py" line="191"/>
         <source>The report could not be made. Try Save report… instead.</source>
         <translation>无法生成报告。请改用“保存报告…”。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="194"/>
+        <location filename="../../app/ui/pages/findings.py" line="195"/>
         <source>The report is copied: paste it into a forum post or a message.</source>
         <translation>报告已复制：可以粘贴到论坛帖子或消息里。</translation>
     </message>

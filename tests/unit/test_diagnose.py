@@ -196,6 +196,34 @@ def test_long_paths_disabled_near_the_limit(machine):
     assert "long-paths-disabled" not in codes(diagnose(machine, [deep]))
 
 
+def test_a_venvs_python_on_a_drive_not_held_leaves_its_dlls_unseen_never_missing(machine):
+    """torch_python.dll imports python312.dll, which is in the folder of the Python the venv runs: with pyvenv.cfg's
+    home on D: (a copied C: drive), it is not "missing" but could not be looked for."""
+    machine.write(LIB + r"\torch_python.dll", build_pe(dll_name="torch_python.dll",
+                                                       imports=[Import("python312.dll", ("Py_Initialize",))]))
+    result = diagnose(machine)
+    assert "missing-dll" not in codes(result) and "dll-unreadable" not in codes(result)
+    machine.write(VENV + r"\pyvenv.cfg", "home = D:\\Python312\nversion = 3.12.4\n")
+    result = diagnose(machine, folders=[VENV])
+    unseen = finding(result, "dll-unreadable")
+    assert unseen.variant == "unseen" and unseen.evidence["dll"] == "python312.dll"
+    assert unseen.evidence["path"] == r"D:\Python312" and "missing-dll" not in codes(result)
+
+
+def test_path_folders_not_held_are_named_when_a_dll_is_missing(machine):
+    """torch's retry searches PATH last: a DLL found nowhere else may be in a PATH folder on D: or a share. Said
+    only when one is missing (nothing else depends on PATH)."""
+    machine.add_to_path(r"D:\tools")
+    machine.add_to_path(r"\\nas\bin", scope="system")
+    assert "check-failed" not in codes(diagnose(machine))
+    torch(machine, "2.4.1+cpu", imports=("c10.dll", "gone.dll"))
+    result = diagnose(machine)
+    unseen = finding(result, "check-failed")
+    assert unseen.variant == "path-entries-unseen" and unseen.evidence["dlls"] == ["gone.dll"]
+    assert set(unseen.evidence["folders"]) == {r"D:\tools", r"\\nas\bin"} and not result.complete
+    assert "missing-dll" in codes(result)
+
+
 def test_non_ascii_install_path(machine):
     other = r"C:\Users\张伟\AI\venv"
     machine.venv(other, PY, python_exe=build_pe(dll=False))

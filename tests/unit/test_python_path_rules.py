@@ -350,3 +350,119 @@ def test_import_torch_is_found_as_filefinder_finds_it(tmp_path):
     image.set_variable("user", "PYTHONCASEOK", "1")
     env = inspect_environment(OfflineImage(image.root), image.host(HOME))
     assert [c.folder.name for c in env.loading.copies][0] == "Torch.py"
+
+
+def test_folders_sys_path_would_hold_that_cannot_be_seen_make_the_diagnosis_incomplete(tmp_path):
+    """A copied drive holds C: only: a PYTHONPATH folder on D:, a registry folder on a share, a .pth line naming
+    E:, a relative PYTHONPATH entry (to the program's current folder) may each hold the torch `import torch` gets.
+    They are named, and the diagnosis is never "nothing wrong"; a quoted entry names nothing (not unseen)."""
+    image = ImageBuilder(tmp_path / "image")
+    python_org(image, HOME)
+    image.torch_version_file(HOME + r"\Lib\site-packages", "2.4.1+cpu")
+    image.mkdir(r"C:\libs")
+    system, env, found = loading_findings(image, HOME)
+    assert env.loading.unseen == () and "check-failed" not in found
+    image.set_variable("user", "PYTHONPATH", r'D:\libs;C:\libs;"C:\quoted";vendor')
+    image.set_value(r"HKCU\Software\Python\PythonCore\3.12\PythonPath\Tools", "", "REG_SZ", r"\\nas\python")
+    image.write(HOME + r"\Lib\site-packages\more.pth", "E:\\more\n")
+    system, env, _ = loading_findings(image, HOME)
+    assert env.loading.unseen == ((r"D:\libs", "PYTHONPATH"), ("vendor", "PYTHONPATH"),
+                                  (r"\\nas\python", "registry"), (r"E:\more", PTH_LINE))
+    diagnosis = run_diagnosis(system, [env], probes=[python_loading.PROBE], live=False)
+    unseen = next(f for f in diagnosis.findings if f.variant == "path-unseen")
+    assert unseen.evidence["folders"] == [r"D:\libs", "vendor", r"\\nas\python", r"E:\more"]
+    assert not diagnosis.complete
+
+
+def test_a_pythonuserbase_that_names_no_folder_seen_here_is_said_and_the_diagnosis_is_incomplete(tmp_path):
+    """site._getuserbase() takes PYTHONUSERBASE as written: relative (to the program's current folder) or on a
+    drive a copied image does not hold, the user site is not known, and its torch would be the one imported."""
+    image = ImageBuilder(tmp_path / "image")
+    python_org(image, HOME)
+    image.torch_version_file(HOME + r"\Lib\site-packages", "2.4.1+cpu")
+    for value in ("pybase", r"D:\pybase"):
+        image.set_variable("user", "PYTHONUSERBASE", value)
+        system, env, found = loading_findings(image, HOME)
+        assert found["check-failed"].variant == "user-site-unseen" and found["check-failed"].evidence["value"] == value
+        assert not run_diagnosis(system, [env], probes=[python_loading.PROBE], live=False).complete
+    image.set_variable("user", "PYTHONNOUSERSITE", "1")  # no user site at all: nothing unseen
+    system, env, found = loading_findings(image, HOME)
+    assert env.loading.unseen == () and "check-failed" not in found
+    assert run_diagnosis(system, [env], probes=[python_loading.PROBE], live=False).complete
+
+
+def test_a_venv_whose_python_is_on_a_drive_not_held_is_unseen_never_gone(tmp_path):
+    """pyvenv.cfg's home on D: (a copied C: drive): not "the Python is gone" (venv-base-missing), but could not
+    be checked, and the diagnosis is incomplete."""
+    image = ImageBuilder(tmp_path / "image")
+    python_org(image, HOME)
+    a_venv(image, "home = D:\\Python312\ninclude-system-site-packages = false\nversion = 3.12.4\n")
+    image.torch_version_file(VENV + r"\Lib\site-packages", "2.4.1+cpu")
+    system, env, found = loading_findings(image, VENV)
+    assert "venv-base-missing" not in found and found["check-failed"].variant == "home-unseen"
+    assert found["check-failed"].evidence["home"] == r"D:\Python312"
+    assert not run_diagnosis(system, [env], probes=[python_loading.PROBE], live=False).complete
+    a_venv(image, "home = C:\\Python312\ninclude-system-site-packages = false\nversion = 3.12.4\n")
+    _, _, found = loading_findings(image, VENV)  # on the drive held, and not there: gone
+    assert "venv-base-missing" in found and "check-failed" not in found
+
+
+def test_python_3_10_reads_a_pth_file_by_the_older_rules_and_stops_at_an_import_line(tmp_path):
+    """getpathp.c (3.8-3.10) read_pth_file: a comment only at a line's start, and an `import ` line other than
+    exactly `import site` is Py_FatalError("only 'import site' is supported in ._pth file"). 3.11's getpath.py
+    cuts the comment and starts (the test above)."""
+    image = ImageBuilder(tmp_path / "image")
+    image.write(PORTABLE + r"\python.exe", build_pe(machine="x64", dll=False, dll_name="python.exe"))
+    image.write(PORTABLE + r"\python310.dll", build_pe(machine="x64", dll_name="python310.dll",
+                                                        file_version=(3, 10, 11150, 1013)))
+    image.torch_version_file(PORTABLE + r"\Lib\site-packages", "2.4.1+cpu")
+    image.write(PORTABLE + r"\python310._pth", "python310.zip\n.\nLib\\site-packages\nimport site\n")
+    _, env, found = loading_findings(image, PORTABLE)
+    assert env.loading.site_runs and env.loading.pth_fatal is None and "python-pth-import-line" not in found
+    image.write(PORTABLE + r"\python310._pth", "python310.zip\n.\nLib\\site-packages\nimport site  # for pip\n")
+    _, env, found = loading_findings(image, PORTABLE)
+    fatal = found["python-pth-import-line"]
+    assert fatal.severity == "blocker" and fatal.evidence["line"] == "import site  # for pip"
+    assert fatal.evidence["file"] == PORTABLE + r"\python310._pth"
+
+
+def test_a_pth_file_that_cannot_be_read_is_passed_over_for_the_next(tmp_path):
+    """getpath.py tries each ._pth candidate in turn and goes on to the next on OSError. /proc/self/mem is a file
+    that cannot be read (EIO), even by root."""
+    image = ImageBuilder(tmp_path / "image")
+    python_org(image, PORTABLE)
+    image.torch_version_file(PORTABLE + r"\Lib\site-packages", "2.4.1+cpu")
+    image.write(PORTABLE + r"\python._pth", "python312.zip\n.\nLib\\site-packages\n")  # the last candidate
+    image.host(PORTABLE + r"\python312._pth").symlink_to("/proc/self/mem")
+    _, env, _ = loading_findings(image, PORTABLE)
+    assert env.loading.pth_file == image.host(PORTABLE + r"\python._pth") and env.torch is not None
+    assert env.loading.imported is not None
+
+
+def test_a_torch_folder_named_in_another_case_is_named_as_such(tmp_path):
+    """FileFinder matches `torch` exactly: a site-packages\\Torch is on sys.path but never imported, and the
+    finding says why, not that Python does not look in its folder."""
+    image = ImageBuilder(tmp_path / "image")
+    python_org(image, HOME)
+    image.torch_version_file(HOME + r"\Lib\site-packages", "2.4.1+cpu")
+    image.host(HOME + r"\Lib\site-packages\torch").rename(image.host(HOME + r"\Lib\site-packages") / "Torch")
+    _, env, found = loading_findings(image, HOME)
+    assert env.loading.imported is None and found["torch-not-on-path"].variant == "case"
+    assert found["torch-not-on-path"].evidence["name"] == "Torch"
+
+
+def test_sitecustomize_is_found_by_its_exact_name_as_filefinder_finds_it(tmp_path):
+    """site.py's `import sitecustomize` goes through FileFinder: SiteCustomize.py is not it (unless PYTHONCASEOK)."""
+    image = ImageBuilder(tmp_path / "image")
+    python_org(image, HOME)
+    image.torch_version_file(HOME + r"\Lib\site-packages", "2.4.1+cpu")
+    image.write(HOME + r"\Lib\site-packages\SiteCustomize.py", "import sys\n")
+    env = inspect_environment(OfflineImage(image.root), image.host(HOME))
+    assert env.loading.startup == ()
+    image.write(r"C:\later\sitecustomize.py", "import sys\n")  # later on sys.path, but the right name
+    image.write(HOME + r"\Lib\site-packages\later.pth", "C:\\later\n")
+    env = inspect_environment(OfflineImage(image.root), image.host(HOME))
+    assert env.loading.startup == (image.host(r"C:\later\sitecustomize.py"),)
+    image.set_variable("user", "PYTHONCASEOK", "1")
+    env = inspect_environment(OfflineImage(image.root), image.host(HOME))
+    assert [p.name for p in env.loading.startup] == ["SiteCustomize.py"]

@@ -102,7 +102,8 @@ class FindingsPage(Page):
         notes = [p for p in self.session.problems() if p not in problems]
         blockers = [p for p in problems if p.severity == "blocker"]
         if not self.session.diagnosis.complete:
-            self.headline.setText(self.tr("Some checks could not finish, so this list may be incomplete."))
+            self.headline.setText(self.tr("Some checks could not finish or could not see everything, so this list "
+                                          "may be incomplete."))
         elif blockers:
             self.headline.setText(self.tr("%n problem(s) stop PyTorch from loading.", "", len(blockers)))
         elif problems:
