@@ -67,34 +67,68 @@ def _may_hold(info: dict, roots: set[str]) -> bool:
     return any(key.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
 
 
-def _restart_manager(paths: list[Path]) -> Optional[list[dict]]:
-    """Windows' own answer (app/system/restart_manager.py), for the files and the DLLs beside them; None where it
-    gives none. A process named twice (its files) is one holder."""
-    from app.system.restart_manager import holders
+LOADED = (".dll", ".pyd")  # what a running Python has mapped: torch's DLLs and extension files
 
-    files = {_key(p) for p in paths}
+
+def _watched(paths: list[Path]) -> tuple[set[str], set[str]]:
+    """(files, folders) to look for, each as written and as Windows reports it (_final_key). A folder among `paths`
+    (a torch folder set aside, or replaced by pip) is held by a program that has any file below it loaded."""
+    files, folders = set(), set()
+    for path in paths:
+        (folders if os.path.isdir(path) else files).update({_key(path), _final_key(path)})  # denied: a file
+    return files, folders
+
+
+def _loaded_below(folders: set[str]) -> set[str]:
+    """The DLLs and extension files below these folders (a folder that cannot be listed is passed over: the rename
+    that follows then meets Windows' own refusal, and the journal rolls it back)."""
+    found = set()
+    for folder in folders:
+        for root, _dirs, names in os.walk(folder):
+            found.update(_key(Path(root) / n) for n in names if n.lower().endswith(LOADED))
+    return found
+
+
+def _restart_manager(files: set[str], folders: set[str]) -> Optional[list[dict]]:
+    """Windows' own answer (app/system/restart_manager.py), for the files, the DLLs beside them and every DLL below
+    a folder; None where it gives none. A process named twice (its files) is one holder."""
+    from app.system.restart_manager import available, holders
+
+    if not available():
+        return None
+    asked = set(files) | _loaded_below(folders)
     for folder in {os.path.dirname(k) for k in files}:
         try:
-            files.update(_key(Path(e.path)) for e in os.scandir(folder)
-                         if e.name.lower().endswith((".dll", ".pyd")) and e.is_file())
+            asked.update(_key(Path(e.path)) for e in os.scandir(folder) if e.name.lower().endswith(LOADED)
+                         and e.is_file())
         except OSError:
             continue
-    found = holders(sorted(files))
+    found = holders(sorted(asked))
     if found is None:
         return None
     return [{"pid": h["pid"], "name": h["name"], "exe": None, "files": []} for h in found
             if h["pid"] != os.getpid()]
 
 
+def _held(mapped: str, files: set[str], folders: set[str], below: set[str]) -> bool:
+    """A mapped file (its key) counts when it is a target, a DLL beside one, or lies below a folder target."""
+    if mapped in files:
+        return True
+    if mapped.lower().endswith(LOADED) and os.path.dirname(mapped) in folders:
+        return True
+    return any(mapped.startswith(folder.rstrip(os.sep) + os.sep) for folder in below)
+
+
 def processes_using(paths: Iterable[Path]) -> Optional[list[dict]]:
-    """[{"pid", "name", "exe", "files", "unreadable"}] of every process that has one of `paths`, or a DLL in their
-    folders, loaded or mapped. On Windows the Restart Manager answers (names included, also for a program started
-    as administrator); else, or where it gives no answer, psutil's memory maps. A process we may not look into
-    (started as administrator, another user's) is named with "unreadable" when it is a Python or a program of the
-    environment, never taken for "holds nothing". None when the processes cannot be listed at all (Wine): then
-    Windows' own refusal to replace a loaded DLL is the guard, and the journal rolls the repair back."""
-    paths = list(paths)
-    answered = _restart_manager(paths)
+    """[{"pid", "name", "exe", "files", "unreadable"}] of every process that has one of `paths`, a DLL in their
+    folders, or (for a folder among `paths`) any DLL or extension file below it, loaded or mapped. On Windows the
+    Restart Manager answers (names included, also for a program started as administrator); else, or where it gives
+    no answer, psutil's memory maps. A process we may not look into (started as administrator, another user's) is
+    named with "unreadable" when it is a Python or a program of the environment, never taken for "holds nothing".
+    None when the processes cannot be listed at all (Wine): then Windows' own refusal to replace a loaded DLL is the
+    guard, and the journal rolls the repair back."""
+    files, below = _watched(list(paths))
+    answered = _restart_manager(files, below)
     if answered is not None:
         return answered
     import psutil
@@ -104,9 +138,8 @@ def processes_using(paths: Iterable[Path]) -> Optional[list[dict]]:
     except (psutil.Error, OSError):
         return None
 
-    wanted = {_key(p) for p in paths} | {_final_key(p) for p in paths}
-    folders = {os.path.dirname(k) for k in wanted}
-    roots = _environment_folders(folders)
+    folders = {os.path.dirname(k) for k in files}
+    roots = _environment_folders(folders | below)
     holders = []
     for process in processes:
         if process.info["pid"] == os.getpid():
@@ -120,9 +153,8 @@ def processes_using(paths: Iterable[Path]) -> Optional[list[dict]]:
             continue
         except (psutil.Error, OSError, NotImplementedError):
             continue  # ended meanwhile, or a kind of process that maps no files
-        files = sorted({m.path for m in maps if m.path and (_key(Path(m.path)) in wanted or (
-            os.path.dirname(_key(Path(m.path))) in folders and m.path.lower().endswith((".dll", ".pyd"))))})
-        if files:
+        held = sorted({m.path for m in maps if m.path and _held(_key(Path(m.path)), files, folders, below)})
+        if held:
             holders.append({"pid": process.info["pid"], "name": process.info["name"], "exe": process.info["exe"],
-                            "files": files})
+                            "files": held})
     return holders

@@ -63,7 +63,9 @@ class UpgradeTorch:
             raise PlanRefused([cannot_here(system, "repair.refused.needs_live", action=self.id)])
         wanted = {"torch": build["fixed_in"], **build.get("companions", {})}
         change = package_set(env, wanted)
-        changes = [Change("upgrade-package", name, value=f"{change.before[name]} -> {version}")
+        # a program that has anything of torch loaded (ComfyUI left running) holds what pip must replace
+        changes = [Change("upgrade-package", name, value=f"{change.before[name]} -> {version}",
+                          host_target=torch.folder if name == "torch" else None)
                    for name, version in change.after.items()]
         return Plan(self.id, None, system.windows_path(env.python), changes, packages=change, downloads=True,
                     notes=[said("repair.note.pip", index=" ".join(index_arguments(env)) or "-")])

@@ -14,7 +14,7 @@ from typing import Optional, Sequence
 CCH_RM_SESSION_KEY = 32
 CCH_RM_MAX_APP_NAME, CCH_RM_MAX_SVC_NAME = 255, 63
 ERROR_MORE_DATA = 234
-MAX_FILES = 4096  # RmRegisterResources takes them all at once; torch\lib holds a few dozen
+BATCH = 1024  # files registered per RmRegisterResources call (a session takes more calls, all counted)
 
 
 class RM_UNIQUE_PROCESS(ctypes.Structure):
@@ -36,11 +36,18 @@ def under_wine() -> bool:
         return False
 
 
+def available() -> bool:
+    """Windows' own Restart Manager is there to ask: not off Windows, and not under Wine, whose Restart Manager
+    answers "nobody" whatever holds the file (psutil is asked there)."""
+    return os.name == "nt" and not under_wine()
+
+
 def holders(paths: Sequence[str]) -> Optional[list[dict]]:
-    """[{"pid", "name"}] of the processes that hold any of `paths` (Windows paths); None where the Restart Manager
-    cannot answer (not Windows, or it refused): the caller then asks psutil."""
-    if os.name != "nt" or under_wine():
-        return None  # Wine's Restart Manager answers "nobody" whatever holds the file: psutil then
+    """[{"pid", "name"}] of the processes that hold any of `paths` (Windows paths), every one of them registered
+    (in batches: "RmRegisterResources can be called multiple times", Microsoft Learn); None where the Restart
+    Manager cannot answer (not available, or it refused): the caller then asks psutil."""
+    if not available():
+        return None
     if not paths:
         return []
     try:
@@ -60,10 +67,12 @@ def holders(paths: Sequence[str]) -> Optional[list[dict]]:
     if rm.RmStartSession(ctypes.byref(session), 0, key) != 0:
         return None
     try:
-        files = list(paths)[:MAX_FILES]
-        array = (wintypes.LPCWSTR * len(files))(*files)
-        if rm.RmRegisterResources(session, len(files), array, 0, None, 0, None) != 0:
-            return None
+        files = list(paths)
+        for start in range(0, len(files), BATCH):
+            batch = files[start:start + BATCH]
+            array = (wintypes.LPCWSTR * len(batch))(*batch)
+            if rm.RmRegisterResources(session, len(batch), array, 0, None, 0, None) != 0:
+                return None
         needed, count, reasons = wintypes.UINT(0), wintypes.UINT(0), wintypes.DWORD(0)
         infos = (RM_PROCESS_INFO * 1)()
         for _ in range(4):  # the list can grow between the calls

@@ -18,7 +18,7 @@ from app.demo.pe_writer import Export, build_pe
 from app.main import main
 from app.repair.in_use import processes_using
 from app.repair.journal import DONE, INTERRUPTED, ROLLED_BACK, Journal, RollbackStopped
-from tests.conftest import PYTHON_HOME, TORCH_LIB, VENV, tree_hashes
+from tests.conftest import PYTHON_HOME, SITE, TORCH_LIB, VENV, tree_hashes
 from tests.winelab import REPO_ROOT
 
 REPO = Path(__file__).resolve().parents[2]
@@ -222,6 +222,44 @@ def test_a_program_with_a_dll_of_torch_lib_mapped_is_named(torch_image):
         (found,) = [h for h in processes_using([target]) if h["pid"] == holder.pid]
         assert str(dll.resolve()) in [str(Path(f).resolve()) for f in found["files"]]
     assert not [h for h in processes_using([target]) if h["pid"] == holder.pid]
+
+
+def test_a_program_with_any_dll_below_a_folder_that_is_set_aside_or_replaced_is_named(torch_image):
+    """A torch folder set aside (a user-site torch shadowing the real one) or replaced by pip (an upgrade) is held by
+    a program that has any DLL below it loaded: ComfyUI left running with torch\\lib's DLLs mapped is named before
+    anything changes, never met as "access denied" halfway and a rollback."""
+    from app.repair.changes.packages import targets
+
+    image = torch_image()
+    torch = image.host(TORCH_LIB).parent
+    dll = image.host(TORCH_LIB) / "asmjit.dll"
+    site_packages = torch.parent
+    with mapped_elsewhere(dll) as holder:
+        (found,) = [h for h in processes_using([torch]) if h["pid"] == holder.pid]
+        assert str(dll.resolve()) in [str(Path(f).resolve()) for f in found["files"]]
+        (found,) = [h for h in processes_using(targets({"site_packages": str(site_packages)})) if h["pid"] ==
+                    holder.pid]  # the undo of a package change
+        # the folder that holds torch's folder is no target: a DLL mapped from a sibling folder is not below it
+        assert not [h for h in processes_using([site_packages / "torchvision"]) if h["pid"] == holder.pid]
+    assert not [h for h in processes_using([torch]) if h["pid"] == holder.pid]
+
+
+def test_the_torch_upgrade_names_the_torch_folder_a_running_program_would_hold(torch_image):
+    """The upgrade's plan names torch's folder as what it changes, so a program holding torch is named first."""
+    from app.inventory.environment import inspect_environment
+    from app.repair.actions import action_for
+    from app.system.offline import OfflineImage
+
+    class RunsPrograms(OfflineImage):  # the upgrade runs pip: planned as on a computer whose programs can run
+        can_run_programs = True
+
+    image = torch_image()
+    image.write(SITE + r"\torch-2.4.0.dist-info\METADATA", "Metadata-Version: 2.1\nName: torch\nVersion: 2.4.0+cpu\n")
+    system = RunsPrograms(image.root)
+    env = inspect_environment(system, image.host(PYTHON))
+    plan = action_for("upgrade-torch").plan(system, env, None, [], None)
+    (torch,) = [c for c in plan.changes if c.target == "torch"]
+    assert torch.host_target == env.torch.folder == image.host(TORCH_LIB).parent
 
 
 def test_a_program_we_may_not_look_into_counts_only_when_it_is_a_python_or_the_environments_own():

@@ -116,6 +116,33 @@ def test_the_restart_manager_names_a_process_that_has_a_dll_loaded(tmp_path):
         child.wait()
 
 
+def test_a_program_with_a_dll_below_a_torch_folder_is_named_before_the_folder_is_set_aside(tmp_path):
+    """The in-use check of a folder target (a user-site torch set aside, torch replaced by pip): Windows' Restart
+    Manager names the python.exe that has torch\\lib\\held.dll loaded, with its name, when asked about `torch`."""
+    import shutil
+
+    from app.repair.in_use import processes_using
+    from app.system.restart_manager import under_wine
+
+    if under_wine():
+        pytest.skip("Wine's Restart Manager answers nobody; the Linux suite proves the psutil path instead")
+    torch = tmp_path / "site-packages" / "torch"
+    (torch / "lib").mkdir(parents=True)
+    dll = torch / "lib" / "held.dll"
+    shutil.copy(Path(sys.base_prefix) / "python3.dll", dll)
+    child = subprocess.Popen([sys.executable, "-c", f"import ctypes, time; ctypes.CDLL({str(dll)!r}); "
+                              "print('ready', flush=True); time.sleep(60)"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "ready"
+        found = processes_using([torch])
+        assert found is not None
+        (holder,) = [h for h in found if h["pid"] == child.pid]
+        assert holder["name"] and holder["name"] != "?"
+    finally:
+        child.kill()
+        child.wait()
+
+
 def test_a_held_installer_cannot_be_changed_nor_its_folder_renamed(tmp_path):
     """What the elevated step relies on (app/system/elevation.py pinned_file): while the installer is held, no
     program can write, replace, rename or delete it, nor rename a folder on its way (NTFS refuses to rename a

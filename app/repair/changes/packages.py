@@ -125,5 +125,6 @@ def undo(system: System, transaction, intent: dict, applied: bool) -> None:
 
 
 def targets(intent: dict) -> list[Path]:
-    """A file of torch\\lib: a program that has any DLL of that folder loaded holds what pip must replace."""
-    return [Path(intent["site_packages"]) / "torch" / "lib" / "torch_cpu.dll"]
+    """The torch folder: a program that has any DLL or extension file below it loaded holds what pip must replace
+    (app/repair/in_use.py)."""
+    return [Path(intent["site_packages"]) / "torch"]
