@@ -9,17 +9,25 @@ on installing). So while a command changes something, Ctrl+C only asks for a Sto
 Asking again says again what is happening. Ctrl+Break (and closing the console) still end the process; the journal
 then finds the repair interrupted at the next start. Outside these commands Ctrl+C stays KeyboardInterrupt, which
 `run_command` says as "stopped, nothing was changed".
+
+For the safety tests, TDD_STOP_FILE names a file whose appearance is a Ctrl+C (as TDD_PAUSE_FILE is a pause,
+app/repair/changes/faults.py): the windowed one-file build gets no Ctrl+C under Wine, nor from Explorer on Windows.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import threading
+import time
+from pathlib import Path
 from typing import Callable, Iterator
 
 from app.cancel import CancelToken
 from app.i18n import words
+
+STOP_FILE = "TDD_STOP_FILE"
 
 
 @contextlib.contextmanager
@@ -46,7 +54,20 @@ def ctrl_c_stops(lang: str, say: Callable[[str], None], stoppable: bool = True) 
         threading.Thread(target=answer, name="ctrl-c", daemon=True).start()
 
     previous = signal.signal(signal.SIGINT, asked)
+    done = threading.Event()
+    if os.environ.get(STOP_FILE):
+        threading.Thread(target=_when_file_appears, args=(Path(os.environ[STOP_FILE]), done, answer),
+                         name="stop-file", daemon=True).start()
     try:
         yield token
     finally:
+        done.set()
         signal.signal(signal.SIGINT, previous)
+
+
+def _when_file_appears(path: Path, done: threading.Event, answer: Callable[[], None]) -> None:
+    while not done.is_set():
+        if path.exists():
+            answer()
+            return
+        time.sleep(0.1)

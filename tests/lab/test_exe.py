@@ -265,28 +265,39 @@ def test_ctrl_c_of_the_console_exe_while_microsofts_installer_runs_waits_for_it_
     runtime is registered), then the repair is rolled back and the words say what stays; no installer is left
     running, and the journal says rolled back; the installer's exit code is kept (a 3010 asks for the restart).
     (A windowed program started from Explorer has no console, so no Ctrl+C: its Stop is the wizard's button.)"""
+    stop_while_microsofts_installer_runs(lab, app_exe.exe.with_name("TorchDllDoctor-cli.exe"), seed_env, tmp_path,
+                                         code)
+
+
+def stop_while_microsofts_installer_runs(lab, exe: Path, seed_env: Path, tmp_path: Path, code: int,
+                                         by_file: bool = False) -> str:
+    """`exe repair --action install-vc-runtime --source` a signed stand-in vc_redist that "installs" for 6 s, Ctrl+C
+    one second in: SIGINT to every process running `exe`, or (`by_file`, for a windowed program, which gets no
+    Ctrl+C) the file TDD_STOP_FILE names made (app/cli/stop.py). Checks that the Stop waited for the installer, left
+    none running, kept its exit code and rolled the repair back. Returns what the program wrote to standard error."""
     from tests.standin import StandinUnavailable, build_standin, sign_standin
 
     try:
         signed = sign_standin(build_standin(), tmp_path / "Downloads" / "vc_redist.x64.exe")
     except StandinUnavailable as exc:
         wine_unavailable(str(exc))
-    trace, data = tmp_path / "standin.trace", tmp_path / "data"
+    trace, data, stop = tmp_path / "standin.trace", tmp_path / "data", tmp_path / "stop"
     variables = {"TDD_DATA_DIR": to_windows_path(data), "TDD_STANDIN_EXIT": str(code), "TDD_STANDIN_SLEEP_MS": "6000",
-                 "TDD_STANDIN_TRACE": to_windows_path(trace)}
-    cli = app_exe.exe.with_name("TorchDllDoctor-cli.exe")
-    with lab.started_exe(cli, ["repair", "--env", to_windows_path(seed_env), "--action",
-                                           "install-vc-runtime", "--source", to_windows_path(signed), "--yes",
-                                           "--lang", "en"], env=variables) as process:
+                 "TDD_STANDIN_TRACE": to_windows_path(trace), "TDD_STOP_FILE": to_windows_path(stop)}
+    with lab.started_exe(exe, ["repair", "--env", to_windows_path(seed_env), "--action", "install-vc-runtime",
+                               "--source", to_windows_path(signed), "--yes", "--lang", "en"], env=variables) as process:
         deadline = time.monotonic() + 600
         while not trace.exists() and process.poll() is None and time.monotonic() < deadline:
             time.sleep(0.2)  # the installer has started once its trace line is there
-        assert trace.exists(), process.poll()
+        assert trace.exists(), (process.poll(), process.stderr.read()[-3000:] if process.poll() is not None else "")
         time.sleep(1.0)
-        ours = lab.processes(cli.name)
+        ours = lab.processes(exe.name)
         assert ours, "the program is not running"
-        for pid in ours:
-            os.kill(pid, signal.SIGINT)
+        if by_file:
+            stop.write_text("stop", encoding="utf-8")
+        else:
+            for pid in ours:
+                os.kill(pid, signal.SIGINT)
         asked = time.monotonic()
         out, err = process.communicate(timeout=300)
         waited = time.monotonic() - asked
@@ -299,6 +310,7 @@ def test_ctrl_c_of_the_console_exe_while_microsofts_installer_runs_waits_for_it_
     assert 3.5 < waited < 120, waited  # it waited for the rest of the 6 s install
     assert trace.read_text(encoding="utf-8").count("run ") == 1
     assert not lab.processes("vc_redist"), "an installer was left running"
+    assert not lab.processes(exe.name), "the program was left running"
     assert lab.wine_reg(["query", RUNTIMES_X64, "/v", "Installed"]) == 0, "the installer did not finish"
     (transaction,) = (data / "transactions").iterdir()
     records = [json.loads(line) for line in (transaction / "journal.jsonl").read_text(encoding="utf-8").splitlines()]
@@ -309,3 +321,4 @@ def test_ctrl_c_of_the_console_exe_while_microsofts_installer_runs_waits_for_it_
     assert ran["tries"] == [code] and ran["stopped"] is True, ran
     restart = "Its installer said Windows must restart to finish it" in err
     assert restart == (code == 3010), err[-3000:]
+    return err

@@ -9,6 +9,7 @@ import json
 import pytest
 
 from tests.conftest import wine_unavailable
+from tests.lab.test_exe import stop_while_microsofts_installer_runs
 from tests.winelab import ExeBuild, WineLabUnavailable, to_windows_path
 
 pytestmark = [pytest.mark.wine, pytest.mark.wheels, pytest.mark.slow]
@@ -44,3 +45,14 @@ def test_the_one_file_exe_keeps_the_folder_it_was_started_from_in_the_path_it_mo
     (failed,) = [f for f in document["findings"] if f["code"] == "import-failed"]
     assert failed["evidence"]["winerror"] == 126 and failed["evidence"]["dll"] == "fbgemm.dll"
 
+
+
+def test_a_stop_of_the_one_file_exe_while_microsofts_installer_runs_waits_for_it_then_rolls_back(
+        lab, onefile_exe, seed_env, clean_runtimes, tmp_path):
+    """The one-file build is two programs: its bootloader, and the app it unpacked and started as its child. What
+    the app waits for is Microsoft's installer itself (ShellExecuteEx "runas" of the checked copy, nothing of ours
+    in between), so a Stop there is the same Stop as in the one-folder build: the installer is let finish, none is
+    left running, the repair is rolled back, and neither the bootloader nor the app is left behind. A windowed
+    program gets no Ctrl+C (docs/facts.md), so the Stop is asked through TDD_STOP_FILE, the same token the wizard's
+    Stop button and Ctrl+C cancel (app/cli/stop.py)."""
+    stop_while_microsofts_installer_runs(lab, onefile_exe.exe, seed_env, tmp_path, 0, by_file=True)
