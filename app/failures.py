@@ -42,7 +42,10 @@ def settle(error: BaseException) -> None:
 
 def refusal_kind(error: OSError) -> str:
     """Why Windows (or the disk) refused a change: "virus" (security software stopped or removed the file),
-    "denied" (permissions, a file in use, security software), "full", or "other"."""
+    "vanished" (the file just written was gone before it could take its place: removed by somebody else, security
+    software most likely), "denied" (permissions, a file in use, security software), "full", or "other"."""
+    if getattr(error, "vanished", False):
+        return "vanished"
     winerror = getattr(error, "winerror", None)
     if winerror is None and error.errno == errno.EINVAL and error.filename:
         if not hasattr(error, "_asked_windows"):  # once per failure: its words are drawn again and again

@@ -8,6 +8,7 @@ fsynced, then replaces the target with `os.replace`; the folder is fsynced too w
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import tempfile
@@ -46,11 +47,28 @@ def _atomic(target: Path, fill: Callable[[object], None]) -> None:
             out.flush()
             os.fsync(out.fileno())
         os.replace(temporary, target)
-    except BaseException:
+    except BaseException as error:
+        if isinstance(error, OSError):
+            _said_of_the_target(error, temporary, target)
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
     _sync_folder(target.parent)
+
+
+def _said_of_the_target(error: OSError, temporary: str, target: Path) -> None:
+    """A failure on the temporary copy is the target's (the user knows no `.x.dll.1a2b.tmp`), asked of Windows while
+    that copy is still there: security software that stopped it as it was written answers 225 for it, which the C
+    runtime turned into errno 22 (app/failures.py refusal_kind), and a copy gone before it could take the target's
+    place (removed by somebody else between our write and the rename) is `vanished`. A failure of another file
+    (the source being read) keeps its own name."""
+    if error.filename not in (None, temporary):
+        return
+    if isinstance(error, FileNotFoundError) and error.filename == temporary and not os.path.exists(temporary):
+        error.vanished = True  # type: ignore[attr-defined]
+    elif getattr(error, "winerror", None) is None and error.errno == errno.EINVAL:
+        error._asked_windows = windows_error_of(temporary)  # type: ignore[attr-defined]
+    error.filename = str(target)
 
 
 def write_bytes(target: Path, data: bytes) -> None:

@@ -439,6 +439,42 @@ def test_a_file_security_software_stopped_or_removed_is_named_with_what_to_do_in
         assert "Protection history" in english and "torch_cpu.dll" in english and "保护历史记录" in chinese
 
 
+def test_a_file_removed_as_soon_as_it_was_written_is_named_by_the_target_with_what_to_do(tmp_path):
+    """Security software that removes the new file between our write and its rename over the target (the file is
+    then simply gone: FileNotFoundError of a temporary the user never heard of): said of the file being replaced,
+    with the most likely reason and Protection history, in both languages; the target is as it was."""
+    from app.failures import os_error_words, refusal_kind
+    from app.system.files import _atomic
+
+    target = tmp_path / "torch" / "lib" / "libomp140.x86_64.dll"
+    target.parent.mkdir(parents=True)
+    target.write_bytes(b"the old copy")
+
+    def written_then_removed(out) -> None:
+        out.write(b"the new copy")
+        (removed,) = target.parent.glob(f".{target.name}.*.tmp")
+        removed.unlink()  # as Defender does to a file it takes for a threat
+
+    with pytest.raises(FileNotFoundError) as caught:
+        _atomic(target, written_then_removed)
+    error = caught.value
+    assert refusal_kind(error) == "vanished" and error.filename == str(target)
+    english, chinese = os_error_words(error, "en"), os_error_words(error, "zh_CN")
+    assert str(target) in english and "most likely" in english and "Protection history" in english
+    assert str(target) in chinese and "最可能" in chinese and "保护历史记录" in chinese
+    assert target.read_bytes() == b"the old copy" and sorted(target.parent.iterdir()) == [target]
+
+
+def test_a_failure_of_the_file_being_read_keeps_its_own_name(tmp_path):
+    """Only a failure of the temporary copy is said of the target: the source that cannot be read is named."""
+    from app.failures import refusal_kind
+    from app.system.files import copy_file
+
+    with pytest.raises(FileNotFoundError) as caught:
+        copy_file(tmp_path / "gone.dll", tmp_path / "target.dll")
+    assert caught.value.filename == str(tmp_path / "gone.dll") and refusal_kind(caught.value) == "other"
+
+
 def test_a_one_file_build_never_takes_the_users_folder_for_its_own(monkeypatch, tmp_path):
     """The one-file .exe runs from Downloads (or the Desktop, D:\\): only its extraction folder is the app's, so
     the user's PATH entries under Downloads stay in the replay and in the modelled PATH."""
