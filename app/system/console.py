@@ -14,19 +14,22 @@ EAST_ASIAN_CPS = (932, 936, 949, 950)
 
 
 def console_output_cp() -> Optional[int]:
-    """GetConsoleOutputCP of the console this process is attached to; None off Windows or without a console."""
+    """The code page the shell reads our redirected output in: GetConsoleOutputCP of the console this process is
+    attached to; without one (a windowed program whose streams were all handed over: PowerShell running the
+    one-file build, whose app is a child of its own windowed bootloader), GetOEMCP, the code page every console of
+    this Windows starts in and PowerShell 5.1's [Console]::OutputEncoding unless `chcp` changed it. None off
+    Windows."""
     if os.name != "nt":
         return None
     import ctypes
 
-    cp = ctypes.WinDLL("kernel32").GetConsoleOutputCP()
-    return int(cp) or None
+    kernel32 = ctypes.WinDLL("kernel32")
+    return int(kernel32.GetConsoleOutputCP()) or int(kernel32.GetOEMCP()) or None
 
 
 def output_encoding(is_console: bool, console_cp: Optional[int]) -> str:
-    """UTF-8 on a console (Python writes Unicode to it anyway), off Windows, and where no console is attached;
-    a redirected output inside an East Asian console: that console's code page, as the shell that reads it
-    expects."""
+    """UTF-8 on a console (Python writes Unicode to it anyway), off Windows, and outside the East Asian code pages;
+    a redirected output where the shell reads an East Asian code page: that code page, as the shell expects."""
     if is_console or console_cp not in EAST_ASIAN_CPS:
         return "utf-8"
     return f"cp{console_cp}"

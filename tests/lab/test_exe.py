@@ -22,7 +22,7 @@ import pytest
 
 from app import __version__
 from app.inventory.machine import CORE_VC_DLLS
-from tests.conftest import lab_env, wine_unavailable
+from tests.conftest import chinese_windows, lab_env, wine_unavailable
 from tests.lab.test_live_machine_settings import FS, journal, query
 from tests.lab.test_live_repair import MATMUL, hashes
 from tests.winelab import ExeBuild, WineLabUnavailable, to_windows_path
@@ -94,6 +94,20 @@ def test_the_command_line_has_a_console_program_of_its_own_beside_the_wizard(lab
                                                                                             done.stderr[-2000:])
     windowed = lab.run_exe(app_exe.exe, ["explain", "WinError 126", "--lang", "en"], timeout=300)
     assert windowed.stdout == done.stdout  # the same app, the same words
+
+
+def test_the_windowed_programs_piped_output_is_in_the_code_page_a_chinese_windows_reads_it_in(lab, app_exe):
+    """PowerShell 5.1 hands a windowed program pipes for all three streams (as the one-file build's bootloader
+    hands them to its app), so no console is attached and none answers GetConsoleOutputCP; PowerShell reads the
+    output in its console's code page, the OEM code page unless `chcp` changed it: 936 on a Chinese Windows. So
+    the words come in code page 936 there, never UTF-8 (which PowerShell 5.1 would show garbled)."""
+    argv = lab._ready_to_start(app_exe.exe, ["explain", "WinError 126", "--lang", "zh_CN"])
+    done = subprocess.run(argv, env=lab.base_env(chinese_windows(lab, {"PYTHONIOENCODING": ""})),
+                          stdin=subprocess.DEVNULL, capture_output=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "程序需要的文件缺失" in done.stdout.decode("gbk"), done.stdout[-600:]
+    with pytest.raises(UnicodeDecodeError):
+        done.stdout.decode("utf-8")
 
 
 def test_the_bundle_holds_resources_and_not_what_the_app_never_uses(app_exe):
