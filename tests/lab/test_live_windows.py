@@ -160,3 +160,50 @@ def test_a_killed_app_takes_the_programs_it_started_with_it(lab):
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, 9)
     assert left == [], "the programs the app started went on after it was killed"
+
+
+
+TRUST_SCRIPT = r"""
+import json, sys
+from pathlib import Path
+sys.path.insert(0, {repo!r})
+from app.sources.download import DownloadError, download, new_session
+url, target = sys.argv[1], Path(sys.argv[2])
+try:  # the app's own download, as the wizard makes it: no certificate named
+    download(url, target, max_bytes=1 << 20, retries=0)
+    fetched = "ok:" + target.read_text(encoding="utf-8")
+except DownloadError as error:
+    fetched = "error:" + error.code
+try:
+    new_session().get(url, timeout=60)
+    raw = "ok"
+except Exception as error:
+    raw = repr(error)
+print(json.dumps([fetched, raw]))
+"""
+
+
+def test_downloads_are_checked_by_windows_own_certificate_check(lab, tmp_path):
+    """Downloads trust what Windows trusts (truststore: CertGetCertificateChain and Windows' SSL policy), never a
+    bundle of our own, so a company proxy's root in Windows' store works (proved on a real PC by
+    tests/windows/test_on_windows.py; Wine's SSL policy accepts any root, docs/facts.md). What the lab shows: a
+    server signed by a fresh root that no bundle holds is fetched by name (certifi would refuse it), and by its IP
+    address it is refused by Windows' chain policy itself (Wine's matches no IP address: CERT_E_CN_NO_MATCH),
+    said as "tls"."""
+    from tests.https_server import HttpsServer
+
+    script = TRUST_SCRIPT.format(repo=to_windows_path(REPO_ROOT))
+    variables = {"REQUESTS_CA_BUNDLE": "", "CURL_CA_BUNDLE": "", "SSL_CERT_FILE": "", "HTTPS_PROXY": "",
+                 "https_proxy": "", "NO_PROXY": "*"}
+    with HttpsServer(tmp_path / "certs") as server:
+        server.files["/company.txt"] = b"through the company's proxy"
+        answers = {}
+        for host in ("localhost", "127.0.0.1"):
+            done = lab.run_python(["-c", script, server.url("/company.txt", host=host),
+                                   to_windows_path(tmp_path / f"{host}.txt")], env=variables, timeout=300,
+                                  torch_env=lab.app_python())
+            assert done.returncode == 0, done.stderr[-3000:]
+            answers[host] = json.loads(done.stdout.strip().splitlines()[-1])
+    assert answers["localhost"] == ["ok:through the company's proxy", "ok"], answers
+    fetched, raw = answers["127.0.0.1"]
+    assert fetched == "error:tls" and "chain policy error 0x800b010f" in raw.lower(), answers

@@ -273,3 +273,57 @@ def test_the_one_file_builds_console_is_found_two_processes_up(tmp_path):
     python = os.path.basename(sys.executable).lower()
     assert seen["me"][0] == int(middle) and seen["me"][1].lower() == python, seen
     assert seen["up"] is not None and seen["up"][0] == os.getpid() and seen["up"][1].lower() == python, seen
+
+
+def test_a_root_in_the_computers_store_is_trusted_by_the_apps_downloads(tmp_path, monkeypatch):
+    """A company proxy that inspects TLS signs with its own root, which group policy puts in LocalMachine\\Root:
+    the app's download (no certificate named, truststore) refuses the server while Windows does not trust its
+    root ("tls"), fetches it once the root is in the store, and refuses it again once it is gone. Real Windows only:
+    Wine's SSL policy accepts any root (tests/lab/test_live_windows.py shows what Wine can)."""
+    import ctypes
+    import ssl
+    from ctypes import wintypes
+
+    from app.sources.download import DownloadError, download
+    from app.system.restart_manager import under_wine
+    from tests.https_server import HttpsServer
+
+    if under_wine():
+        pytest.skip("Wine's SSL chain policy accepts any root: the lab shows Windows' check answers instead")
+    for name in ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SSL_CERT_FILE", "HTTPS_PROXY", "https_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NO_PROXY", "*")
+    crypt32 = ctypes.WinDLL("crypt32", use_last_error=True)
+    crypt32.CertOpenStore.argtypes = [ctypes.c_void_p, wintypes.DWORD, ctypes.c_void_p, wintypes.DWORD,
+                                      wintypes.LPCWSTR]
+    crypt32.CertOpenStore.restype = ctypes.c_void_p
+    crypt32.CertAddEncodedCertificateToStore.argtypes = [ctypes.c_void_p, wintypes.DWORD, ctypes.c_char_p,
+                                                         wintypes.DWORD, wintypes.DWORD,
+                                                         ctypes.POINTER(ctypes.c_void_p)]
+    crypt32.CertAddEncodedCertificateToStore.restype = wintypes.BOOL
+    crypt32.CertDeleteCertificateFromStore.argtypes = [ctypes.c_void_p]
+    crypt32.CertDeleteCertificateFromStore.restype = wintypes.BOOL
+    crypt32.CertCloseStore.argtypes = [ctypes.c_void_p, wintypes.DWORD]
+
+    def fetch(server, name: str) -> str:
+        try:
+            download(server.url("/company.txt", host="localhost"), tmp_path / name, max_bytes=1 << 20, retries=0)
+        except DownloadError as error:
+            return "error:" + error.code
+        return "ok:" + (tmp_path / name).read_text(encoding="utf-8")
+
+    with HttpsServer(tmp_path / "certs") as server:
+        server.files["/company.txt"] = b"through the company's proxy"
+        assert fetch(server, "before.txt") == "error:tls"
+        store = crypt32.CertOpenStore(ctypes.c_void_p(10), 0, None, 0x20000, "Root")  # SYSTEM_W, LOCAL_MACHINE
+        assert store, ctypes.get_last_error()  # the runner's user is an administrator, as group policy is
+        der = ssl.PEM_cert_to_DER_cert(server.ca.read_text(encoding="ascii"))
+        added = ctypes.c_void_p()
+        assert crypt32.CertAddEncodedCertificateToStore(store, 1, der, len(der), 3, ctypes.byref(added)), \
+            ctypes.get_last_error()  # X509_ASN_ENCODING, CERT_STORE_ADD_REPLACE_EXISTING
+        try:
+            assert fetch(server, "after.txt") == "ok:through the company's proxy"
+        finally:
+            assert crypt32.CertDeleteCertificateFromStore(added), ctypes.get_last_error()
+            crypt32.CertCloseStore(store, 0)
+        assert fetch(server, "again.txt") == "error:tls"
