@@ -284,12 +284,13 @@ def test_a_root_in_the_computers_store_is_trusted_by_the_apps_downloads(tmp_path
     import ssl
     from ctypes import wintypes
 
-    from app.sources.download import DownloadError, download
     from app.system.restart_manager import under_wine
-    from tests.https_server import HttpsServer
 
     if under_wine():
         pytest.skip("Wine's SSL chain policy accepts any root: the lab shows Windows' check answers instead")
+    from app.sources.download import DownloadError, download
+    from tests.https_server import HttpsServer
+
     for name in ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SSL_CERT_FILE", "HTTPS_PROXY", "https_proxy"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("NO_PROXY", "*")
