@@ -43,9 +43,8 @@ def available() -> bool:
 
 
 def holders(paths: Sequence[str]) -> Optional[list[dict]]:
-    """[{"pid", "name"}] of the processes that hold any of `paths` (Windows paths), every one of them registered
-    (in batches: "RmRegisterResources can be called multiple times", Microsoft Learn); None where the Restart
-    Manager cannot answer (not available, or it refused): the caller then asks psutil."""
+    """[{"pid", "name"}] of the processes that hold any of `paths` (Windows paths); None where the Restart Manager
+    cannot answer (not available, or it refused): the caller then asks psutil."""
     if not available():
         return None
     if not paths:
@@ -62,6 +61,14 @@ def holders(paths: Sequence[str]) -> Optional[list[dict]]:
     rm.RmEndSession.argtypes = [wintypes.DWORD]
     for function in (rm.RmStartSession, rm.RmRegisterResources, rm.RmGetList, rm.RmEndSession):
         function.restype = wintypes.DWORD
+    return ask(rm, paths)
+
+
+def ask(rm, paths: Sequence[str]) -> Optional[list[dict]]:
+    """One Restart Manager session with `rm` (rstrtmgr.dll, its functions typed): every file registered, in batches
+    ("RmRegisterResources can be called multiple times", Microsoft Learn); the list asked for again while it says
+    ERROR_MORE_DATA with the size it needs (it can grow between two calls); the session always ended. None where
+    it refuses."""
     session = wintypes.DWORD()
     key = ctypes.create_unicode_buffer(CCH_RM_SESSION_KEY + 1)
     if rm.RmStartSession(ctypes.byref(session), 0, key) != 0:

@@ -328,3 +328,14 @@ def test_a_root_in_the_computers_store_is_trusted_by_the_apps_downloads(tmp_path
             assert crypt32.CertDeleteCertificateFromStore(added), ctypes.get_last_error()
             crypt32.CertCloseStore(store, 0)
         assert fetch(server, "again.txt") == "error:tls"
+
+
+def test_the_restart_managers_structures_have_the_x64_sdk_layout():
+    """RM_UNIQUE_PROCESS and RM_PROCESS_INFO as restartmanager.h lays them out on x64 (12 and 668 bytes): a field
+    off by one would read every holder's name from the wrong place (checked in Windows' own ctypes)."""
+    import ctypes
+
+    from app.system.restart_manager import RM_PROCESS_INFO, RM_UNIQUE_PROCESS
+
+    assert ctypes.sizeof(RM_UNIQUE_PROCESS) == 12 and ctypes.sizeof(RM_PROCESS_INFO) == 668
+    assert RM_PROCESS_INFO.strAppName.offset == 12 and RM_PROCESS_INFO.ApplicationType.offset == 652
