@@ -381,6 +381,13 @@ def catalog():  # the test's one override, as for the CLI above
     entry["vc_redist"]["x64"]["url"] = {url!r}
     return entry
 vc.download_catalog = vc_source.download_catalog = catalog
+from app.system.live import LiveWindows
+owners = []
+_run_elevated = LiveWindows.run_elevated
+def run_elevated(self, argv, timeout, cancel=None, on_stop_asked=lambda: None):  # the real one, its owner noted
+    owners.append(self.owner_window)
+    return _run_elevated(self, argv, timeout, cancel, on_stop_asked)
+LiveWindows.run_elevated = run_elevated
 from PySide6.QtCore import Qt
 from app.ui.application import application, new_wizard
 from app.ui.pages.base import FINDINGS, FINISH, PLAN, REPAIR, VERIFY
@@ -421,6 +428,7 @@ def at_page(page):
             seen["undone"] = finish.message_label.text()
 
 drive(wizard, at_page)
+seen["owners"], seen["window"] = owners, int(wizard.winId())
 wizard.shutdown()
 print("\n@@RESULT " + json.dumps(seen))
 """
@@ -456,6 +464,9 @@ def test_the_wizard_runs_the_runtime_installer_and_shows_the_copy_torch_really_l
     assert "What PyTorch really loaded" in seen["detail"] and "vcruntime140.dll" in seen["detail"].lower(), seen
     assert seen["chosen"] == ["install-vc-runtime"], seen
     assert seen["repair"] in ("done", "failed"), seen
+    # Windows' permission prompt for the installer belongs to the wizard's window (SHELLEXECUTEINFO.hwnd), as the
+    # undo's after it, never to none (a flashing taskbar button behind a wizard that looks hung)
+    assert seen["window"] and seen["owners"] and set(seen["owners"]) == {seen["window"]}, seen
     assert "still does not load" in seen["verdict"] and "vc-runtime-missing" in seen["after_blockers"], seen
     assert "except Microsoft's Visual C++ runtime: it stays installed" in seen["summary"], seen
     assert "except Microsoft's Visual C++ runtime, now installed (x64 14.44.35211" in seen["undone"], seen
