@@ -3,8 +3,12 @@
 Usage:
     python tools/release_files.py notes README.md OUT.md   the README's "## What changed" section, without its heading
     python tools/release_files.py sums DIR                 DIR/SHA256SUMS of every file in DIR (`sha256sum -c` reads it)
+    python tools/release_files.py unpacked EXE DIR         the programs (.exe, .dll, .pyd) a one-file build unpacks into
+                                                           %TEMP% at every start, extracted into DIR for `signtool
+                                                           verify` (needs PyInstaller, whose archive reader it uses)
 
-Exit 0 done, 1 when the README has no "What changed" section or it is empty, or DIR holds no file.
+Exit 0 done, 1 when the README has no "What changed" section or it is empty, DIR holds no file, or EXE carries no
+program.
 """
 
 from __future__ import annotations
@@ -42,6 +46,26 @@ def write_sums(folder: Path) -> list[str]:
     return lines
 
 
+PROGRAMS = (".exe", ".dll", ".pyd")
+
+
+def unpacked_programs(exe: Path, folder: Path) -> list[Path]:
+    """Extract the program files of one-file build `exe` (its CArchive, as its bootloader reads it) into `folder`,
+    each at its path in the bundle; return them. Smart App Control judges each of these as it loads."""
+    from PyInstaller.archive.readers import CArchiveReader
+
+    archive = CArchiveReader(str(exe))
+    written = []
+    for name in sorted(archive.toc):
+        if not name.lower().endswith(PROGRAMS):
+            continue
+        target = folder.joinpath(*name.replace("\\", "/").split("/"))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(archive.extract(name))
+        written.append(target)
+    return written
+
+
 def main(argv: list[str]) -> int:
     if len(argv) == 3 and argv[0] == "notes":
         notes = what_changed(Path(argv[1]).read_text(encoding="utf-8"))
@@ -57,6 +81,13 @@ def main(argv: list[str]) -> int:
             print(f"{argv[1]}: no files to sum", file=sys.stderr)
             return 1
         print("\n".join(lines))
+        return 0
+    if len(argv) == 3 and argv[0] == "unpacked":
+        programs = unpacked_programs(Path(argv[1]), Path(argv[2]))
+        if not programs:
+            print(f"{argv[1]}: no program files in its archive (is it a one-file build?)", file=sys.stderr)
+            return 1
+        print(f"{len(programs)} program files unpacked into {argv[2]}")
         return 0
     print(__doc__.strip(), file=sys.stderr)
     return 2

@@ -56,3 +56,22 @@ def test_a_stop_of_the_one_file_exe_while_microsofts_installer_runs_waits_for_it
     program gets no Ctrl+C (docs/facts.md), so the Stop is asked through TDD_STOP_FILE, the same token the wizard's
     Stop button and Ctrl+C cancel (app/cli/stop.py)."""
     stop_while_microsofts_installer_runs(lab, onefile_exe.exe, seed_env, tmp_path, 0, by_file=True)
+
+
+def test_the_programs_the_one_file_exe_unpacks_are_extracted_for_signtool_as_the_release_does(lab, onefile_exe,
+                                                                                              tmp_path):
+    """The release signs what the one-file build unpacks into %TEMP% at every start (Smart App Control judges each
+    as it loads) and then checks each with `signtool verify`: tools/release_files.py `unpacked`, run by the lab's
+    Windows Python with its PyInstaller, brings out exactly those files of the real build, each a Windows program."""
+    from tests.winelab import REPO_ROOT
+
+    out = tmp_path / "unpacked"
+    done = lab.run_python([to_windows_path(REPO_ROOT / "tools" / "release_files.py"), "unpacked",
+                           to_windows_path(onefile_exe.exe), to_windows_path(out)], torch_env=lab.app_python(),
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    programs = {p.relative_to(out).as_posix().lower(): p for p in out.rglob("*") if p.is_file()}
+    assert f"{len(programs)} program files unpacked" in done.stdout
+    assert {"python312.dll", "pyside6/qtcore.pyd", "_ctypes.pyd"} <= set(programs), sorted(programs)[:40]
+    assert all(p.read_bytes()[:2] == b"MZ" for p in programs.values())
+    assert not [n for n in programs if not n.endswith((".exe", ".dll", ".pyd"))]

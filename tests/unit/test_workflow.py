@@ -93,6 +93,11 @@ def test_the_release_is_signed_and_fails_without_a_certificate():
     # what the one-file build unpacks is signed where PyInstaller collects it from, before that build
     assert "site-packages" in carried["run"] and "dist\\TorchDllDoctor" in carried["run"]
     assert "dist\\onefile\\TorchDllDoctor.exe" in onefile["run"] and "verify /pa /all" in onefile["run"]
+    # and what it unpacks is checked as Windows will check it, after it was written (tests/lab/test_exe_onefile.py
+    # runs the same `unpacked` on the real one-file build)
+    verify = onefile["run"].index("verify /pa /all")
+    assert onefile["run"].index("release_files.py unpacked dist\\onefile\\TorchDllDoctor.exe dist\\onefile-unpacked") \
+        < verify and "dist\\onefile-unpacked -Recurse" in onefile["run"][:verify]
     assert "::error" in skipped["run"] and "exit 1" in skipped["run"]  # nothing unsigned is published
     assert "PyInstaller|pip|setuptools" in carried["run"]  # not the bootloader PyInstaller rewrites afterwards
     names = [s.get("name") for s in release["steps"]]
