@@ -368,3 +368,34 @@ def test_microsofts_real_installer_is_fetched_checked_and_run_elevated_with_noth
             if (p.info["name"] or "").lower().startswith("vc_redist")]
     assert not left, left
     assert log.is_file() and log.stat().st_size > 0
+
+
+
+def test_microsofts_real_installer_loads_no_dll_from_the_folder_it_runs_from(system, tmp_path):
+    """Run elevated from the user's own folder (transactions\\<id>\\downloads), the installer must take no DLL from
+    beside it, where any program of the user could put one during the prompt: each DLL it imports at start is one
+    of Windows' KnownDLLs (always System32's) or an API set, unless its load configuration tells the loader to
+    look in System32 only (DependentLoadFlags LOAD_LIBRARY_SEARCH_SYSTEM32, 0x800). Burn loads the rest itself,
+    after SetDefaultDllDirectories (WiX). The design of the elevated step (README, Decisions) rests on this."""
+    from app.system.restart_manager import under_wine
+
+    if under_wine():
+        pytest.skip("Microsoft's installer comes from the internet, which the lab has not")
+    import pefile
+
+    from app.engine.pe import read_pe
+    from app.sources.vc_redist import fetch_installer
+
+    installer, _ = fetch_installer(system, "x64", tmp_path, None, None)
+    known = {name.lower() for name in system.known_dlls()}  # this Windows' own list, from its registry
+    assert "kernel32.dll" in known
+    imported = {d.name.lower() for d in read_pe(installer, with_exports=False).imports}
+    pe = pefile.PE(str(installer), fast_load=True)
+    try:
+        pe.parse_data_directories([pefile.DIRECTORY_ENTRY["IMAGE_DIRECTORY_ENTRY_LOAD_CONFIG"]])
+        config = getattr(pe, "DIRECTORY_ENTRY_LOAD_CONFIG", None)
+        flags = getattr(config.struct, "DependentLoadFlags", 0) if config is not None else 0
+    finally:
+        pe.close()
+    from_beside = sorted(n for n in imported if n not in known and not n.startswith(("api-ms-win-", "ext-ms-")))
+    assert not from_beside or flags & 0x800, (from_beside, hex(flags or 0))
