@@ -98,18 +98,22 @@ def test_enable_long_paths_through_windows_reg_exe_and_undo(lab, env, tmp_path, 
         lab.wine_reg(["delete", FS, "/v", "LongPathsEnabled", "/f"])
 
 
-UNDO_FROM_THE_WIZARD = r"""
-import json, sys
-sys.path.insert(0, {repo!r})
-from app.repair.journal import Journal
+# In a script run by the lab's Windows Python: the real run_elevated, each owner window it is given noted in `owners`
+OWNERS_NOTED = r"""
 from app.system.live import LiveWindows
-from app.ui.repair_run import undo_transactions
 owners = []
 _run_elevated = LiveWindows.run_elevated
 def run_elevated(self, argv, timeout, cancel=None, on_stop_asked=lambda: None):  # the real one, its owner noted
     owners.append(self.owner_window)
     return _run_elevated(self, argv, timeout, cancel, on_stop_asked)
 LiveWindows.run_elevated = run_elevated
+"""
+UNDO_FROM_THE_WIZARD = r"""
+import json, sys
+sys.path.insert(0, {repo!r})
+from app.repair.journal import Journal
+from app.ui.repair_run import undo_transactions
+""" + OWNERS_NOTED + r"""
 result = undo_transactions(list(Journal().transactions()), {owner!r})  # as the Finish page's Undo calls it
 print(json.dumps({{"owners": owners, "complete": result.complete}}))
 """

@@ -32,6 +32,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import lab_env, wine_unavailable
+from tests.lab.test_live_machine_settings import OWNERS_NOTED
 from tests.winelab import REPO_ROOT, to_windows_path
 
 pytestmark = [pytest.mark.wine, pytest.mark.wheels, pytest.mark.slow]
@@ -381,13 +382,7 @@ def catalog():  # the test's one override, as for the CLI above
     entry["vc_redist"]["x64"]["url"] = {url!r}
     return entry
 vc.download_catalog = vc_source.download_catalog = catalog
-from app.system.live import LiveWindows
-owners = []
-_run_elevated = LiveWindows.run_elevated
-def run_elevated(self, argv, timeout, cancel=None, on_stop_asked=lambda: None):  # the real one, its owner noted
-    owners.append(self.owner_window)
-    return _run_elevated(self, argv, timeout, cancel, on_stop_asked)
-LiveWindows.run_elevated = run_elevated
+""" + OWNERS_NOTED + r"""
 from PySide6.QtCore import Qt
 from app.ui.application import application, new_wizard
 from app.ui.pages.base import FINDINGS, FINISH, PLAN, REPAIR, VERIFY
