@@ -59,6 +59,24 @@ def _tdd_parent_of(pid: int):
     return parent, entries.get(parent, (0, ""))[1]
 
 
+def _tdd_attach_shell_console(kernel32, bundle) -> bool:
+    """Attach to the console of the program that started us (cmd or PowerShell): our parent's, or, in the one-file
+    build, whose app runs in a child of its own windowed bootloader (no console), the bootloader's parent's."""
+    import os
+    import sys
+    from ctypes import wintypes
+
+    if kernel32.AttachConsole(wintypes.DWORD(-1 & 0xFFFFFFFF)):  # ATTACH_PARENT_PROCESS
+        return True
+    if bundle:
+        me = _tdd_parent_of(os.getpid())
+        if me is not None and me[1].lower() == os.path.basename(sys.executable).lower():
+            bootloader = _tdd_parent_of(me[0])
+            if bootloader is not None and bootloader[0]:
+                return bool(kernel32.AttachConsole(wintypes.DWORD(bootloader[0])))
+    return False
+
+
 def _tdd_rthook() -> None:
     import os
     import sys
@@ -79,22 +97,24 @@ def _tdd_rthook() -> None:
         kernel32.SetDllDirectoryW(None)
 
     # --- 1. the standard streams
-    names = [n for n in ("stdin", "stdout", "stderr") if getattr(sys, n) is None]
-    if not names:
-        return  # every stream was handed over (console build, or all redirected): keep them
-    attach_parent_process = wintypes.DWORD(-1 & 0xFFFFFFFF)
     kernel32.AttachConsole.argtypes = [wintypes.DWORD]
     kernel32.AttachConsole.restype = wintypes.BOOL
-    attached = bool(kernel32.AttachConsole(attach_parent_process))
-    if not attached and bundle:
-        # The one-file build runs in a child of its own bootloader, a windowed program with no console, which
-        # hands on no streams: the console to attach to is the one of the program that started the bootloader
-        # (cmd or PowerShell)
-        me = _tdd_parent_of(os.getpid())
-        if me is not None and me[1].lower() == os.path.basename(sys.executable).lower():
-            bootloader = _tdd_parent_of(me[0])
-            if bootloader is not None and bootloader[0]:
-                attached = bool(kernel32.AttachConsole(wintypes.DWORD(bootloader[0])))
+    names = [n for n in ("stdin", "stdout", "stderr") if getattr(sys, n) is None]
+    if not names:  # every stream was handed over (console build, or all redirected): keep them
+        if not kernel32.GetConsoleOutputCP():
+            # a windowed program with all three redirected (PowerShell's pipes; the one-file build's app, whose
+            # bootloader hands it its own): the shell reads our output in its console's code page, which only that
+            # console can say. Asked once, attached and freed at once (app/system/console.py reads it).
+            try:
+                if _tdd_attach_shell_console(kernel32, bundle):
+                    try:
+                        sys._tdd_shell_output_cp = int(kernel32.GetConsoleOutputCP())
+                    finally:
+                        kernel32.FreeConsole()
+            except Exception:  # noqa: BLE001 - the code page is a nicety; starting is not
+                pass
+        return
+    attached = _tdd_attach_shell_console(kernel32, bundle)
     for name in names:
         stream = None
         if attached:
@@ -118,4 +138,4 @@ def _tdd_rthook() -> None:
 
 
 _tdd_rthook()
-del _tdd_rthook, _tdd_parent_of
+del _tdd_rthook, _tdd_parent_of, _tdd_attach_shell_console

@@ -79,14 +79,16 @@ def _watched(paths: list[Path]) -> tuple[set[str], set[str]]:
     return files, folders
 
 
-def _loaded_below(folders: set[str]) -> set[str]:
-    """The DLLs and extension files below these folders (a folder that cannot be listed is passed over: the rename
-    that follows then meets Windows' own refusal, and the journal rolls it back)."""
-    found = set()
+def _loaded_below(folders: set[str]) -> Optional[set[str]]:
+    """The DLLs and extension files below these folders; None when a folder below could not be listed (denied,
+    gone meanwhile): a list with holes would be asked about and answered "nobody", so psutil, whose test needs no
+    listing, answers instead."""
+    found: set[str] = set()
+    unlisted: list[OSError] = []
     for folder in folders:
-        for root, _dirs, names in os.walk(folder):
+        for root, _dirs, names in os.walk(folder, onerror=unlisted.append):
             found.update(_key(Path(root) / n) for n in names if n.lower().endswith(LOADED))
-    return found
+    return None if unlisted else found
 
 
 def _restart_manager(files: set[str], folders: set[str]) -> Optional[list[dict]]:
@@ -96,7 +98,10 @@ def _restart_manager(files: set[str], folders: set[str]) -> Optional[list[dict]]
 
     if not available():
         return None
-    asked = set(files) | _loaded_below(folders)
+    below = _loaded_below(folders)
+    if below is None:
+        return None
+    asked = set(files) | below
     for folder in {os.path.dirname(k) for k in files}:
         try:
             asked.update(_key(Path(e.path)) for e in os.scandir(folder) if e.name.lower().endswith(LOADED)

@@ -36,7 +36,7 @@ import zlib
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Callable, Iterator, Optional
+from typing import Callable, Iterable, Iterator, Optional
 
 from app.cancel import CancelToken
 from app.failures import local_time, refusal_kind
@@ -606,14 +606,15 @@ class Journal:
                      and (machine is None or t.machine == machine)), None)
 
     def newer_on_same_files(self, transaction: Transaction) -> Optional[Transaction]:
-        """The oldest transaction begun after this one, of its machine, not undone, that changes one of its files."""
-        mine = {str(path).casefold() for path in transaction.targets()}
+        """The oldest transaction begun after this one, of its machine, not undone, that changes one of its files: the
+        same file, or one inside a folder the other changes (pip replacing the torch folder, a DLL restored in it)."""
+        mine = _comparable(transaction.targets())
         found = None
         for other in self.transactions():  # newest first
             if other.id == transaction.id:
                 return found
             if (mine and other.machine == transaction.machine and other.state not in (ROLLED_BACK, KEPT)
-                    and mine & {str(path).casefold() for path in other.targets()}):
+                    and _overlap(mine, _comparable(other.targets()))):
                 found = other
         return found
 
@@ -626,3 +627,12 @@ class Journal:
     def running(self, machine: Optional[dict] = None) -> list[Transaction]:
         """Repairs (or undos) another window runs now."""
         return [t for t in self.transactions() if t.state == RUNNING and (machine is None or t.machine == machine)]
+
+
+def _comparable(paths: Iterable[Path]) -> set[str]:
+    return {str(path).replace("\\", "/").rstrip("/").casefold() for path in paths}
+
+
+def _overlap(mine: set[str], theirs: set[str]) -> bool:
+    """One path of each set is the same, or lies below the other."""
+    return any(a == b or a.startswith(b + "/") or b.startswith(a + "/") for a in mine for b in theirs)

@@ -5,6 +5,7 @@ there garbles every Chinese word. A console itself gets Unicode from Python (Wri
 from __future__ import annotations
 
 import os
+import sys
 from typing import Optional
 
 UTF8_CP = 65001
@@ -16,15 +17,17 @@ EAST_ASIAN_CPS = (932, 936, 949, 950)
 def console_output_cp() -> Optional[int]:
     """The code page the shell reads our redirected output in: GetConsoleOutputCP of the console this process is
     attached to; without one (a windowed program whose streams were all handed over: PowerShell running the
-    one-file build, whose app is a child of its own windowed bootloader), GetOEMCP, the code page every console of
-    this Windows starts in and PowerShell 5.1's [Console]::OutputEncoding unless `chcp` changed it. None off
-    Windows."""
+    one-file build, whose app is a child of its own windowed bootloader), the shell's console's, which the frozen
+    app's start asked for (packaging/rthook_windows.py: `chcp 65001` and PowerShell's UTF-8 setting are kept), else
+    GetOEMCP, the code page every console of this Windows starts in and PowerShell 5.1's [Console]::OutputEncoding
+    unless changed. None off Windows."""
     if os.name != "nt":
         return None
     import ctypes
 
     kernel32 = ctypes.WinDLL("kernel32")
-    return int(kernel32.GetConsoleOutputCP()) or int(kernel32.GetOEMCP()) or None
+    shell = getattr(sys, "_tdd_shell_output_cp", 0)  # the frozen app asked the shell's console at start
+    return int(kernel32.GetConsoleOutputCP()) or shell or int(kernel32.GetOEMCP()) or None
 
 
 def output_encoding(is_console: bool, console_cp: Optional[int]) -> str:

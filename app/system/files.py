@@ -80,10 +80,18 @@ def copy_file(source: Path, target: Path, progress: Optional[Progress] = None) -
     total = source.stat().st_size
     digest = hashlib.sha256()
 
+    def read(src) -> bytes:
+        try:
+            return src.read(CHUNK)
+        except OSError as error:  # a read names no file: this one is the source's (a USB stick, a share)
+            if error.filename is None:
+                error.filename = str(source)
+            raise
+
     def fill(out) -> None:
         done = 0
         with open(source, "rb") as src:
-            for block in iter(lambda: src.read(CHUNK), b""):
+            for block in iter(lambda: read(src), b""):
                 digest.update(block)
                 out.write(block)
                 done += len(block)
