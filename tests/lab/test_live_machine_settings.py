@@ -127,7 +127,9 @@ def test_an_undo_from_the_wizard_gives_windows_permission_prompt_the_wizards_win
     try:
         result = cli(lab, env, tmp_path, "repair", "--env", to_windows_path(env), "--action", "enable-long-paths",
                      "--yes")
-        assert query(lab, FS, "LongPathsEnabled") == ("REG_DWORD", "0x1"), result.stderr[-3000:]
+        said = (result.returncode, result.stdout[-2000:], result.stderr[-3000:], elevated(tmp_path))
+        assert result.returncode == 0, said
+        assert query(lab, FS, "LongPathsEnabled") == ("REG_DWORD", "0x1"), said
         script = tmp_path / "undo.py"
         script.write_text(UNDO_FROM_THE_WIZARD.format(repo=to_windows_path(REPO_ROOT), owner=0x5150),
                           encoding="utf-8")
