@@ -46,7 +46,7 @@ def test_a_quarantined_fbgemm_dll_is_restored_from_the_users_index_torch_works_a
 
         repaired = app("repair", "--env", to_windows_path(env), "--action", "restore-torch-files", "--yes",
                        "--json", "-")
-        assert repaired.returncode == 0, repaired.stderr[-3000:]
+        assert repaired.returncode == 0, (repaired.stderr[-3000:], repaired.stdout[-6000:])  # the JSON: what was left
         assert "{" in repaired.stdout, (repaired.stdout[-3000:], repaired.stderr[-3000:])
         outcome = json.loads(repaired.stdout[repaired.stdout.index("{"):])
         assert outcome["state"] == "fixed"
