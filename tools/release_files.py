@@ -59,7 +59,10 @@ def unpacked_programs(exe: Path, folder: Path) -> list[Path]:
     for name in sorted(archive.toc):
         if not name.lower().endswith(PROGRAMS):
             continue
-        target = folder.joinpath(*name.replace("\\", "/").split("/"))
+        parts = name.replace("\\", "/").split("/")
+        if not all(parts) or ".." in parts or ":" in name:  # an archive's name never leaves `folder`
+            raise ValueError(f"{exe}: {name!r} is not a path inside the bundle")
+        target = folder.joinpath(*parts)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(archive.extract(name))
         written.append(target)

@@ -10,24 +10,19 @@ Asking again says again what is happening. Ctrl+Break (and closing the console) 
 then finds the repair interrupted at the next start. Outside these commands Ctrl+C stays KeyboardInterrupt, which
 `run_command` says as "stopped, nothing was changed".
 
-For the safety tests, TDD_STOP_FILE names a file whose appearance is a Ctrl+C (as TDD_PAUSE_FILE is a pause,
-app/repair/changes/faults.py): the windowed one-file build gets no Ctrl+C under Wine, nor from Explorer on Windows.
+For the safety tests, TDD_STOP_FILE names a file whose appearance is a Ctrl+C (app/repair/changes/faults.py).
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
 import threading
-import time
-from pathlib import Path
 from typing import Callable, Iterator
 
 from app.cancel import CancelToken
 from app.i18n import words
-
-STOP_FILE = "TDD_STOP_FILE"
+from app.repair.changes.faults import stop_when_asked
 
 
 @contextlib.contextmanager
@@ -55,19 +50,10 @@ def ctrl_c_stops(lang: str, say: Callable[[str], None], stoppable: bool = True) 
 
     previous = signal.signal(signal.SIGINT, asked)
     done = threading.Event()
-    if os.environ.get(STOP_FILE):
-        threading.Thread(target=_when_file_appears, args=(Path(os.environ[STOP_FILE]), done, answer),
-                         name="stop-file", daemon=True).start()
+    stop_when_asked(done, answer)
     try:
         yield token
     finally:
         done.set()
         signal.signal(signal.SIGINT, previous)
 
-
-def _when_file_appears(path: Path, done: threading.Event, answer: Callable[[], None]) -> None:
-    while not done.is_set():
-        if path.exists():
-            answer()
-            return
-        time.sleep(0.1)

@@ -75,7 +75,8 @@ def _watched(paths: list[Path]) -> tuple[set[str], set[str]]:
     (a torch folder set aside, or replaced by pip) is held by a program that has any file below it loaded."""
     files, folders = set(), set()
     for path in paths:
-        (folders if os.path.isdir(path) else files).update({_key(path), _final_key(path)})  # denied: a file
+        # a path that is no folder now (gone, or cannot be looked at) is looked for as a file
+        (folders if os.path.isdir(path) else files).update({_key(path), _final_key(path)})
     return files, folders
 
 

@@ -69,6 +69,8 @@ def _said_of_the_target(error: OSError, temporary: str, target: Path) -> None:
     elif getattr(error, "winerror", None) is None and error.errno == errno.EINVAL:
         error._asked_windows = windows_error_of(temporary)  # type: ignore[attr-defined]
     error.filename = str(target)
+    if error.filename2 is not None and os.path.normcase(error.filename2) == os.path.normcase(str(target)):
+        error.filename2 = None  # os.replace's "temporary -> target" would read "target -> target"
 
 
 def write_bytes(target: Path, data: bytes) -> None:
