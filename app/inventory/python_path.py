@@ -4,11 +4,15 @@ order, and which copy of torch `import torch` gets.
 The rules are CPython's own (`Modules/getpath.py`, `Lib/site.py`, the "Finding modules" page of the Windows docs):
 
 - a `._pth` file beside the runtime DLL or the interpreter (`python312._pth`, `python._pth`; the DLL's first, so a
-  venv of an embeddable Python keeps its base's) replaces `sys.path` with its lines, turns
-  on isolated mode (no `PYTHONPATH`, no `PYTHONHOME`, no user site) and runs `site` only with an `import site` line;
+  venv of an embeddable Python keeps its base's, unless the venv holds its own copy of the DLL, as uv and
+  `virtualenv --always-copy` make it) replaces `sys.path` with its lines, turns on isolated mode (no `PYTHONPATH`,
+  no `PYTHONHOME`, no registry) and runs `site` only with an `import site` line; `site` then adds a venv's own
+  site-packages (site.venv()) and, in 3.11-3.14, the user site too (python/cpython#120037: only 3.15 and 3.8-3.10
+  leave it off), unless PYTHONNOUSERSITE is set;
 - otherwise `PYTHONPATH` comes first (after the script's folder, which we cannot know), then the folders the
-  registry names (the default value of each subkey of `HKCU`, then `HKLM`,
-  `\\Software\\Python\\PythonCore\\<winver>\\PythonPath`; `winver` is "3.12", "3.12-32" for a 32-bit Python,
+  registry names (the REG_SZ default value of each subkey of `HKCU`, then `HKLM`,
+  `\\Software\\Python\\PythonCore\\<winver>\\PythonPath`, never expanded; from 3.11 a value of another kind ends
+  the reading of that key; `winver` is "3.12", "3.12-32" for a 32-bit Python,
   "3.12-arm64" for an ARM64 one, and names the user site too), then the standard library (from `PYTHONHOME`
   when it is set), then `site`: the **user site**
   (`%APPDATA%\\Python\\Python3XY\\site-packages`, or `PYTHONUSERBASE`), before the install's own
@@ -246,11 +250,20 @@ def model_loading(system: System, *, python: Path, prefix: Path, base_prefix: Pa
     `cpu`: the interpreter's processor, "x86", "arm64"..., which names its `sys.winver`, "3.12-32", "3.12-arm64")."""
     variables = python_variables(system)
     reading = PthReading.of(system, version)
-    pth = _pth_file(python, app_folder, version, free_threaded)
+    pth = _pth_file(python, app_folder, version, free_threaded, venv is not None)
     suffixes = module_suffixes(version, cpu, free_threaded)
-    if pth is not None:
-        return _isolated(system, pth, variables, interpreter, reading, suffixes, _release(version))
     values = {v.name: v for v in variables}
+    winver = _winver(version, cpu)
+    userbase_variable = values.get("PYTHONUSERBASE")
+    user_site = _user_site(system, winver, userbase, free_threaded, userbase_variable)
+    if pth is not None:
+        # 3.11-3.14: the ._pth turns isolated mode on only after the user site was decided (python/cpython#120037,
+        # fixed in 3.15 alone): `site` then adds it unless PYTHONNOUSERSITE (read before the ._pth) or -s says no;
+        # 3.8-3.10 (getpathp.c) and 3.15 turn it off
+        keeps_user_site = (3, 11) <= _release(version)[:2] < (3, 15)
+        off = "._pth" if not keeps_user_site else "PYTHONNOUSERSITE" if "PYTHONNOUSERSITE" in values else None
+        return _isolated(system, pth, variables, interpreter, reading, suffixes, _release(version),
+                         venv=venv, prefix=prefix, site=site, user_site=user_site, user_site_off=off)
     unseen: list[tuple[str, str]] = []
     entries: list[PathEntry] = []
     for folder in _split(system, values["PYTHONPATH"].value if "PYTHONPATH" in values else None, PYTHONPATH,
@@ -266,9 +279,6 @@ def model_loading(system: System, *, python: Path, prefix: Path, base_prefix: Pa
     for folder in (descend(stdlib_root, "DLLs"), descend(stdlib_root, "Lib"), app_folder):
         if folder is not None:
             entries.append(PathEntry(folder, STDLIB))
-    userbase_variable = values.get("PYTHONUSERBASE")
-    winver = _winver(version, cpu)
-    user_site = _user_site(system, winver, userbase, free_threaded, userbase_variable)
     # site.venv(): system_site is "true" until pyvenv.cfg says otherwise; without it only the venv's own prefix is
     # a site prefix and the user site is off. PYTHONNOUSERSITE turns the user site off, never the system site
     system_site = venv is None or venv.get("include-system-site-packages", "true").strip().lower() == "true"
@@ -305,12 +315,16 @@ def model_loading(system: System, *, python: Path, prefix: Path, base_prefix: Pa
 def registry_path(system: System, version: Optional[str], cpu: Optional[str] = None,
                   unseen: Optional[list[tuple[str, str]]] = None) -> list[PathEntry]:
     """getpath.py's registry folders: the default value of each subkey of ...\\PythonCore\\<winver>\\PythonPath,
-    the user's key first; each value is a `;` list. (The key's own default value counts only when the standard
-    library is found no other way, which a working install never needs.)"""
+    the user's key first; each value is a `;` list, taken as written: %VARIABLES% are never expanded. (The key's own
+    default value counts only when the standard library is found no other way, which a working install never
+    needs.) From 3.11 getpath's own winreg.QueryValue reads only a REG_SZ value: any other kind (REG_EXPAND_SZ) adds
+    nothing and, raising OSError, ends the reading of that key's subkeys, so the ones after it add nothing either.
+    3.8-3.10 (getpathp.c) read every value's text whatever its kind, never expanded."""
     winver = _winver(version, cpu)
     if winver is None:
         return []
     bits32 = cpu in ("x86", "arm")
+    strict = _release(version)[:2] >= (3, 11)
     found = []
     for hive in ("HKCU", "HKLM"):
         key = REGISTRY_PATH_KEY.format(hive=hive, winver=winver)
@@ -318,9 +332,13 @@ def registry_path(system: System, version: Optional[str], cpu: Optional[str] = N
             key = key.replace("\\Software\\", "\\Software\\WOW6432Node\\")
         for name in system.registry_subkeys(key):
             value = system.registry_values(f"{key}\\{name}").get("")
-            if value is None or not isinstance(value.data, str):
+            if value is None:
                 continue
-            for folder in _split(system, value.data, REGISTRY, unseen):
+            if strict and value.type != "REG_SZ":
+                break  # QueryValue raised OSError: `while True: ... except OSError: break`
+            if not isinstance(value.data, str):
+                continue
+            for folder in _split(system, value.data, REGISTRY, unseen, expand=False):
                 found.append(PathEntry(folder, REGISTRY, key=f"{key}\\{name}"))
     return found
 
@@ -357,11 +375,18 @@ def read_interpreter(system: System, settings: dict[str, str], version_of) -> In
 
 def _isolated(system: System, found: tuple[Path, list[str]], variables: tuple[Variable, ...],
               interpreter: Optional[Interpreter], reading: PthReading, suffixes: tuple[str, ...],
-              release: tuple[int, int, int]) -> PythonLoading:
+              release: tuple[int, int, int], *, venv: Optional[dict[str, str]], prefix: Path, site: Optional[Path],
+              user_site: Optional[Path], user_site_off: Optional[str]) -> PythonLoading:
     """A ._pth file: its lines are sys.path (relative to its folder); `import site` adds the site folders. From 3.11
     (getpath.py) a comment is cut anywhere on a line and any other `import` line is ignored; before (getpathp.c's
     read_pth_file) a line is a comment only when it starts with `#`, and an `import ` line other than exactly
-    `import site` is a fatal error: the interpreter does not start."""
+    `import site` is a fatal error: the interpreter does not start.
+
+    With `import site`, site.main() runs as it always does: site.venv() finds the venv's pyvenv.cfg beside
+    sys.executable (the venv's own python.exe, which the redirector names) and adds the venv's own site folders
+    first; then the user site (unless `user_site_off` names what turns it off: the ._pth itself before 3.11,
+    PYTHONNOUSERSITE; a venv that leaves out the system site turns it off too); then the base's prefix, the ._pth
+    file's folder."""
     pth, lines = found
     entries: list[PathEntry] = []
     unseen: list[tuple[str, str]] = []
@@ -389,28 +414,46 @@ def _isolated(system: System, found: tuple[Path, list[str]], variables: tuple[Va
             unseen.append((line, PTH_FILE))
     runs: list[Path] = []
     unreadable: list[tuple[Path, str]] = []
-    if site_runs:  # site.getsitepackages(): the prefix and its Lib\site-packages, with their .pth files
-        for folder in (pth.parent, descend(pth.parent, "Lib", "site-packages")):
-            if folder is not None:
-                runs += _add_site(system, entries, folder, SITE, reading, unreadable, unseen)
+    system_site = venv is None or venv.get("include-system-site-packages", "true").strip().lower() == "true"
+    off = user_site_off or (None if system_site else "venv")
+    if site_runs:
+        sites: list[tuple[Path, str]] = _prefix_sites(prefix, site, SITE) if venv is not None else []
+        if off is None and user_site is not None and user_site.is_dir():
+            sites.append((user_site, USER_SITE))
+        if system_site:  # site.getsitepackages(): the prefix and its Lib\site-packages, with their .pth files
+            sites += _prefix_sites(pth.parent, None, BASE_SITE if venv is not None else SITE)
+        for folder, origin in sites:
+            runs += _add_site(system, entries, folder, origin, reading, unreadable, unseen)
     listings = _listed(entries)
+    names = STARTUP_MODULES if off is None else STARTUP_MODULES[:1]
     return PythonLoading(tuple(entries), _copies(listings, suffixes, False), variables, pth_file=pth, isolated=True,
-                         site_runs=site_runs, user_site_off_because="._pth", interpreter=interpreter,
-                         startup=_startup(listings, STARTUP_MODULES[:1], False) + tuple(runs) if site_runs else (),
+                         site_runs=site_runs, user_site=user_site, user_site_on=site_runs and off is None,
+                         user_site_off_because=off, interpreter=interpreter,
+                         startup=_startup(listings, names, False) + tuple(runs) if site_runs else (),
                          unreadable_pth=tuple(unreadable), unseen=tuple(dict.fromkeys(unseen)), pth_fatal=fatal)
 
 
-def _pth_file(python: Path, app_folder: Path, version: Optional[str],
-              free_threaded: bool) -> Optional[tuple[Path, list[str]]]:
-    """getpath.py's order: beside the runtime DLL (pythonXY.dll, in the folder of the real interpreter), then
-    beside the executable that was started, then beside the real interpreter; each named for that file. A venv
-    can override the base executable's ._pth, never the DLL's. One that cannot be read is passed over (getpath.py
-    tries the next on OSError). Returns the file and its lines, line endings removed."""
+def _pth_file(python: Path, app_folder: Path, version: Optional[str], free_threaded: bool,
+              is_venv: bool = False) -> Optional[tuple[Path, list[str]]]:
+    """getpath.py's order (3.11+): beside the runtime DLL the process loaded (`library`), then beside the executable
+    that was started, then beside the real interpreter; each named for that file. The DLL is the base's
+    (pythonXY.dll, in the folder of the real interpreter), but for a venv that holds its own copy beside its
+    python.exe, as uv and `virtualenv --always-copy` make them from an embeddable Python: Windows loads that one, so
+    the base's `python312._pth` is never read. A venv can override the base executable's ._pth, never the DLL's.
+    Before 3.11 (getpathp.c) only the DLL and the program Windows started count: the venv's own python.exe when it
+    is a copy, the base's when the redirector started it. One that cannot be read is passed over (getpath.py tries
+    the next on OSError). Returns the file and its lines, line endings removed."""
     minor = _minor(version)
+    runtime = "python" + minor.replace(".", "") + ("t" if free_threaded else "") if minor is not None else None
+    own_runtime = is_venv and runtime is not None and child(python.parent, runtime + ".dll") is not None
     names = []
-    if minor is not None:
-        names.append((app_folder, "python" + minor.replace(".", "") + ("t" if free_threaded else "") + "._pth"))
-    names += [(python.parent, python.stem + "._pth"), (app_folder, "python._pth")]
+    if runtime is not None:
+        names.append((python.parent if own_runtime else app_folder, runtime + "._pth"))
+    if _release(version)[:2] >= (3, 11):
+        names += [(python.parent, python.stem + "._pth"), (app_folder, "python._pth")]
+    else:
+        names.append((python.parent, python.stem + "._pth") if own_runtime or not is_venv
+                     else (app_folder, "python._pth"))
     for folder, name in names:
         found = child(folder, name)
         if found is not None and found.is_file():
@@ -543,13 +586,14 @@ def _user_site(system: System, winver: Optional[str], userbase: Optional[Path], 
 
 
 def _split(system: System, value: Optional[str], origin: str,
-           unseen: Optional[list[tuple[str, str]]]) -> list[Path]:
+           unseen: Optional[list[tuple[str, str]]], expand: bool = True) -> list[Path]:
     """The existing folders of a `;` list (PYTHONPATH, a registry PythonPath value), %VARIABLES% expanded; adds
     to `unseen` the parts that name a folder this machine cannot show (another drive, a share, or relative to the
-    program's own current folder). Quotes are kept, as getpath.py keeps them: `"C:\\libs"` names no folder."""
+    program's own current folder). Quotes are kept, as getpath.py keeps them: `"C:\\libs"` names no folder. A
+    registry value is taken as written (`expand=False`); the environment block's PYTHONPATH is already expanded."""
     folders = []
     for part in (value or "").split(";"):
-        part = system.expand(part.strip())
+        part = system.expand(part.strip()) if expand else part.strip()
         host = host_folder(system, part)
         if host is not None and host.is_dir():
             folders.append(host)

@@ -466,3 +466,107 @@ def test_sitecustomize_is_found_by_its_exact_name_as_filefinder_finds_it(tmp_pat
     image.set_variable("user", "PYTHONCASEOK", "1")
     env = inspect_environment(OfflineImage(image.root), image.host(HOME))
     assert [p.name for p in env.loading.startup] == ["SiteCustomize.py"]
+
+
+EMBED = r"C:\Users\alice\StabilityMatrix\Data\Assets\Python310"
+
+
+def embeddable(image: ImageBuilder, folder: str, minor: int = 12, pth: str = "python{m}.zip\n.\n") -> None:
+    """python.org's embeddable Python: python.exe, python3XY.dll and its python3XY._pth."""
+    image.write(folder + r"\python.exe", build_pe(machine="x64", dll=False, dll_name="python.exe"))
+    image.write(folder + rf"\python3{minor}.dll", build_pe(machine="x64", dll_name=f"python3{minor}.dll",
+                                                           file_version=(3, minor, 11150, 1013)))
+    image.write(folder + rf"\python3{minor}._pth", pth.format(m=f"3{minor}"))
+
+
+def test_a_venv_with_its_own_runtime_dll_never_reads_the_bases_pth_file(tmp_path):
+    """uv and `virtualenv --always-copy` make a venv of an embeddable Python by copying python.exe and
+    python3XY.dll into Scripts: getpath.py's `library` is then the venv's own DLL, so the base's python312._pth is
+    never read. The venv's own site-packages counts, and so does PYTHONPATH, before it."""
+    image = ImageBuilder(tmp_path / "image")
+    embeddable(image, EMBED, minor=12)
+    image.write(VENV + r"\pyvenv.cfg", f"home = {EMBED}\ninclude-system-site-packages = false\n"
+                                       "version_info = 3.12.11\n")
+    image.write(VENV + r"\Scripts\python.exe", build_pe(machine="x64", dll=False, dll_name="python.exe"))
+    image.copy(image.host(EMBED + r"\python312.dll"), VENV + r"\Scripts\python312.dll")
+    image.torch_version_file(VENV + r"\Lib\site-packages", "2.4.1+cpu")
+    other = r"C:\Users\alice\libs"
+    image.torch_version_file(other, "2.4.0+cpu")
+    image.set_variable("user", "PYTHONPATH", other)
+    _, env, found = loading_findings(image, VENV)
+    assert env.loading.pth_file is None and not env.loading.isolated
+    assert [c.entry.origin for c in env.loading.copies] == ["PYTHONPATH", SITE]
+    assert env.torch.version == "2.4.0+cpu"  # PYTHONPATH's copy is imported first
+    assert "torch-not-on-path" not in found and found["torch-shadowed"].evidence["origin"] == "PYTHONPATH"
+    # the same venv through the redirector (no DLL of its own): the base's ._pth decides, and without
+    # `import site` the venv's site-packages is not on the path
+    (image.host(VENV) / "Scripts" / "python312.dll").unlink()
+    _, env, found = loading_findings(image, VENV)
+    assert env.loading.pth_file is not None and env.loading.pth_file.name == "python312._pth"
+    assert env.loading.copies == () and "torch-not-on-path" in found
+
+
+def test_a_venv_through_the_redirector_over_a_pth_with_import_site_keeps_its_own_site_packages(tmp_path):
+    """The base's python312._pth is read (the DLL is the base's), and its `import site` runs site.main(): site.venv()
+    finds pyvenv.cfg beside sys.executable (the venv's python.exe, which the redirector names) and adds the venv's
+    own site-packages."""
+    image = ImageBuilder(tmp_path / "image")
+    embeddable(image, EMBED, pth="python{m}.zip\n.\nimport site\n")
+    image.write(VENV + r"\pyvenv.cfg", f"home = {EMBED}\ninclude-system-site-packages = false\nversion = 3.12.11\n")
+    image.write(VENV + r"\Scripts\python.exe", build_pe(machine="x64", dll=False, dll_name="python.exe"))
+    image.torch_version_file(VENV + r"\Lib\site-packages", "2.4.1+cpu")
+    image.torch_version_file(USER_SITE_FOLDER, "2.4.0+cpu")
+    _, env, found = loading_findings(image, VENV)
+    assert env.loading.isolated and env.loading.site_runs
+    assert [c.entry.origin for c in env.loading.copies] == [SITE]  # the system site left out: no user site
+    assert env.loading.user_site_off_because == "venv"
+    assert env.torch.version == "2.4.1+cpu" and "torch-not-on-path" not in found
+    # with the system site included, the user site follows the venv's own, then the base's prefix
+    image.write(VENV + r"\pyvenv.cfg", f"home = {EMBED}\ninclude-system-site-packages = true\nversion = 3.12.11\n")
+    image.mkdir(EMBED + r"\Lib\site-packages")
+    _, env, _ = loading_findings(image, VENV)
+    origins = [e.origin for e in env.loading.path]
+    assert origins.index(SITE) < origins.index(USER_SITE) < origins.index("base-site-packages")
+    assert [c.entry.origin for c in env.loading.copies] == [SITE, USER_SITE]
+
+
+def test_a_pth_file_with_import_site_keeps_the_user_site_from_311_to_314_only(tmp_path):
+    """python/cpython#120037: 3.11-3.14 decide the user site before the ._pth turns isolated mode on, so `site`
+    adds it (before the prefix's Lib\\site-packages when the ._pth does not list that folder itself); 3.10
+    (getpathp.c sets Py_IsolatedFlag and no user site) and 3.15 (the fix) leave it off."""
+    for minor, on in ((10, False), (11, True), (12, True), (13, True), (14, True), (15, False)):
+        image = ImageBuilder(tmp_path / f"image{minor}")
+        embeddable(image, PORTABLE, minor=minor, pth="python{m}.zip\n.\n../ComfyUI\nimport site\n")
+        image.torch_version_file(PORTABLE + r"\Lib\site-packages", "2.4.1+cpu")
+        user_site = USER_SITE_FOLDER.replace("Python312", f"Python3{minor}")
+        image.torch_version_file(user_site, "2.4.0+cpu")
+        _, env, found = loading_findings(image, PORTABLE)
+        assert env.loading.user_site_on is on, minor
+        assert env.torch.version == ("2.4.0+cpu" if on else "2.4.1+cpu"), minor
+        if on:
+            assert found["torch-shadowed"].evidence["origin"] == USER_SITE
+            assert "set-aside-shadowing-torch" in found["torch-shadowed"].repairs
+
+
+def test_a_registry_path_value_that_is_not_reg_sz_adds_nothing_and_ends_the_key_from_311(tmp_path):
+    """getpath.py reads each subkey's default value with its own winreg.QueryValue, which takes only REG_SZ: a
+    REG_EXPAND_SZ value raises OSError, which ends the loop (`except OSError: break`), so a later subkey adds
+    nothing either. Nothing is ever expanded. 3.10's getpathp.c reads every kind's text as written."""
+    image = ImageBuilder(tmp_path / "image")
+    python_org(image, HOME)
+    key = r"HKCU\Software\Python\PythonCore\3.12\PythonPath"
+    image.torch_version_file(r"C:\Users\alice\tools\lib", "2.4.0+cpu")
+    image.torch_version_file(r"C:\Program Files\Other\lib", "2.3.1+cpu")
+    image.set_variable("user", "TOOLS", r"C:\Users\alice\tools")
+    image.set_value(key + r"\A-Tools", "", "REG_EXPAND_SZ", r"%TOOLS%\lib")
+    image.set_value(key + r"\B-Other", "", "REG_SZ", r"C:\Program Files\Other\lib")
+    image.torch_version_file(HOME + r"\Lib\site-packages", "2.4.1+cpu")
+    _, env, found = loading_findings(image, HOME)
+    assert not [e for e in env.loading.path if e.origin == "registry"]
+    assert env.torch.version == "2.4.1+cpu"
+    assert "python-registry-path" not in found and "torch-shadowed" not in found
+    # the REG_SZ value alone (its subkey first): read, and its torch is imported first
+    image.set_value(key + r"\A-Tools", "", "REG_SZ", r"%TOOLS%\lib")  # as written: no folder of that name
+    _, env, found = loading_findings(image, HOME)
+    assert [str(e.folder).endswith("lib") for e in env.loading.path if e.origin == "registry"] == [True]
+    assert env.torch.version == "2.3.1+cpu" and found["torch-shadowed"].evidence["origin"] == "registry"

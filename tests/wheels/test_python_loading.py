@@ -278,9 +278,10 @@ def test_a_torch_without_an_install_record_is_never_all_clear(tmp_path, capsys):
     assert any("没有安装记录" in f["title"] for f in chinese["findings"] if f["code"] == "check-failed")
 
 
-def test_a_pth_file_decides_and_ignores_pythonpath_and_the_user_site(tmp_path, capsys):
-    """ComfyUI portable's python_embeded: python312._pth lists its folders; PYTHONPATH and the user site are
-    ignored, and without `import site` nothing else is read."""
+def test_a_pth_file_decides_and_ignores_pythonpath_but_312_keeps_the_user_site(tmp_path, capsys):
+    """ComfyUI portable's python_embeded: python312._pth lists its folders; PYTHONPATH is ignored, and without
+    `import site` nothing else is read. With `import site`, 3.11-3.14 still add the user site (python/cpython#120037,
+    left so until 3.15), after the ._pth's own lines: its torch comes second here."""
     image = ImageBuilder(tmp_path / "image")
     windows(image)
     embedded = r"C:\ComfyUI_windows_portable\python_embeded"
@@ -292,9 +293,16 @@ def test_a_pth_file_decides_and_ignores_pythonpath_and_the_user_site(tmp_path, c
     image.set_variable("user", "PYTHONPATH", r"C:\Users\alice\AppData\Roaming\Python\Python312\site-packages")
     system = OfflineImage(image.root)
     env = inspect_environment(system, image.host(embedded))
-    assert env.loading.isolated and env.loading.user_site_off_because == "._pth"
-    assert [c.entry.origin for c in env.loading.copies] == [PTH_FILE]
+    assert env.loading.isolated and env.loading.user_site_on and env.loading.user_site_off_because is None
+    assert [c.entry.origin for c in env.loading.copies] == [PTH_FILE, USER_SITE]
     assert env.torch.version == "2.4.1+cpu"
+    code, report = diagnose(image.root, capsys, "--env", embedded)
+    assert not any(f["code"] == "python-path-set" for f in report["findings"])
+    # PYTHONNOUSERSITE is read before the ._pth turns the environment off: the user site is off again
+    image.set_variable("user", "PYTHONNOUSERSITE", "1")
+    env = inspect_environment(OfflineImage(image.root), image.host(embedded))
+    assert env.loading.user_site_off_because == "PYTHONNOUSERSITE"
+    assert [c.entry.origin for c in env.loading.copies] == [PTH_FILE]
     code, report = diagnose(image.root, capsys, "--env", embedded)
     assert not any(f["code"] in ("torch-shadowed", "python-path-set") for f in report["findings"])
     assert code == 0
