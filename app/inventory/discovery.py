@@ -1,10 +1,13 @@
 """Find every Python environment on a machine, streaming each one as soon as it is found.
 
-Sources, in order: folders the user chose, PEP 514 registry entries, the `py` launcher, conda, the
-Microsoft Store Python, Pythons on PATH, per-user python.org installs, then a bounded walk of the usual
+Sources, in order: folders the user chose, PEP 514 registry entries, the `py` launcher, conda, the homes the
+launchers record (Pinokio, Stability Matrix, ComfyUI Desktop, SwarmUI, the Invoke launcher, uv: each one's own
+settings file, then its default folder; app/inventory/launchers.py), Pythons on PATH, per-user python.org
+installs, the Microsoft Store Python, then a bounded walk of the usual
 places on every fixed drive and in every user profile for AI apps (ComfyUI portable, web UIs, Fooocus,
-kohya_ss, ...). The profiles are the System's `user_profiles()`: the current user's on a live machine,
-every profile in an offline image (whose environment.json often has no %USERPROFILE%). Nothing is
+kohya_ss, ...), which knows a launcher's home when it meets one (a portable Stability Matrix beside its program)
+and goes straight to its environments. The profiles are the System's `user_profiles()`: the current user's on a
+live machine, every profile in an offline image (whose environment.json often has no %USERPROFILE%). Nothing is
 imported or run except the `py` launcher's list on a live machine. A time budget and a depth bound keep
 it finite.
 """
@@ -30,6 +33,7 @@ from app.inventory.environment import (
     free_threaded_pythons,
     inspect_environment,
 )
+from app.inventory.launchers import environments_in, homes_among, recorded_homes
 from app.resources import resources_folder
 from app.system.base import NotAvailable, System, UserProfile
 from app.system.folders import child, children, descend
@@ -88,7 +92,7 @@ def discover(system: System, *, folders: Iterable[Path] = (), drives: Optional[I
         if key in seen:
             return None
         seen.add(key)
-        return replace(env, found_by=source, app=app_name(env.exec_prefix))
+        return replace(env, found_by=source, app=env.app or app_name(env.exec_prefix))
 
     def candidates() -> Iterator[tuple[str, Path]]:
         for folder in folders:
@@ -96,6 +100,9 @@ def discover(system: System, *, folders: Iterable[Path] = (), drives: Optional[I
         yield from (("registry (PEP 514)", p) for p in _pep514(system))
         yield from (("py launcher", p) for p in _py_launcher(system, profiles, report))
         yield from (("conda", p) for p in _conda(system, profiles))
+        # where each launcher records its home: exactly its environments, however deep
+        yield from (("launcher", p) for launcher, home in recorded_homes(system, profiles)
+                    for p in environments_in(launcher, home))
         yield from (("PATH", p) for p in _on_path(system))
         yield from (("search", p) for p in _profile_pythons(system, profiles))
         for place in _places(system, profiles, drives):
@@ -293,6 +300,11 @@ def _walk(start: Path, max_depth: int, deadline: float, cancel: Optional[CancelT
                     if depth < max_depth and entry.is_dir(follow_symlinks=False) and entry.name.lower() not in skip:
                         subfolders.append(entry.path)
         except OSError:
+            continue
+        known = homes_among(names)
+        if known:  # a launcher's home: its environments are where its layout puts them, below any depth
+            for launcher in known:
+                yield from environments_in(launcher, folder)
             continue
         if "python.exe" in names or "pyvenv.cfg" in names or any(FREE_THREADED_EXE.match(n) for n in names):
             yield folder

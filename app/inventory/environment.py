@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Optional
 
 from app.engine.pe import CPU_NAMES, PEError, read_cpu_type, read_pe
+from app.inventory.launchers import placed
 from app.inventory.python_path import MODULE, Interpreter, PythonLoading, model_loading, read_interpreter
 from app.system.base import System
 from app.system.folders import child, children, descend
@@ -133,11 +134,12 @@ def describe(system: System, python: Path, kind: str, prefix: Path, base_prefix:
         torch_folder, site = copy.folder, copy.entry.folder
     else:
         torch_folder = child(site, "torch") if site else None
+    where = placed(prefix)
     return PythonEnvironment(
         python=python, kind=kind, exec_prefix=prefix, base_exec_prefix=base_prefix, app_folder=app_folder,
         python_version=version, python_cpu_type=cpu, site_packages=site,
         torch=read_torch(torch_folder) if torch_folder is not None else None, userbase=userbase,
-        free_threaded=free_threaded, loading=loading,
+        free_threaded=free_threaded, loading=loading, app=where.label if where is not None else None,
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import re
 from pathlib import Path
 from typing import Iterator, Optional
 
@@ -26,6 +27,8 @@ from app.probes.base import ENVIRONMENT, Probe, ProbeContext
 from app.probes.finding import BLOCKER, INFO, WARNING, Finding
 from app.probes.gpu_backends import AMD_DRIVER, HIP_SDK
 from app.resources import known_issues
+
+PYTHON_RUNTIME = re.compile(r"python3\d*t?(_d)?\.dll", re.I)  # python312.dll, python313t.dll, python3.dll
 
 SHOWN_UNSEEN = 5  # folders named in a finding's text; the evidence keeps them all
 
@@ -112,9 +115,12 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
     stops_at = first_failing_root(graph)
     at_start = loaded_at_start(graph)
     torch_files = torch_lib_files(ctx.env)
+    base_gone = _base_gone(ctx.env)
     missing: list[str] = []
     for node in graph.walk():
         status = statuses[node]
+        if base_gone and status in (MISSING, MISSING_DELAY) and PYTHON_RUNTIME.fullmatch(node.name):
+            continue  # the venv's base Python is gone (venv-base-missing): its runtime DLL went with it
         base = {"dll": node.name, "needed_by": importers(node)}
         # severity follows how torch reaches the DLL: only through a delay load, it fails when a feature needs it
         severity = BLOCKER if node.id in at_start else WARNING
@@ -164,6 +170,12 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
                               repairs_for(node.name, torch_files))
     yield from _path_unseen(ctx, missing)
     yield from shadowing(ctx, graph)
+
+
+def _base_gone(env: Optional[PythonEnvironment]) -> bool:
+    """A venv whose base Python is not there any more: one problem (venv-base-missing), whatever made the venv."""
+    interpreter = env.loading.interpreter if env is not None and env.loading is not None else None
+    return interpreter is not None and interpreter.home is not None and interpreter.seen and not interpreter.exists
 
 
 def _path_unseen(ctx: ProbeContext, missing: list[str]) -> Iterator[Finding]:

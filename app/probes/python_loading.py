@@ -10,6 +10,7 @@ import re
 from typing import Iterator, Optional
 
 from app.inventory.environment import python_version_in, read_torch
+from app.inventory.launchers import launcher_of
 from app.inventory.python_path import (
     NAMESPACE,
     PTH_FILE,
@@ -87,7 +88,10 @@ def _interpreter(ctx: ProbeContext) -> Iterator[Finding]:
         yield ctx.finding("check-failed", INFO, {"check": PROBE.name, "probe": PROBE.id, **evidence},
                           variant="home-unseen")
     elif not interpreter.exists:
-        yield ctx.finding("venv-base-missing", BLOCKER, evidence, ["start-fresh"])
+        where = launcher_of(ctx.env)  # made by a launcher, or from uv's Python: its own way back, not python.org's
+        launcher = where.launcher.name if where is not None else None
+        yield ctx.finding("venv-base-missing", BLOCKER, {**evidence, "launcher": launcher}, ["start-fresh"],
+                          variant="launcher" if where is not None else None)
     elif interpreter.changed_minor:
         yield ctx.finding("venv-base-changed", BLOCKER, evidence, ["start-fresh"])
 

@@ -18,6 +18,7 @@ from app.cancel import CancelToken
 from app.engine.versions import version_tuple
 from app.i18n import LANGUAGES, words
 from app.inventory.environment import PythonEnvironment
+from app.inventory.launchers import fresh_steps, launcher_of
 from app.inventory.machine import MachineFacts
 from app.probes.causes import Problem
 from app.probes.finding import Finding
@@ -181,6 +182,11 @@ class StartFresh(GuidedRepair):
 
     def guide(self, system, env, machine, findings) -> Guide:
         minor = python_minor(env)
+        where = launcher_of(env)
+        if where is not None:  # the launcher's own way: its repair button, its own uv
+            steps = [*fresh_steps(where, minor), said("guide.check_again")]
+            return Guide(self.id, same_url(where.launcher.url), said("guide.link.app", app=where.launcher.name),
+                         steps)
         app = app_recreate(env)
         if app is not None:
             steps = [*app_steps(system, app, env, launcher(minor, False)), said("guide.fresh.wsl", url=WSL_INSTALL)]

@@ -1,0 +1,164 @@
+"""Where people get PyTorch: copied drives laid out as each launcher's own source code lays them out (the layouts and
+their sources: resources/launchers.json), with real torch wheels. A plain `diagnose --root` (no folder named by
+hand) finds each environment, names its launcher, and diagnoses it; a venv whose uv Python is gone is one problem
+with the launcher's own way back."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from app.demo.image_builder import ImageBuilder
+from app.inventory.discovery import discover
+from app.main import main
+from app.system.offline import OfflineImage
+from tests import realfiles
+from tests.conftest import pip_install, real
+
+HOME = r"C:\Users\alice"
+ROAMING = HOME + r"\AppData\Roaming"
+LOCAL = HOME + r"\AppData\Local"
+UV_PYTHON = ROAMING + r"\uv\python\cpython-3.12.9-windows-x86_64-none"
+
+
+def torch_core(name: str) -> bool:
+    return name in ("torch/__init__.py", "torch/version.py") or (name.startswith("torch/lib/")
+                                                                  and name.endswith(".dll"))
+
+
+def windows(image: ImageBuilder) -> None:
+    image.copy_files(real(realfiles.msvc_runtime_dlls), r"C:\Windows\System32", link=True)
+    image.vc_runtime("x64", "14.51.36231")
+
+
+def base_python(image: ImageBuilder, folder: str) -> None:
+    """A CPython 3.12 as uv's managed builds and python.org's installer lay it out (python.exe, python312.dll)."""
+    python = real(realfiles.windows_python)
+    for name in ("python.exe", "python312.dll", "python3.dll", "vcruntime140.dll", "vcruntime140_1.dll"):
+        image.copy(python / name, folder + "\\" + name, link=True)
+    image.mkdir(folder + r"\Lib\site-packages")
+
+
+def uv_venv(image: ImageBuilder, venv: str, home: str, torch: str = realfiles.TORCH_240) -> None:
+    """A venv as `uv venv` writes it (crates/uv-virtualenv/src/virtualenv.rs:542-597), with a real torch."""
+    image.write(venv + r"\pyvenv.cfg", f"home = {home}\nimplementation = CPython\nuv = 0.8.13\n"
+                                       "version_info = 3.12.9\ninclude-system-site-packages = false\n"
+                                       "prompt = ComfyUI\n")
+    image.copy(real(realfiles.windows_python) / "python.exe", venv + r"\Scripts\python.exe", link=True)
+    pip_install(image, torch, venv + r"\Lib\site-packages", keep=torch_core)
+
+
+def diagnose(root, capsys, *extra: str) -> tuple[int, dict]:
+    capsys.readouterr()
+    code = main(["diagnose", "--root", str(root), "--json", "-", "--no-redact", *extra])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def labels(root) -> dict[str, str]:
+    system = OfflineImage(root)
+    return {system.windows_path(env.exec_prefix): env.app for env in discover(system, budget_s=60)}
+
+
+def test_pinokio_is_found_where_its_config_says_and_its_app_named(tmp_path, capsys):
+    """Pinokio records its home in %USERPROFILE%\\.pinokio\\config.json ("home"), here a folder no walk visits;
+    an app's venv is <home>\\api\\<app>\\app\\env, made by `uv venv --python 3.12` (kernel/shell.js:1323-1384)."""
+    image = ImageBuilder(tmp_path / "image")
+    windows(image)
+    home = LOCAL + r"\PinokioData"
+    image.write(HOME + r"\.pinokio\config.json", json.dumps({"home": home, "theme": "dark"}))
+    image.write(home + r"\ENVIRONMENT", "PIP_CACHE_DIR=./cache/PIP_CACHE_DIR\n")
+    base_python(image, home + r"\bin\miniforge")
+    image.mkdir(home + r"\bin\miniforge\conda-meta")
+    base_python(image, UV_PYTHON)
+    venv = home + r"\api\comfy.git\app\env"
+    uv_venv(image, venv, UV_PYTHON)
+    found = labels(image.root)
+    assert found[venv] == "comfy · Pinokio" and found[home + r"\bin\miniforge"] == "Pinokio"
+    assert found[UV_PYTHON] == "uv"
+    code, report = diagnose(image.root, capsys)
+    assert code == 1
+    envs = {e["prefix"]: e for e in report["environments"]}
+    assert envs[venv]["app"] == "comfy · Pinokio" and envs[venv]["found_by"] == "launcher"
+    missing = [f for f in report["findings"] if f["code"] == "missing-dll"]
+    assert any(f["evidence"]["dll"].lower() == "libomp140.x86_64.dll" for f in missing)
+
+
+@pytest.mark.parametrize("mode", ["portable", "default", "library-json"])
+def test_stability_matrix_in_each_of_its_modes(tmp_path, capsys, mode):
+    """Portable: <program folder>\\Data holds .sm-portable (SettingsManager.cs:341-344), met by the walk of the
+    Desktop at any depth; default: %APPDATA%\\StabilityMatrix; or the folder library.json's LibraryPath names.
+    Packages\\<name>\\venv, made by uv from Assets\\Python\\cpython-* (UvVenvRunner.cs:152-158)."""
+    image = ImageBuilder(tmp_path / "image")
+    windows(image)
+    library = {"portable": HOME + r"\Desktop\Apps\StabilityMatrix-win-x64\Data",
+               "default": ROAMING + r"\StabilityMatrix", "library-json": LOCAL + r"\SM-Library"}[mode]
+    if mode == "portable":
+        image.write(library + r"\.sm-portable", b"")
+    if mode == "library-json":
+        image.write(ROAMING + r"\StabilityMatrix\library.json", json.dumps({"LibraryPath": library}, indent=2))
+    image.write(library + r"\settings.json", "{}")
+    python = library + r"\Assets\Python\cpython-3.12.10-windows-x86_64-none"
+    base_python(image, python)
+    venv = library + r"\Packages\ComfyUI\venv"
+    uv_venv(image, venv, python)
+    name = "Stability Matrix (portable)" if mode == "portable" else "Stability Matrix"
+    found = labels(image.root)
+    assert found[venv] == f"ComfyUI · {name}" and found[python] == name
+    code, report = diagnose(image.root, capsys)
+    assert code == 1 and any(e["app"] == f"ComfyUI · {name}" for e in report["environments"])
+
+
+def test_comfyui_desktop_healthy_then_its_uv_python_gone_is_one_problem_with_its_own_way_back(tmp_path, capsys):
+    """ComfyUI Desktop: %APPDATA%\\ComfyUI\\config.json's basePath, <basePath>\\.venv made by its uv from uv's
+    managed CPython 3.12. Healthy: no alarm. With that Python removed: the missing base, once, never also
+    "python312.dll is missing", and the way back is the app's own Recreate or `uv python install`, never
+    python.org's installer."""
+    image = ImageBuilder(tmp_path / "image")
+    windows(image)
+    base = LOCAL + r"\ComfyUIData"
+    image.write(ROAMING + r"\ComfyUI\config.json", json.dumps({"basePath": base, "installState": "installed"}))
+    for folder in ("models", "user", "input", "output", "custom_nodes"):
+        image.mkdir(base + "\\" + folder)
+    base_python(image, UV_PYTHON)
+    uv_venv(image, base + r"\.venv", UV_PYTHON, torch=realfiles.TORCH_241)
+    code, report = diagnose(image.root, capsys)
+    envs = {e["prefix"]: e for e in report["environments"]}
+    assert envs[base + r"\.venv"]["app"] == "ComfyUI Desktop"
+    assert code == 0, [f["code"] for f in report["findings"] if f["severity"] == "blocker"]
+    # uv's Python removed (uv python uninstall, or a cleaned AppData)
+    for path in sorted(image.host(UV_PYTHON).rglob("*"), reverse=True):
+        path.unlink() if path.is_file() else path.rmdir()
+    image.host(UV_PYTHON).rmdir()
+    code, report = diagnose(image.root, capsys, "--env", base + r"\.venv")
+    blockers = [f for f in report["findings"] if f["severity"] == "blocker"]
+    assert code == 1 and [f["code"] for f in blockers if f["code"] != "import-failed"] == ["venv-base-missing"]
+    assert not any(f["code"] == "missing-dll" and f["evidence"]["dll"].lower().startswith("python3")
+                   for f in report["findings"])
+    capsys.readouterr()
+    main(["diagnose", "--root", str(image.root), "--env", base + r"\.venv"])
+    text = capsys.readouterr().out
+    assert "Recreate" in text and "uv" in text and "python.org" not in text.lower()
+    main(["diagnose", "--root", str(image.root), "--env", base + r"\.venv", "--lang", "zh_CN"])
+    assert "Recreate" in capsys.readouterr().out
+
+
+def test_swarmui_and_the_invoke_launcher_are_found_where_they_record_their_homes(tmp_path):
+    """SwarmUI's desktop shortcut names its launch-windows.bat (Installation.cs:274-289), and ComfyUI's portable
+    package sits in dlbackend\\comfy; the Invoke launcher records installDir (store.ts:5), <root>\\.venv."""
+    image = ImageBuilder(tmp_path / "image")
+    windows(image)
+    swarm = LOCAL + r"\Tools\SwarmUI"
+    image.write(HOME + r"\Desktop\SwarmUI.url",
+                f'[InternetShortcut]\nURL="{swarm}\\launch-windows.bat"\nIconFile="{swarm}\\favicon.ico"\n')
+    image.write(swarm + r"\launch-windows.bat", "@echo off\n")
+    embedded = swarm + r"\dlbackend\comfy\python_embeded"
+    base_python(image, embedded)
+    image.write(embedded + r"\python312._pth", "python312.zip\n.\n../ComfyUI\nimport site\n")
+    invoke = LOCAL + r"\Invoke"
+    image.write(ROAMING + r"\Invoke Community Edition\config.json", json.dumps({"installDir": invoke}))
+    image.write(invoke + r"\invokeai.yaml", "schema_version: 4.0.2\n")
+    base_python(image, UV_PYTHON)
+    uv_venv(image, invoke + r"\.venv", UV_PYTHON)
+    found = labels(image.root)
+    assert found[embedded] == "ComfyUI · SwarmUI" and found[invoke + r"\.venv"] == "InvokeAI · Invoke launcher"
