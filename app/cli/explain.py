@@ -37,6 +37,17 @@ def _decoded(data: bytes) -> str:
         return data.decode(locale.getpreferredencoding(False) or "utf-8", errors="replace")
 
 
+def _names_a_file(argument: str) -> bool:
+    """Whether an argument names an existing file. A pasted traceback is text, however it looks: a line break, a
+    NUL, or a name the file system refuses (too long: errno 36) means it names no file."""
+    if not argument or "\n" in argument or "\x00" in argument or len(argument) > 32767:
+        return False
+    try:
+        return Path(argument).is_file()
+    except (OSError, ValueError):
+        return False
+
+
 def run(args: argparse.Namespace, output: Output) -> ExitCode:
     lang = _language(args.lang)
     if args.error == ["-"]:
@@ -48,9 +59,10 @@ def run(args: argparse.Namespace, output: Output) -> ExitCode:
         except (OSError, ValueError) as exc:
             output.note(printable(words("explain.unreadable", lang, error=exc)))
             return ExitCode.PROBLEM
-    elif len(args.error) == 1 and Path(args.error[0]).is_file():  # a file holding the text, as saved
+    elif len(args.error) == 1 and _names_a_file(args.error[0]):  # a file holding the text, as saved
         try:
-            text = _decoded(Path(args.error[0]).read_bytes()[:MAX_FILE_BYTES])
+            with open(args.error[0], "rb") as f:  # a log of gigabytes: only its start is read
+                text = _decoded(f.read(MAX_FILE_BYTES))
         except OSError as exc:
             output.note(printable(words("explain.unreadable", lang, error=exc)))
             return ExitCode.PROBLEM

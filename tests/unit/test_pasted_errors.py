@@ -162,3 +162,36 @@ def test_a_driver_or_a_package_is_named_as_the_cause_only_when_the_text_shows_it
             if re.search(rf"\b{re.escape(name)}\b", said[field]) and not re.search(evidence, entry["text"], re.I):
                 sentence = next(s for s in re.split(r"(?<=[.!?])\s+", said[field]) if name in s)
                 assert re.search(r"\bnot\b|\bnor\b|\bno\b|\bneither\b", sentence), (field, name, sentence)
+
+
+def test_every_corpus_text_passed_as_one_argument_is_explained_never_an_internal_error(capsys):
+    """The most common use: the whole traceback pasted as one argument. A text with a stretch of more than 255
+    bytes without a slash is a file name no file system takes (errno 36): it is text, never a file to open."""
+    from app.main import main
+
+    assert any(len(max(e["text"].split("/"), key=len).encode()) > 255 for e in CORPUS)
+    for entry in CORPUS:
+        capsys.readouterr()
+        code = main(["explain", entry["text"], "--lang", "en"])
+        out, err = capsys.readouterr()
+        assert code == 0 and out.strip() and "internal error" not in (out + err).lower(), entry["source"]
+    long_line = "OSError: [WinError 126] " + "x" * 5000 + ' Error loading "C:\\torch\\lib\\fbgemm.dll"'
+    assert main(["explain", long_line]) == 0
+    assert "internal error" not in capsys.readouterr().err.lower()
+
+
+def test_explain_reads_only_the_start_of_a_huge_log(tmp_path, capsys):
+    """A log of gigabytes (sparse here) is read from its start, never whole: in a process allowed 1 GB of memory,
+    a 3 GB log is explained (read whole, it would end in MemoryError)."""
+    import subprocess
+    import sys
+
+    log = tmp_path / "huge.log"
+    with open(log, "wb") as f:
+        f.write(b'OSError: [WinError 126] Error loading "C:\\x\\torch\\lib\\fbgemm.dll" or one of its dependencies.\n')
+        f.truncate(3 << 30)
+    code = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30)); "
+            "from app.main import main; sys.exit(main(['explain', sys.argv[1], '--lang', 'en']))")
+    done = subprocess.run([sys.executable, "-c", code, str(log)], capture_output=True, text=True, timeout=120,
+                          cwd=Path(__file__).parent.parent.parent)
+    assert done.returncode == 0 and "fbgemm.dll" in done.stdout, done.stderr[-2000:]
