@@ -504,6 +504,17 @@ def _add_site(system: System, entries: list[PathEntry], folder: Path, origin: st
     return runs
 
 
+def entry_folder(system: System, file: Path, line: str, origin: str) -> Optional[Path]:
+    """The folder one line of a `._pth` file (PTH_FILE) or of a site folder's `.pth` file (PTH_LINE) puts on
+    sys.path, as that file's own reader resolves it; None for a comment, an `import` line or a folder not there."""
+    if origin == PTH_FILE:
+        text = line.partition("#")[0].strip()
+        return None if not text or text.startswith("import ") else _resolve(system, file.parent, text)
+    if not line.strip() or line.startswith(("#", "import ", "import\t")):
+        return None
+    return _pth_target(system, file.parent, line)
+
+
 def _pth_target(system: System, folder: Path, line: str) -> Optional[Path]:
     """site.makepath(sitedir, line.rstrip()): joined as os.path.join joins them, so an absolute line stands alone,
     a rooted one (`\\tools`) is on the site folder's drive, a UNC one is the share's, and anything else (an

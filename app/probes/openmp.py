@@ -52,6 +52,12 @@ def conflicts(ctx: ProbeContext) -> Iterator[Finding]:
     intel-openmp (WinError 182)."""
     rivals = rival_copies(ctx)
     for rival in rivals:
+        loader = _loader(rival.owner)
+        if loader is not None:  # a package that loads its own copy when imported: any program using both stops
+            yield ctx.finding("openmp-conflict", BLOCKER, {**rival.evidence(ctx), "loaded_by": loader,
+                                                           "package": (rival.owner or {}).get("package")},
+                              ["remove-duplicate-openmp"], variant="package")
+            continue
         yield ctx.finding("openmp-conflict", WARNING if rival.same_build else BLOCKER, rival.evidence(ctx),
                           ["remove-duplicate-openmp"], variant="same-build" if rival.same_build else "two-builds")
     context = ctx.loader().context
@@ -106,6 +112,13 @@ class Rival:
                 "owner": self.owner, "owner_name": owner_name(self.owner), "used_by": owner.get("used_by", [])}
 
 
+def _loader(owner: Optional[dict]) -> Optional[dict]:
+    """How a package that loads its own OpenMP runtime loads it ({"en", "zh_CN"}), when it is one that does."""
+    package = (owner or {}).get("package") if (owner or {}).get("manager") == "pip" else None
+    known = known_issues()["openmp_package_loaders"].get(str(package or "").lower().replace("_", "-"))
+    return {lang: known[lang] for lang in ("en", "zh_CN")} if known else None
+
+
 def owner_name(owner: Optional[dict]) -> dict:
     """Who installed a file, in the reader's words ({"en", "zh_CN"})."""
     if not owner:
@@ -146,7 +159,49 @@ def rival_copies(ctx: ProbeContext) -> list[Rival]:
             found = child(folder, name)
             if found is not None and found.is_file():
                 rivals.append(Rival(mine, _copy(ctx, found), package_owning(ctx.env, found)))
+    return rivals + _package_rivals(ctx, lib, {_comparable(r.other.path) for r in rivals})
+
+
+def _package_rivals(ctx: ProbeContext, lib: Path, known: set[str]) -> list[Rival]:
+    """Copies of an OpenMP runtime of torch's family (known_issues' openmp_kmp_runtimes) inside the other packages
+    of the environment: ctranslate2\\libiomp5md.dll, numpy+MKL's. A package that loads its copy by its full path
+    (ctranslate2 loads every DLL of its folder) makes it a second module beside torch's in any program that imports
+    both, whatever its name in the family: "OMP: Error #15: Initializing libiomp5md.dll, but found
+    libomp140.x86_64.dll already initialized"."""
+    family = [n.lower() for n in known_issues()["openmp_kmp_runtimes"]]
+    own = next((child(lib, name) for name in family if child(lib, name) is not None), None)
+    if own is None or ctx.env is None:
+        return []
+    mine = _copy(ctx, own)
+    rivals = []
+    for path in package_openmp_copies(ctx.env):
+        key = _comparable(path)
+        if path.name.lower() in family and key not in known and not key.startswith(_comparable(lib)):
+            known.add(key)
+            rivals.append(Rival(mine, _copy(ctx, path), package_owning(ctx.env, path)))
     return rivals
+
+
+OPENMP_RECORD_LINE = re.compile(r"^((?:[^,\n]*/)?(?:libiomp5md|libiomp5|libomp[\w.]*|vcomp\d+d?|libgomp-1)\.dll),",
+                                re.I | re.M)
+
+
+def package_openmp_copies(env: PythonEnvironment) -> list[Path]:
+    """Every OpenMP runtime DLL the packages of the environment installed (their RECORDs name each file, at any
+    depth), that is there: torch's own among them."""
+    site = env.site_packages
+    found = []
+    for info in children(site):
+        record = child(info, "RECORD") if info.name.lower().endswith(".dist-info") else None
+        try:
+            text = record.read_text(encoding="utf-8", errors="replace") if record is not None else ""
+        except OSError:
+            continue
+        for match in OPENMP_RECORD_LINE.finditer(text):
+            path = site / match.group(1).strip().strip('"')
+            if path.is_file():
+                found.append(path)
+    return found
 
 
 def _copy(ctx: ProbeContext, path: Path) -> RuntimeCopy:

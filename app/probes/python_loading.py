@@ -29,6 +29,7 @@ SET_ASIDE_TORCH = "set-aside-shadowing-torch"
 UNSET_VARIABLE, UNSET_MACHINE_VARIABLE = "unset-env-var", "unset-machine-variable"
 MOVE_FOLDER = "rename-app-folder"
 REMOVE_REGISTRY_PATH = "remove-registry-python-path"
+TAKE_OUT_ENTRY = "take-out-path-entry"  # app/repair/path_entry.py
 STARTUP_CODE = "python-startup-code"
 UNREADABLE_PTH = "python-pth-unreadable"
 PTH_IMPORT_LINE = "python-pth-import-line"
@@ -173,9 +174,12 @@ def _shadowing(ctx: ProbeContext, imported: TorchCopy) -> Iterator[Finding]:
     repairs, extra = [], {}
     if imported.entry.origin == USER_SITE and imported.kind != NAMESPACE:
         repairs.append(SET_ASIDE_TORCH)
+    elif imported.entry.origin in (PTH_FILE, PTH_LINE):  # that one line becomes a comment
+        repairs.append(TAKE_OUT_ENTRY)
     elif imported.entry.origin == PYTHONPATH:
         variable = ctx.env.loading.variable("PYTHONPATH")
-        repairs.append(_unset(variable.scope if variable else "user"))
+        scope = variable.scope if variable else "user"
+        repairs += ([TAKE_OUT_ENTRY] if scope == "user" else []) + [_unset(scope)]  # the entry, or the variable
         extra = {"variable": "PYTHONPATH"}  # what the repair removes, as the finding names it
     elif imported.entry.origin == REGISTRY:
         repairs.append(REMOVE_REGISTRY_PATH)
@@ -183,7 +187,8 @@ def _shadowing(ctx: ProbeContext, imported: TorchCopy) -> Iterator[Finding]:
     repairs.append("start-fresh")
     yield ctx.finding("torch-shadowed", WARNING if same else BLOCKER, {**extra,
         "imported": first, "others": others, "folder": first["folder"], "version": first["version"],
-        "origin": first["origin"], "added_by": first["added_by"] or "-", "other_folder": others[0]["folder"],
+        "origin": first["origin"], "added_by": first["added_by"] or "-", "entry": first["entry"],
+        "other_folder": others[0]["folder"],
         "other_version": others[0]["version"],
         "other_origin": others[0]["origin"]}, repairs, variant=imported.entry.origin)
 
@@ -206,6 +211,7 @@ def _described(ctx: ProbeContext, copy: TorchCopy) -> dict:
     version = read_torch(copy.folder).version if copy.kind != "module" else None
     origin = copy.entry.origin
     return {"folder": ctx.display(copy.folder), "version": version or "-", "origin": origin,
+            "entry": ctx.display(copy.entry.folder),
             "added_by": (ctx.display(copy.entry.source) if origin in (PTH_FILE, PTH_LINE)
                          else copy.entry.key if origin == REGISTRY else None)}
 

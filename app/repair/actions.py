@@ -7,6 +7,7 @@ from app.repair.duplicate_openmp import RemoveDuplicateOpenMP
 from app.repair.guides import GUIDED_REPAIRS
 from app.repair.names import ALIASES
 from app.repair.paging_file import PagingFileSystemManaged
+from app.repair.path_entry import TakeOutPathEntry
 from app.repair.plan import EnableLongPaths, PlaceOpenMP, PlanRefused, UserSettings, said
 from app.repair.restore_files import RestoreTorchFiles
 from app.repair.runtime_copy import SetAsideRuntimeCopy
@@ -19,6 +20,7 @@ ACTIONS = {action.id: action for action in (PlaceOpenMP(), UpgradeTorch(), Insta
                                             UserSettings("remove-path-entry"), EnableLongPaths(),
                                             RestoreTorchFiles(), PagingFileSystemManaged(), RemoveDuplicateOpenMP(),
                                             MatchCompanions(), SetAsideRuntimeCopy(), SetAsideShadowingTorch(),
+                                            TakeOutPathEntry(),
                                             *GUIDED_REPAIRS)}
 
 

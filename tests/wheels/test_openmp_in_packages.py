@@ -1,0 +1,77 @@
+"""OpenMP runtimes that other packages bring: the real ctranslate2 wheel (behind faster-whisper and WhisperX) ships
+Intel's libiomp5md.dll in its own folder and loads every DLL there by its full path when it is imported, so any
+program that imports it and PyTorch holds two copies of one runtime ("OMP: Error #15"). Found from the packages'
+records, named with what loads it, set aside by a journalled rename, and undone byte for byte."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+from app.demo.image_builder import ImageBuilder
+from app.main import main
+from tests import realfiles
+from tests.conftest import pip_install, real
+
+pytestmark = [pytest.mark.usefixtures("data_dir"), pytest.mark.wheels]
+
+PYTHON = r"C:\Users\alice\AppData\Local\Programs\Python\Python312"
+VENV = r"C:\Users\alice\subtitles\venv"
+SITE = VENV + r"\Lib\site-packages"
+CTRANSLATE2 = "ctranslate2==4.8.5"
+
+
+def torch_or_ct2(name: str) -> bool:
+    return name in ("torch/__init__.py", "torch/version.py") or (name.startswith("torch/lib/")
+                                                                  and name.endswith(".dll"))
+
+
+def image_with_ctranslate2(root) -> ImageBuilder:
+    image = ImageBuilder(root)
+    image.copy_files(real(realfiles.msvc_runtime_dlls), r"C:\Windows\System32", link=True)
+    image.vc_runtime("x64", "14.51.36231")
+    python = real(realfiles.windows_python)
+    for name in ("python.exe", "python312.dll", "python3.dll", "vcruntime140.dll", "vcruntime140_1.dll"):
+        image.copy(python / name, PYTHON + "\\" + name, link=True)
+    image.venv(VENV, PYTHON, "3.12.9", python_exe=(python / "python.exe").read_bytes())
+    pip_install(image, realfiles.TORCH_241, SITE, keep=torch_or_ct2)
+    pip_install(image, CTRANSLATE2, SITE, keep=lambda n: n.startswith("ctranslate2/") and n.endswith((".dll", ".py")))
+    return image
+
+
+def diagnosis(capsys, image, *extra) -> tuple[int, dict]:
+    capsys.readouterr()
+    code = main(["diagnose", "--root", str(image.root), "--env", VENV, "--json", "-", "--no-redact", *extra])
+    out = capsys.readouterr().out
+    return code, json.loads(out[out.index("{"):])
+
+
+def test_ctranslate2s_own_openmp_beside_torchs_is_a_blocker_set_aside_and_undone(tmp_path, capsys):
+    image = image_with_ctranslate2(tmp_path / "img")
+    theirs = image.host(SITE + r"\ctranslate2\libiomp5md.dll")
+    before = hashlib.sha256(theirs.read_bytes()).hexdigest()
+    code, document = diagnosis(capsys, image)
+    conflicts = [f for f in document["findings"] if f["code"] == "openmp-conflict"]
+    assert code == 1 and len(conflicts) == 1, [f["code"] for f in document["findings"]]
+    (conflict,) = conflicts
+    evidence = conflict["evidence"]
+    assert conflict["severity"] == "blocker" and conflict["repairs"] == ["remove-duplicate-openmp"]
+    assert evidence["other"] == SITE + r"\ctranslate2\libiomp5md.dll"
+    assert evidence["torch_copy"]["path"] == SITE + r"\torch\lib\libiomp5md.dll"
+    assert evidence["owner"]["package"] == "ctranslate2" and evidence["package"] == "ctranslate2"
+    assert "full path" in evidence["loaded_by"]["en"]
+    assert "ctranslate2" in conflict["title"] and "Intel" in conflict["action"] and "KMP_DUPLICATE_LIB_OK" in \
+        conflict["action"]
+    code, chinese = diagnosis(capsys, image, "--lang", "zh_CN")
+    assert any("ctranslate2" in f["title"] and "OpenMP" in f["title"] for f in chinese["findings"])
+
+    repair = ["repair", "--root", str(image.root), "--env", VENV, "--action", "remove-duplicate-openmp"]
+    assert main([*repair, "--yes", "--json", "-"]) == 0, capsys.readouterr()
+    capsys.readouterr()
+    assert not theirs.exists() and theirs.with_name("libiomp5md.dll.set-aside-by-torch-dll-doctor").is_file()
+    code, document = diagnosis(capsys, image)
+    assert not [f for f in document["findings"] if f["code"] == "openmp-conflict"] and code == 0
+    assert main(["undo", "--last"]) == 0
+    assert hashlib.sha256(theirs.read_bytes()).hexdigest() == before
