@@ -33,13 +33,14 @@ from app.inventory.environment import (
     free_threaded_pythons,
     inspect_environment,
 )
-from app.inventory.launchers import environments_in, homes_among, recorded_homes
+from app.inventory.launchers import environments_in, homes_among, marker_names, recorded_homes
 from app.resources import resources_folder
 from app.system.base import NotAvailable, System, UserProfile
 from app.system.folders import child, children, descend
 
 PEP514_ROOTS = (r"HKCU\Software\Python", r"HKLM\Software\Python", r"HKLM\Software\WOW6432Node\Python")
 CONDA_NAMES = ("anaconda3", "miniconda3", "miniforge3", "mambaforge")
+WANTED_NAMES = frozenset({"python.exe", "pyvenv.cfg"})  # what makes a folder an environment (free-threaded too)
 STORE_PACKAGE = re.compile(r"^PythonSoftwareFoundation\.Python\.3\.(\d+)_\w+$", re.I)
 
 
@@ -277,36 +278,48 @@ def _places(system: System, profiles: list[UserProfile], drives: Optional[Iterab
 
 def _walk(start: Path, max_depth: int, deadline: float, cancel: Optional[CancelToken],
           report: DiscoveryReport, walked: set[str]) -> Iterator[Path]:
-    """Breadth-first: folders holding python.exe or pyvenv.cfg, not descending into them or skipped names.
-    `walked` is shared between walks so that overlapping places (Desktop, then the profile) cost once."""
+    """Breadth-first: folders holding python.exe or pyvenv.cfg, not descending into them or skipped names; a
+    launcher's home (known by what it holds) gives its environments at once, however deep they are.
+    `walked` is shared between walks so that overlapping places (Desktop, then the profile) cost once. The work per
+    entry is what os.walk does (a name, a type): only the names that say something are kept."""
     skip = _ai_apps()["skip"]
-    queue = deque([(start, 0)])
+    wanted = WANTED_NAMES | marker_names()
+    # a whole name of those, between the NULs that join a folder's names
+    wanted_pattern = re.compile(r"(?:^|\0)(?:" + "|".join(sorted(map(re.escape, wanted))) + r"|python3[^\0]*)(?:\0|$)")
+    queue: deque[tuple[str, int]] = deque([(str(start), 0)])
     while queue:
         if time.monotonic() > deadline:
             report.out_of_time = True  # what is still queued was never visited
             return
         check(cancel)
         folder, depth = queue.popleft()
-        key = str(folder).lower()
+        key = folder.lower()
         if key in walked:
             continue
         walked.add(key)
         report.folders_visited += 1
         try:
-            with os.scandir(folder) as entries:
-                subfolders, names = [], set()
-                for entry in entries:
-                    names.add(entry.name.lower())
-                    if depth < max_depth and entry.is_dir(follow_symlinks=False) and entry.name.lower() not in skip:
-                        subfolders.append(entry.path)
+            with os.scandir(folder) as listing:
+                entries = list(listing)
         except OSError:
             continue
-        known = homes_among(names)
-        if known:  # a launcher's home: its environments are where its layout puts them, below any depth
-            for launcher in known:
-                yield from environments_in(launcher, folder)
+        lowered = "\0".join([entry.name for entry in entries]).lower()  # one call for the folder, not one a name
+        names: set[str] = set()
+        if wanted_pattern.search(lowered):  # most folders: one search in C, and nothing more
+            split = lowered.split("\0")
+            names = set(split) & wanted
+            names.update(n for n in split if n.startswith("python3") and FREE_THREADED_EXE.match(n))
+        if names:
+            known = homes_among(names)
+            if known:  # a launcher's home: its environments are where its layout puts them, below any depth
+                for launcher in known:
+                    yield from environments_in(launcher, Path(folder))
+                continue
+            if "python.exe" in names or "pyvenv.cfg" in names or any(FREE_THREADED_EXE.match(n) for n in names):
+                yield Path(folder)
+                continue
+        if depth >= max_depth:
             continue
-        if "python.exe" in names or "pyvenv.cfg" in names or any(FREE_THREADED_EXE.match(n) for n in names):
-            yield folder
-            continue
-        queue.extend((Path(p), depth + 1) for p in sorted(subfolders))
+        subfolders = sorted([entry.path for entry in entries
+                             if entry.is_dir(follow_symlinks=False) and entry.name.lower() not in skip])
+        queue.extend((p, depth + 1) for p in subfolders)

@@ -99,6 +99,12 @@ def is_home(launcher: Launcher, names: set[str]) -> bool:
     return bool(launcher.marker) and launcher.marker <= names and not (launcher.absent & names)
 
 
+@cache
+def marker_names() -> frozenset[str]:
+    """Every name (lower case) that says a folder may be a launcher's home, or that it is not."""
+    return frozenset(name for launcher in launchers() for name in (*launcher.marker, *launcher.absent))
+
+
 def homes_among(names: set[str]) -> list[Launcher]:
     """The launchers whose home a folder holding `names` (lower case) is."""
     return [launcher for launcher in launchers() if is_home(launcher, names)]

@@ -6,6 +6,8 @@ with the launcher's own way back."""
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 import pytest
 
@@ -162,3 +164,55 @@ def test_swarmui_and_the_invoke_launcher_are_found_where_they_record_their_homes
     uv_venv(image, invoke + r"\.venv", UV_PYTHON)
     found = labels(image.root)
     assert found[embedded] == "ComfyUI · SwarmUI" and found[invoke + r"\.venv"] == "InvokeAI · Invoke launcher"
+
+
+def launchers_drive(root) -> ImageBuilder:
+    """A drive with Pinokio (home recorded in its config), a portable Stability Matrix on the Desktop and ComfyUI
+    Desktop (basePath recorded), each with a real torch."""
+    image = ImageBuilder(root)
+    windows(image)
+    base_python(image, UV_PYTHON)
+    pinokio = LOCAL + r"\PinokioData"
+    image.write(HOME + r"\.pinokio\config.json", json.dumps({"home": pinokio}))
+    image.write(pinokio + r"\ENVIRONMENT", "")
+    image.mkdir(pinokio + r"\bin")
+    uv_venv(image, pinokio + r"\api\comfy.git\app\env", UV_PYTHON)
+    library = HOME + r"\Desktop\StabilityMatrix-win-x64\Data"
+    image.write(library + r"\.sm-portable", b"")
+    image.mkdir(library + r"\Assets")
+    uv_venv(image, library + r"\Packages\stable-diffusion-webui-forge\venv", UV_PYTHON)
+    desktop = LOCAL + r"\ComfyUIData"
+    image.write(ROAMING + r"\ComfyUI\config.json", json.dumps({"basePath": desktop}))
+    for folder in ("models", "user"):
+        image.mkdir(desktop + "\\" + folder)
+    uv_venv(image, desktop + r"\.venv", UV_PYTHON, torch=realfiles.TORCH_241)
+    return image
+
+
+def test_the_wizards_list_names_each_launcher(tmp_path, qtbot):
+    """The wizard's environment list on that drive, with no folder chosen by hand: every launcher's environment,
+    named with its launcher; the page as the user sees it is saved (docs/screenshots)."""
+    from PySide6.QtCore import Qt
+
+    from app.ui.application import new_wizard
+    from app.ui.pages.base import ENVIRONMENTS
+
+    image = launchers_drive(tmp_path / "image")
+    wizard = new_wizard(root=str(image.root), lang="en")
+    qtbot.addWidget(wizard)
+    wizard.show()
+    try:
+        wizard.next()
+        qtbot.waitUntil(lambda: wizard.currentId() == ENVIRONMENTS, timeout=60_000)
+        page = wizard.pages[ENVIRONMENTS]
+        qtbot.waitUntil(lambda: page.isComplete() and len(page.model.envs) >= 4, timeout=60_000)
+        qtbot.wait(500)
+        names = [page.model.data(page.model.index(row, 0), Qt.ItemDataRole.DisplayRole)
+                 for row in range(page.model.rowCount())]
+        assert {"comfy · Pinokio", "stable-diffusion-webui-forge · Stability Matrix (portable)", "ComfyUI Desktop",
+                "uv"} <= set(names), names
+        shot = os.environ.get("TDD_SCREENSHOT_DIR")
+        if shot:
+            wizard.grab().save(str(Path(shot) / "environments-launchers.png"))
+    finally:
+        assert wizard.shutdown(30_000)
