@@ -11,7 +11,7 @@ from typing import Callable
 from app.cli.base import ExitCode, UsageError, language_for, open_system, typed_environment, warn_unfinished
 from app.cli.output import Output
 from app.i18n import words
-from app.inventory.discovery import DiscoveryReport, discover
+from app.inventory.discovery import DEFAULT_SEARCH, EVERYWHERE, DiscoveryReport, discover
 from app.inventory.runtime_copies import app_entry, known_apps
 from app.probes.base import Program
 from app.probes.runner import ProbeEvent, not_seen, run_diagnosis
@@ -19,7 +19,7 @@ from app.report.document import diagnosis_report, redact, render_report, report_
 from app.system.base import System
 from app.system.offline import OfflineImage
 
-SEARCH_S = 60.0  # how long the search for environments may take (`--env` names one without it)
+SEARCH_S = DEFAULT_SEARCH[1]  # how long the search for environments may take (`--env` names one without it)
 
 
 def run(args: argparse.Namespace, output: Output) -> ExitCode:
@@ -46,12 +46,13 @@ def run(args: argparse.Namespace, output: Output) -> ExitCode:
                 output.note(text)
 
         search = DiscoveryReport()
+        depth, budget = EVERYWHERE if args.everywhere else (DEFAULT_SEARCH[0], SEARCH_S)
         if args.env:
             envs = [typed_environment(system, location) for location in args.env]
         else:
             say(words("cli.searching", lang))
             envs = []
-            for env in discover(system, budget_s=SEARCH_S, report=search):
+            for env in discover(system, budget_s=budget, max_depth=depth, report=search):
                 say("  " + words("cli.found_environment", lang, python=system.windows_path(env.python)))
                 envs.append(env)
 
@@ -61,7 +62,7 @@ def run(args: argparse.Namespace, output: Output) -> ExitCode:
 
         diagnosis = run_diagnosis(system, envs, on_event=on_event, program=program)
         if search.out_of_time:  # an environment may be missing from the list: never "all clear"
-            not_seen(diagnosis, "search", {"seconds": f"{SEARCH_S:.0f}"})
+            not_seen(diagnosis, "search", {"seconds": f"{budget:.0f}"})
         document, trees = diagnosis_report(diagnosis, system, lang=lang, source=source, source_root=root,
                                            redacted=not args.no_redact)
         if args.json:

@@ -43,6 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--demo", action="store_true", help="analyse the built-in demo computer (works anywhere)")
     diagnose.add_argument("--env", metavar="PATH", action="append", default=[],
                           help="a Python environment (folder or python.exe); repeat for several; default: all found")
+    diagnose.add_argument("--everywhere", action="store_true",
+                          help="search deeper and longer for environments (the wizard's Search everywhere)")
     diagnose.add_argument("--json", metavar="FILE", help="write the JSON document to FILE, or to standard output: -")
     diagnose.add_argument("--report", metavar="FILE", help="write a report: FILE.html for a web page, else plain text")
     diagnose.add_argument("--lang", choices=("en", "zh_CN"), help="language of the words (default: the computer's)")

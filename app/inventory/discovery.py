@@ -40,6 +40,8 @@ from app.system.folders import child, children, descend
 
 PEP514_ROOTS = (r"HKCU\Software\Python", r"HKLM\Software\Python", r"HKLM\Software\WOW6432Node\Python")
 CONDA_NAMES = ("anaconda3", "miniconda3", "miniforge3", "mambaforge")
+DEFAULT_SEARCH = (4, 60.0)  # how deep (folders below each place) and how long (s) discovery looks
+EVERYWHERE = (7, 600.0)  # "search everywhere": deeper and longer
 WANTED_NAMES = frozenset({"python.exe", "pyvenv.cfg"})  # what makes a folder an environment (free-threaded too)
 STORE_PACKAGE = re.compile(r"^PythonSoftwareFoundation\.Python\.3\.(\d+)_\w+$", re.I)
 

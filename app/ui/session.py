@@ -13,7 +13,7 @@ from typing import Callable, Optional
 
 from app.cancel import CancelToken
 from app.i18n import language_for  # noqa: F401 - the wizard asks the session for it
-from app.inventory.discovery import DiscoveryReport, discover
+from app.inventory.discovery import DEFAULT_SEARCH, EVERYWHERE, DiscoveryReport, discover
 from app.inventory.environment import PythonEnvironment, inspect_environment
 from app.inventory.runtime_copies import SITE_PACKAGES, apps_importing_first
 from app.probes.base import Program
@@ -211,7 +211,7 @@ def find_environments(system: System, token: CancelToken, found: Callable[[Pytho
                       everywhere: bool = False, folders: tuple[Path, ...] = ()) -> DiscoveryReport:
     """Stream each environment as discovery finds it. `everywhere` looks deeper and longer. The report says
     whether the time ran out before every place was looked in."""
-    depth, budget = (7, 600.0) if everywhere else (4, 60.0)
+    depth, budget = EVERYWHERE if everywhere else DEFAULT_SEARCH
     report = DiscoveryReport()
     for env in discover(system, folders=folders, max_depth=depth, budget_s=budget, cancel=token, report=report):
         found(env)

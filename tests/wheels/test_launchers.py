@@ -216,3 +216,17 @@ def test_the_wizards_list_names_each_launcher(tmp_path, qtbot):
             wizard.grab().save(str(Path(shot) / "environments-launchers.png"))
     finally:
         assert wizard.shutdown(30_000)
+
+
+def test_the_command_line_searches_everywhere_when_asked(tmp_path, capsys):
+    """A ComfyUI venv six folders below the Desktop: beyond the default search's depth, found with --everywhere (the
+    wizard's Search everywhere)."""
+    image = ImageBuilder(tmp_path / "image")
+    windows(image)
+    base_python(image, UV_PYTHON)
+    deep = HOME + r"\Desktop\a\b\c\d\ComfyUI\venv"
+    uv_venv(image, deep, UV_PYTHON)
+    _, report = diagnose(image.root, capsys)
+    assert deep not in {e["prefix"] for e in report["environments"]}
+    _, report = diagnose(image.root, capsys, "--everywhere")
+    assert deep in {e["prefix"] for e in report["environments"]}
