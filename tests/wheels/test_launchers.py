@@ -18,6 +18,8 @@ from app.system.offline import OfflineImage
 from tests import realfiles
 from tests.conftest import pip_install, real
 
+pytestmark = [pytest.mark.usefixtures("data_dir"), pytest.mark.wheels]
+
 HOME = r"C:\Users\alice"
 ROAMING = HOME + r"\AppData\Roaming"
 LOCAL = HOME + r"\AppData\Local"
@@ -84,6 +86,22 @@ def test_pinokio_is_found_where_its_config_says_and_its_app_named(tmp_path, caps
     assert envs[venv]["app"] == "comfy · Pinokio" and envs[venv]["found_by"] == "launcher"
     missing = [f for f in report["findings"] if f["code"] == "missing-dll"]
     assert any(f["evidence"]["dll"].lower() == "libomp140.x86_64.dll" for f in missing)
+    repaired_then_undone(image, capsys, venv)
+
+
+def repaired_then_undone(image: ImageBuilder, capsys, venv: str) -> None:
+    """The repair the diagnosis names (torch 2.4.0's OpenMP runtime, from torch itself), a diagnosis that finds
+    nothing, and an undo that leaves torch\\lib byte for byte as it was."""
+    lib = image.host(venv + r"\Lib\site-packages\torch\lib")
+    before = {p.name: p.read_bytes() for p in lib.iterdir()}
+    capsys.readouterr()
+    assert main(["repair", "--root", str(image.root), "--env", venv, "--action", "place-libomp140",
+                 "--source", "torch-bundled", "--yes"]) == 0, capsys.readouterr()
+    code, report = diagnose(image.root, capsys, "--env", venv)
+    assert code == 0, [f["code"] for f in report["findings"] if f["severity"] == "blocker"]
+    capsys.readouterr()
+    assert main(["undo", "--last"]) == 0
+    assert {p.name: p.read_bytes() for p in lib.iterdir()} == before
 
 
 @pytest.mark.parametrize("mode", ["portable", "default", "library-json"])
@@ -109,6 +127,7 @@ def test_stability_matrix_in_each_of_its_modes(tmp_path, capsys, mode):
     assert found[venv] == f"ComfyUI · {name}" and found[python] == name
     code, report = diagnose(image.root, capsys)
     assert code == 1 and any(e["app"] == f"ComfyUI · {name}" for e in report["environments"])
+    repaired_then_undone(image, capsys, venv)
 
 
 def test_comfyui_desktop_healthy_then_its_uv_python_gone_is_one_problem_with_its_own_way_back(tmp_path, capsys):
@@ -145,7 +164,7 @@ def test_comfyui_desktop_healthy_then_its_uv_python_gone_is_one_problem_with_its
     assert "Recreate" in capsys.readouterr().out
 
 
-def test_swarmui_and_the_invoke_launcher_are_found_where_they_record_their_homes(tmp_path):
+def test_swarmui_and_the_invoke_launcher_are_found_where_they_record_their_homes(tmp_path, capsys):
     """SwarmUI's desktop shortcut names its launch-windows.bat (Installation.cs:274-289), and ComfyUI's portable
     package sits in dlbackend\\comfy; the Invoke launcher records installDir (store.ts:5), <root>\\.venv."""
     image = ImageBuilder(tmp_path / "image")
@@ -162,8 +181,13 @@ def test_swarmui_and_the_invoke_launcher_are_found_where_they_record_their_homes
     image.write(invoke + r"\invokeai.yaml", "schema_version: 4.0.2\n")
     base_python(image, UV_PYTHON)
     uv_venv(image, invoke + r"\.venv", UV_PYTHON)
+    pip_install(image, realfiles.TORCH_241, embedded + r"\Lib\site-packages", keep=torch_core)
     found = labels(image.root)
     assert found[embedded] == "ComfyUI · SwarmUI" and found[invoke + r"\.venv"] == "InvokeAI · Invoke launcher"
+    code, report = diagnose(image.root, capsys)
+    envs = {e["prefix"]: e for e in report["environments"]}
+    assert envs[embedded]["app"] == "ComfyUI · SwarmUI" and envs[embedded]["found_by"] == "launcher"
+    assert envs[invoke + r"\.venv"]["found_by"] == "launcher" and code == 1  # the Invoke venv's torch 2.4.0
 
 
 def launchers_drive(root) -> ImageBuilder:
