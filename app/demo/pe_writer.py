@@ -181,10 +181,12 @@ def _version_node(key: str, value: bytes = b"", children: tuple = (), text: bool
 
 
 def _version_info(file_version: tuple | None, product_version: tuple | None, dll: bool,
-                  company: str | None = None, description: str | None = None) -> bytes:
+                  company: str | None = None, description: str | None = None, product_name: str | None = None,
+                  original_filename: str | None = None) -> bytes:
     """VS_VERSIONINFO with VS_FIXEDFILEINFO, a 040904B0 StringFileInfo and a VarFileInfo translation."""
     words, strings = [], []
-    for key, text in (("CompanyName", company), ("FileDescription", description)):
+    for key, text in (("CompanyName", company), ("FileDescription", description), ("ProductName", product_name),
+                      ("OriginalFilename", original_filename)):
         if text is not None:
             strings.append(_version_node(key, (text + "\0").encode("utf-16-le"), text=True))
     for key, version in (("FileVersion", file_version), ("ProductVersion", product_version)):
@@ -218,8 +220,9 @@ def build_pe(
     exports: Iterable[Export] = (), ordinal_base: int | None = None, dll_name: str = "test.dll",
     file_version: tuple[int, int, int, int] | None = None,
     product_version: tuple[int, int, int, int] | None = None, company: str | None = None,
-    description: str | None = None, linker_version: tuple[int, int] = (14, 38),
-    dependent_load_flags: int | None = None, extra_sections: tuple[tuple[str, bytes], ...] = (),
+    description: str | None = None, product_name: str | None = None, original_filename: str | None = None,
+    linker_version: tuple[int, int] = (14, 38), dependent_load_flags: int | None = None,
+    extra_sections: tuple[tuple[str, bytes], ...] = (),
     pad_to: int | None = None, shared_list_copies: int = 0,
 ) -> bytes:
     """Build a PE image in memory; pad_to is only checked here (write_pe applies it sparsely).
@@ -297,7 +300,8 @@ def build_pe(
         sections.append(data)
     if file_version is not None or product_version is not None:
         rsrc = _Section(".rsrc", sections[-1].end(), _RDATA)
-        rsrc.put(_resource_tree(rsrc.rva, _version_info(file_version, product_version, dll, company, description)))
+        rsrc.put(_resource_tree(rsrc.rva, _version_info(file_version, product_version, dll, company, description,
+                                                               product_name, original_filename)))
         dirs[2] = (rsrc.rva, len(rsrc.buf))
         sections.append(rsrc)
     for name, payload in extra_sections:

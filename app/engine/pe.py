@@ -96,6 +96,9 @@ class PEInfo:
     warnings: tuple[str, ...] = field(default=())
     company: Optional[str] = None  # the version resource's CompanyName: whose build it is
     description: Optional[str] = None  # its FileDescription, as Explorer's Properties shows it
+    product_name: Optional[str] = None  # its ProductName
+    original_filename: Optional[str] = None  # its OriginalFilename: the name its maker gave the file
+    section_names: tuple[str, ...] = ()  # ".text", ".rsrc", ".wixburn" (a WiX Burn bundle), ...
 
     @property
     def cpu_name(self) -> str:
@@ -155,6 +158,9 @@ def read_pe_stream(f: BinaryIO, path: str = "<stream>", *, with_exports: bool = 
         warnings=tuple(warnings),
         company=versions[2],
         description=versions[3],
+        product_name=versions[4],
+        original_filename=versions[5],
+        section_names=tuple(n.rstrip(b"\0").decode("ascii", "replace") for n in headers.section_names),
     )
 
 
@@ -491,9 +497,10 @@ class _Image:
                 return from_blob
         return lambda rva: self.cstring(rva, "an export name")
 
-    def versions(self, warnings: list[str]) -> tuple[Optional[str], Optional[str], Optional[str], Optional[str]]:
-        """FileVersion and ProductVersion (the fixed part), CompanyName and FileDescription (the string table)."""
-        nothing = None, None, None, None
+    def versions(self, warnings: list[str]) -> tuple[Optional[str], ...]:
+        """FileVersion and ProductVersion (the fixed part), CompanyName, FileDescription, ProductName and
+        OriginalFilename (the string table)."""
+        nothing = None, None, None, None, None, None
         rva, _ = self.directory(2)
         if not rva:
             return nothing
@@ -519,7 +526,8 @@ class _Image:
             return f"{ms >> 16}.{ms & 0xFFFF}.{ls >> 16}.{ls & 0xFFFF}"
 
         return (text(file_ms, file_ls), text(product_ms, product_ls), _version_string(data, "CompanyName"),
-                _version_string(data, "FileDescription"))
+                _version_string(data, "FileDescription"), _version_string(data, "ProductName"),
+                _version_string(data, "OriginalFilename"))
 
     def _resource_entry(self, root: int, offset: int, wanted_id: Optional[int]) -> Optional[int]:
         named, ids = struct.unpack_from("<HH", self.read(root + offset, 16, "the resource table"), 12)

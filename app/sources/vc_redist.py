@@ -1,6 +1,7 @@
 """Microsoft's Visual C++ Redistributable, where it comes from: downloaded from Microsoft's permanent link
 (resources/catalog.json), or a copy of the file the user downloaded from Microsoft themselves (`--source`, for a
-computer without internet); checked (`installer_refusal`: signed by Microsoft Corporation, new enough), the check
+computer without internet); checked (`installer_refusal`: signed by Microsoft Corporation, new enough, and the
+Redistributable itself by its version resource and its Burn bundle), the check
 made twice: at the download or copy, and again on the held file just before Windows starts it elevated
 (app/repair/vc_runtime.py run_installer)."""
 
@@ -11,7 +12,7 @@ from pathlib import Path
 from typing import Optional
 
 from app.cancel import CancelToken
-from app.engine.pe import PEError, read_pe
+from app.engine.pe import PEError, PEInfo, read_pe
 from app.engine.versions import version_tuple
 from app.resources import download_catalog
 from app.system.base import System
@@ -34,6 +35,27 @@ def installer_refusal(system: System, path: Path) -> Optional[str]:
         return f"has a version that cannot be read: {exc}"
     if version is None or version_tuple(version) < version_tuple(catalog["min_version"]):
         return f"is version {version}, older than {catalog['min_version']}"
+    return redistributable_refusal(pe)
+
+
+REDISTRIBUTABLE = re.compile(r"^Microsoft Visual C\+\+ (?:20\d\d-20\d\d|v\d+) Redistributable \((x64|x86|arm64)\)",
+                             re.IGNORECASE)
+REDISTRIBUTABLE_FILE = re.compile(r"^VC_redist\.(x64|x86|arm64)\.exe$", re.IGNORECASE)
+
+
+def redistributable_refusal(pe: PEInfo) -> Optional[str]:
+    """Why a program Microsoft signed is not the Visual C++ Redistributable itself (MSBuild, OneDriveSetup and Teams
+    are signed by Microsoft too): its version resource must say so (ProductName and FileDescription "Microsoft
+    Visual C++ 2015-2022 Redistributable (x64) - ...", or the "v14" names of the newer ones; OriginalFilename
+    VC_redist.x64.exe), and it must be the WiX Burn bundle the Redistributable is (a `.wixburn` section). None when
+    it is."""
+    product, description, original = pe.product_name or "", pe.description or "", pe.original_filename or ""
+    if not (REDISTRIBUTABLE.match(product) and REDISTRIBUTABLE.match(description)
+            and REDISTRIBUTABLE_FILE.match(original)):
+        return (f"is not Microsoft's Visual C++ Redistributable: its version resource says \"{product or '-'}\" "
+                f"(\"{description or '-'}\", originally {original or '-'})")
+    if ".wixburn" not in pe.section_names:
+        return "is not the Visual C++ Redistributable's installer bundle (it has no .wixburn section)"
     return None
 
 

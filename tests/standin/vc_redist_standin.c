@@ -52,6 +52,10 @@
 
 #define RUNTIMES_KEY L"SOFTWARE\\Microsoft\\VisualStudio\\14.0\\VC\\Runtimes\\"
 
+/* A section named as WiX Burn names the one that marks a bundle (Microsoft's Redistributable is a Burn bundle):
+ * the app runs only a file that has it (app/sources/vc_redist.py redistributable_refusal). */
+__attribute__((section(".wixburn"), used)) static const char g_burn_marker[16] = "tdd-standin-burn";
+
 static FILE *g_log;
 static wchar_t g_arch[16] = L"x64";
 static DWORD g_version[4] = {14, 44, 35211, 0};

@@ -657,3 +657,50 @@ def test_a_replaced_file_removed_since_the_repair_gets_its_original_back_on_undo
     undo(Journal().get(transaction.id))
     assert target.read_bytes() == original
     assert Journal().get(transaction.id).state == ROLLED_BACK
+
+
+def test_undo_never_loses_a_file_written_at_the_name_while_it_works(torch_image, data_dir, tmp_path):
+    """Undo sets the placed file aside (a rename), checks the set-aside copy, and only then removes it: a file that
+    another program (pip, conda, the user) writes at that name while the undo works is a new file, and it stays.
+    Two real processes: the undo, held just after its check, and this one, writing at the name."""
+    image = torch_image()
+    placed = image.host(TORCH_LIB) / "libomp140.x86_64.dll"
+    assert main(repair_argv(image)) == 0 and placed.is_file()
+    undo, go = start_paused_command(["undo", "--last"], data_dir, "undo-checked:libomp140.x86_64.dll", tmp_path)
+    assert not placed.exists()  # set aside: the name is free, and ours is checked
+    placed.write_bytes(b"written by another program while the undo worked")
+    go.write_text("go")
+    out, err = undo.communicate(timeout=120)
+    assert undo.returncode == 0, (out, err)
+    assert placed.read_bytes() == b"written by another program while the undo worked"
+    assert [p.name for p in placed.parent.iterdir() if p.name.startswith(".")] == []  # nothing of ours is left
+
+
+def test_undo_of_a_replaced_file_keeps_what_was_written_meanwhile_and_says_so(tmp_path, data_dir):
+    """A file change over an existing file: undo sets ours aside, and puts the original back only while its name is
+    free. Written meanwhile by a second process, the new file stays, the undo stops and says where the original is
+    (the backup), and the journal says so: never "rolled back" over a lost file."""
+    from app.demo.image_builder import ImageBuilder
+
+    image = ImageBuilder(tmp_path / "img")
+    target = image.write(r"C:\Tools\settings.txt", b"the original")
+    image.save()
+    source = tmp_path / "new.txt"
+    source.write_bytes(b"what the repair wrote")
+    system = OfflineImage(image.root)
+    journal = Journal()
+    transaction = journal.begin({"kind": "image", "root": str(image.root)}, "test", None, None, {})
+    transaction.put_file(system, target, source)
+    transaction.finish({"state": "fixed"})
+    transaction.release()
+    undo, go = start_paused_command(["undo", "--last", "--root", str(image.root)], data_dir,
+                                    "undo-checked:settings.txt", tmp_path)
+    target.write_bytes(b"written meanwhile")
+    go.write_text("go")
+    out, err = undo.communicate(timeout=120)
+    assert undo.returncode != 0 and target.read_bytes() == b"written meanwhile", (out, err)
+    (done,) = Journal().transactions()
+    assert done.state != ROLLED_BACK
+    backups = list((done.folder / "backups").iterdir())
+    assert [b.read_bytes() for b in backups] == [b"the original"]
+    assert "is there again" in err, err  # cli.undo.stopped.rename-name-taken: both stay, and where each is
