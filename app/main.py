@@ -16,13 +16,43 @@ from app.system.console import console_output_cp, output_encoding
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     ours, qt_arguments = split_qt_arguments(sys.argv[1:] if argv is None else argv)
-    args = build_parser().parse_args(ours)
+    args = build_parser().parse_args(_pasted_as_text(ours))
     _choose_encodings()
     if args.command is None:
         from app.cli import wizard
 
         return int(wizard.run(args, qt_arguments, Output()))
     return int(run_command(args, Output()))
+
+
+EXPLAIN_OPTIONS = {"--lang": 1, "-h": 0, "--help": 0}
+
+
+def _pasted_as_text(argv: list[str]) -> list[str]:
+    """`explain`'s text is the user's paste, whatever it starts with ("-----", "-: ..."): its own options (--lang,
+    --help) go first, and every other word after the command is text (after `--`), never an option argparse
+    refuses. `-` alone (standard input) stays what it is."""
+    at, valued = 0, ("--root", "--env", "--lang", "--screenshot-pages")  # the options before a command, with values
+    while at < len(argv) and argv[at].startswith("-"):
+        at += 2 if argv[at] in valued else 1
+    if at >= len(argv) or argv[at] != "explain":
+        return argv
+    at += 1
+    options, text, rest = [], [], argv[at:]
+    i = 0
+    while i < len(rest):
+        word = rest[i]
+        name = word.split("=", 1)[0]
+        if name in EXPLAIN_OPTIONS and "=" not in word and i + EXPLAIN_OPTIONS[name] < len(rest):
+            options += rest[i:i + 1 + EXPLAIN_OPTIONS[name]]
+            i += 1 + EXPLAIN_OPTIONS[name]
+            continue
+        if name == "--lang" and "=" in word:
+            options.append(word)
+        elif word != "--":
+            text.append(word)
+        i += 1
+    return [*argv[:at], *options, *(["--", *text] if text and text != ["-"] else text)]
 
 
 def _choose_encodings() -> None:

@@ -35,6 +35,21 @@ class UsageError(Exception):
         return words(self.key, lang, **self.values)
 
 
+class NotWritten(UsageError):
+    """A file the user asked for (`--json FILE`, `--report FILE`) that could not be written: denied, a full disk, a
+    locked file. Said in words, with what the command did before (it stands); exit 2. No half-written file stays:
+    it is written beside and takes its name only when whole."""
+
+    def __init__(self, path: str, error: OSError) -> None:
+        super().__init__("error.output_not_written", path=path)
+        self.error = error
+
+    def text(self, lang: str) -> str:
+        from app.failures import os_error_words
+
+        return words(self.key, lang, path=self.values["path"], reason=os_error_words(self.error, lang))
+
+
 def open_system(root: Optional[str]) -> System:
     """The copied Windows drive at `root`, else this Windows computer."""
     if root:

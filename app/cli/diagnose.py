@@ -69,7 +69,7 @@ def run(args: argparse.Namespace, output: Output) -> ExitCode:
             output.document(args.json, render_report(document, trees, lang, "json"))
         if args.report:
             fmt = "html" if report_format(args.report) == "html" else "text"
-            Path(args.report).write_text(render_report(document, trees, lang, fmt), encoding="utf-8")
+            output.document(args.report, render_report(document, trees, lang, fmt))
             say(words("cli.report_written", lang, path=args.report))
         if args.json != "-":
             output.text(text_report(document, trees, lang))

@@ -52,8 +52,20 @@ class Output:
         """A document (JSON...) to a file, or to the result stream with `-`."""
         if destination == "-":
             self.line(text if _is_utf8(self.out) else ascii_json(text))
-        else:
-            Path(destination).write_text(text + "\n", encoding="utf-8")
+            return
+        from app.cli.base import NotWritten
+        from app.system.files import write_bytes
+
+        target = Path(destination).expanduser().absolute()
+        data = (text + "\n").encode("utf-8")
+        try:
+            if target.exists() and not target.is_file():  # a device or a pipe (NUL, /dev/stdout): written to,
+                with open(target, "wb") as f:  # never replaced by a file of that name
+                    f.write(data)
+            else:
+                write_bytes(target, data)  # whole, or not at all
+        except OSError as exc:
+            raise NotWritten(destination, exc) from exc
 
     def can_ask(self) -> bool:
         """Whether somebody at a terminal can answer a question: never through a console the windowed .exe only

@@ -22,6 +22,7 @@ from app.system.signature import SignatureCheck, verify_here
 RegistryData = Union[str, int, list, bytes]
 KNOWN_DLLS_KEY = r"HKLM\SYSTEM\CurrentControlSet\Control\Session Manager\KnownDLLs"
 USER_ENVIRONMENT_KEY = r"HKCU\Environment"
+NAME_MAX = 255  # the longest name of one file or folder: 255 UTF-16 units on NTFS, 255 bytes on Linux' file systems
 USER_HIVES = ("HKCU", "HKEY_CURRENT_USER")
 # the short names the app writes keys with, and the names Windows' own tools (regedit's address bar) show
 HIVES = {"HKLM": "HKEY_LOCAL_MACHINE", "HKCU": "HKEY_CURRENT_USER", "HKU": "HKEY_USERS", "HKCR": "HKEY_CLASSES_ROOT"}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -20,6 +21,7 @@ from typing import Callable, Optional
 from app.cancel import CancelToken
 from app.system.base import (
     HIVES,
+    NAME_MAX,
     USER_ENVIRONMENT_KEY,
     DiskSpace,
     MemoryStatus,
@@ -91,6 +93,11 @@ class LiveWindows(System):
 
     # -- files --------------------------------------------------------------------------------------------
     def host_path(self, windows_path: str) -> Optional[Path]:
+        """The path itself; None for one no file can have: a NUL, or a name longer than Windows allows (255 UTF-16
+        units: asked about, Windows answers an error that is not "not found")."""
+        if "\0" in windows_path or any(len(part.encode("utf-16-le", "surrogatepass")) > 2 * NAME_MAX
+                                       for part in re.split(r"[\\/]", windows_path)):
+            return None
         return Path(windows_path)
 
     def windows_path(self, host: Path) -> str:

@@ -22,6 +22,7 @@ from typing import Callable, Optional
 from app.cancel import CancelToken
 from app.system import files
 from app.system.base import (
+    NAME_MAX,
     USER_ENVIRONMENT_KEY,
     DiskSpace,
     MemoryStatus,
@@ -109,6 +110,8 @@ class OfflineImage(System):
             return None
         current = self.root
         for part in [p for p in rest.replace("/", "\\").split("\\") if p and p != "."]:
+            if len(part.encode("utf-8", "surrogateescape")) > NAME_MAX:
+                return None  # no copied drive here can hold that name (this file system takes 255 bytes)
             if part == "..":
                 current = current.parent if current != self.root else current
                 continue
