@@ -25,10 +25,33 @@ def _texts() -> dict[str, dict[str, str]]:
     return json.loads((resources_folder() / "ui_text.json").read_text(encoding="utf-8"))
 
 
+MODULE_COMMAND = "python -m app"  # how the words name this program's command; said as it was started
+
+
 def words(key: str, lang: str = "en", **values: object) -> str:
     entry = _texts()[key]
     text = entry.get(supported(lang)) or entry[FALLBACK]
-    return text.format(**values) if values else text
+    text = text.format(**values) if values else text
+    command = started_as()
+    return text.replace(MODULE_COMMAND, command) if command != MODULE_COMMAND else text
+
+
+@cache
+def started_as() -> str:
+    """The command this program was started as, for the words that tell the user what to type next: `python -m
+    app`, the script pip or pipx installed (`torch-dll-doctor-cli`), or the frozen program (`TorchDllDoctor.exe`)."""
+    import sys
+
+    first = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    if getattr(sys, "frozen", False):
+        return first or "TorchDllDoctor.exe"
+    name, ext = os.path.splitext(first)
+    # the scripts pyproject.toml installs ([project.scripts], [project.gui-scripts]); anything else (python -m app,
+    # a test runner that calls main()) is named as the module
+    return name if name in INSTALLED_COMMANDS and ext.lower() in ("", ".exe") else MODULE_COMMAND
+
+
+INSTALLED_COMMANDS = ("torch-dll-doctor-cli", "torch-dll-doctor")
 
 
 def language_for(explicit: Optional[str], system: object = None) -> str:

@@ -53,6 +53,8 @@ class NotWritten(UsageError):
 def open_system(root: Optional[str]) -> System:
     """The copied Windows drive at `root`, else this Windows computer."""
     if root:
+        if Path(root).exists() and not Path(root).is_dir():
+            raise UsageError("error.image_is_file", path=root)
         if not Path(root).is_dir():
             raise UsageError("error.no_image", path=root)
         return OfflineImage(Path(root))
@@ -79,11 +81,23 @@ def typed_environment(system: System, typed: str) -> PythonEnvironment:
     return env
 
 
-def machine_filter(root: Optional[str]) -> Optional[dict]:
-    """The journal's name for the copied drive at `root`; None (every computer) without it."""
+def machine_filter(root: Optional[str], demo: bool = False) -> Optional[dict]:
+    """The journal's name for the copied drive at `root` (or the demo computer); None (every computer) without it."""
     from app.repair.run import machine_of
 
-    return machine_of(open_system(root)) if root else None
+    return machine_of(open_system(str(demo_computer()) if demo else root)) if root or demo else None
+
+
+def demo_computer() -> Path:
+    """The demo computer of the command line: built once in the app's data folder, and kept as the repairs left
+    it, so that `repair --demo`, `diagnose --demo` and `undo --demo` act on the same one, as on a real PC."""
+    from app.demo.computer import build_demo_image
+    from app.repair.journal import data_folder
+
+    root = data_folder() / "demo-computer"
+    if not (root / "registry.json").is_file():
+        build_demo_image(root)
+    return root
 
 
 def warn_unfinished(journal, lang: str, output) -> None:

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
-import tempfile
 from pathlib import Path
 from typing import Callable
 
-from app.cli.base import ExitCode, UsageError, language_for, open_system, typed_environment, warn_unfinished
+from app.cli.base import (
+    ExitCode,
+    UsageError,
+    demo_computer,
+    language_for,
+    open_system,
+    typed_environment,
+    warn_unfinished,
+)
 from app.cli.output import Output
 from app.i18n import words
 from app.inventory.discovery import DEFAULT_SEARCH, EVERYWHERE, DiscoveryReport, discover
@@ -26,60 +32,59 @@ def run(args: argparse.Namespace, output: Output) -> ExitCode:
     program = named_program(args)  # a mistyped --app is said at once, not after the search
     for target in (args.json, args.report):  # where the outputs go is checked before any work
         check_output_path(target)
-    with contextlib.ExitStack() as stack:
-        if args.demo:
-            from app.demo.computer import build_demo_image
+    if args.demo:
+        system: System = OfflineImage(demo_computer())
+        source, root = "demo", None
+    else:
+        system = open_system(args.root)
+        source, root = ("image", str(Path(args.root).resolve())) if args.root else ("live", None)
+    lang = language_for(args.lang, system)
+    from app.repair.journal import Journal
 
-            scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="tdd-demo-")))
-            system: System = OfflineImage(build_demo_image(scratch / "demo"))
-            source, root = "demo", None
-        else:
-            system = open_system(args.root)
-            source, root = ("image", str(Path(args.root).resolve())) if args.root else ("live", None)
-        lang = language_for(args.lang, system)
-        from app.repair.journal import Journal
+    warn_unfinished(Journal(), lang, output)
 
-        warn_unfinished(Journal(), lang, output)
+    user = system.variable("USERNAME")
+    shown = (lambda text: text) if args.no_redact else (lambda text: redact(text, [user] if user else []))
 
-        def say(text: str) -> None:
-            if not args.quiet:
-                output.note(text)
+    def say(text: str) -> None:  # people paste the whole terminal into forum posts: these lines are redacted too
+        if not args.quiet:
+            output.note(shown(text))
 
-        search = DiscoveryReport()
-        depth, budget = EVERYWHERE if args.everywhere else (DEFAULT_SEARCH[0], SEARCH_S)
-        if args.env:
-            envs = [typed_environment(system, location) for location in args.env]
-        else:
-            say(words("cli.searching", lang))
-            envs = []
-            for env in discover(system, budget_s=budget, max_depth=depth, report=search):
-                say("  " + words("cli.found_environment", lang, python=system.windows_path(env.python)))
-                envs.append(env)
+    search = DiscoveryReport()
+    depth, budget = EVERYWHERE if args.everywhere else (DEFAULT_SEARCH[0], SEARCH_S)
+    if args.env:
+        envs = [typed_environment(system, location) for location in args.env]
+    else:
+        say(words("cli.searching", lang))
+        envs = []
+        for env in discover(system, budget_s=budget, max_depth=depth, report=search):
+            say("  " + words("cli.found_environment", lang, python=system.windows_path(env.python)))
+            envs.append(env)
 
-        def on_event(event: ProbeEvent) -> None:
-            if event.state != "started":
-                say(words("cli.progress", lang, done=event.done, total=event.total, label=event.probe.label[lang]))
+    def on_event(event: ProbeEvent) -> None:
+        if event.state != "started":
+            say(words("cli.progress", lang, done=event.done, total=event.total, label=event.probe.label[lang]))
 
-        diagnosis = run_diagnosis(system, envs, on_event=on_event, program=program)
-        if search.out_of_time:  # an environment may be missing from the list: never "all clear"
-            not_seen(diagnosis, "search", {"seconds": f"{budget:.0f}"})
-        document, trees = diagnosis_report(diagnosis, system, lang=lang, source=source, source_root=root,
-                                           redacted=not args.no_redact)
-        if args.json:
-            output.document(args.json, render_report(document, trees, lang, "json"))
-        if args.report:
-            fmt = "html" if report_format(args.report) == "html" else "text"
-            output.document(args.report, render_report(document, trees, lang, fmt))
-            say(words("cli.report_written", lang, path=args.report))
-        if args.json != "-":
-            output.text(text_report(document, trees, lang))
-            say_guides(system, envs, diagnosis, lang, output, shown=(lambda text: text) if args.no_redact else redact)
-        if diagnosis.nothing_checked:  # nothing was there to check: said, and an exit code of its own
-            output.note(words(f"cli.nothing.{diagnosis.nothing_checked}", lang, pythons=len(envs),
-                              root=args.root or "-"))
-            return ExitCode.NOTHING
-        # a diagnosis that could not run every check never says "all clear"
-        return ExitCode.PROBLEM if diagnosis.blockers or not diagnosis.complete else ExitCode.OK
+    diagnosis = run_diagnosis(system, envs, on_event=on_event, program=program)
+    if search.out_of_time:  # an environment may be missing from the list: never "all clear"
+        not_seen(diagnosis, "search", {"seconds": f"{budget:.0f}"})
+    document, trees = diagnosis_report(diagnosis, system, lang=lang, source=source, source_root=root,
+                                       redacted=not args.no_redact)
+    if args.json:
+        output.document(args.json, render_report(document, trees, lang, "json"))
+    if args.report:
+        fmt = "html" if report_format(args.report) == "html" else "text"
+        output.document(args.report, render_report(document, trees, lang, fmt))
+        say(words("cli.report_written", lang, path=args.report))
+    if args.json != "-":
+        output.text(text_report(document, trees, lang))
+        say_guides(system, envs, diagnosis, lang, output, shown=shown)
+    if diagnosis.nothing_checked:  # nothing was there to check: said, and an exit code of its own
+        output.note(words(f"cli.nothing.{diagnosis.nothing_checked}", lang, pythons=len(envs),
+                          root=args.root or "-"))
+        return ExitCode.NOTHING
+    # a diagnosis that could not run every check never says "all clear"
+    return ExitCode.PROBLEM if diagnosis.blockers or not diagnosis.complete else ExitCode.OK
 
 
 def check_output_path(target) -> None:

@@ -7,11 +7,12 @@ import argparse
 from typing import Sequence
 
 from app import __version__
+from app.i18n import started_as
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m app", description="Torch DLL Doctor: find out why PyTorch cannot load its DLLs on Windows.")
+        prog=started_as(), description="Torch DLL Doctor: find out why PyTorch cannot load its DLLs on Windows.")
     parser.add_argument("--version", action="version", version=f"Torch DLL Doctor {__version__}")
     parser.add_argument("--debug", action="store_true",
                         help="on an internal error, print its traceback too (it is always written to the log)")
@@ -57,8 +58,13 @@ def build_parser() -> argparse.ArgumentParser:
                                "check imports first what that app is known to (the names are in ai_apps.json)")
 
     repair = commands.add_parser("repair", help="repair one environment (asks first; every change can be undone)")
-    repair.add_argument("--root", metavar="DIR", help="repair inside a copied Windows drive (an offline image) at DIR")
-    repair.add_argument("--env", metavar="PATH", required=True, help="the Python environment (folder or python.exe)")
+    repair_where = repair.add_mutually_exclusive_group()
+    repair_where.add_argument("--root", metavar="DIR",
+                              help="repair inside a copied Windows drive (an offline image) at DIR")
+    repair_where.add_argument("--demo", action="store_true",
+                              help="repair the built-in demo computer (kept in the app's data folder until undone)")
+    repair.add_argument("--env", metavar="PATH",
+                        help="the Python environment (folder or python.exe); with --demo: its ComfyUI venv")
     repair.add_argument("--action", metavar="ID", required=True,
                         help="the repair the diagnosis named (place-libomp140, restore-torch-files, "
                              "install-vc-runtime, upgrade-torch, ...; an unknown id lists them all)")
@@ -75,7 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
     which = undo.add_mutually_exclusive_group(required=True)
     which.add_argument("--last", action="store_true", help="the newest repair that is not undone yet")
     which.add_argument("--transaction", metavar="ID", help="a repair from `history`")
-    undo.add_argument("--root", metavar="DIR", help="only repairs of the copied Windows drive at DIR")
+    undo_where = undo.add_mutually_exclusive_group()
+    undo_where.add_argument("--root", metavar="DIR", help="only repairs of the copied Windows drive at DIR")
+    undo_where.add_argument("--demo", action="store_true", help="only repairs of the built-in demo computer")
     undo.add_argument("--lang", choices=("en", "zh_CN"), help="language of the words (default: the computer's)")
 
     history = commands.add_parser("history", help="past repairs: when, what, and whether they were undone")

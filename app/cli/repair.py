@@ -7,9 +7,18 @@ import json
 import time
 from typing import Callable, Optional
 
-from app.cli.base import ExitCode, language_for, open_system, typed_environment, warn_unfinished
+from app.cli.base import (
+    ExitCode,
+    UsageError,
+    demo_computer,
+    language_for,
+    open_system,
+    typed_environment,
+    warn_unfinished,
+)
 from app.cli.output import Output
 from app.cli.stop import ctrl_c_stops
+from app.demo.computer import DEMO_VENV
 from app.i18n import words
 from app.repair.names import repair_name
 from app.report.units import download_line, size_text
@@ -77,16 +86,22 @@ def outcome_document(plan, state: str, problems_left: list[str], transaction: Op
 def run(args: argparse.Namespace, output: Output) -> ExitCode:
     """Plan, show, ask, apply, say: each a step of its own below; the words of a failure are app/failures.py's."""
     from app.failures import failure_text
+    from app.repair.actions import ACTIONS
     from app.repair.guides import guide_of
     from app.repair.journal import Journal
+    from app.repair.names import ALIASES
     from app.repair.plan import PlanRefused
     from app.repair.run import apply_plan, plan_repair
 
-    system = open_system(args.root)
+    if ALIASES.get(args.action, args.action) not in ACTIONS:  # a repair id that does not exist: a typing mistake
+        raise UsageError("repair.refused.unknown_action", action=args.action, actions=", ".join([*ACTIONS, *ALIASES]))
+    system = open_system(str(demo_computer()) if args.demo else args.root)
     lang = language_for(args.lang, system)
+    if not args.env and not args.demo:
+        raise UsageError("error.repair_needs_env")
     journal = Journal()
     warn_unfinished(journal, lang, output)
-    env = typed_environment(system, args.env)
+    env = typed_environment(system, args.env or DEMO_VENV)
     try:
         plan, diagnosis = plan_repair(system, env, args.action, args.source)
     except PlanRefused as refused:

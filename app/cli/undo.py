@@ -24,13 +24,13 @@ def state_after(after, environment: str, lang: str) -> str:
 
 def run(args: argparse.Namespace, output: Output) -> ExitCode:
     from app.failures import failure_text
-    from app.repair.journal import Journal
+    from app.repair.journal import KEPT, ROLLED_BACK, Journal
     from app.repair.run import left_installed, system_for, undo
 
     lang = language_for(args.lang)
     journal = Journal()
     if args.last:
-        transaction = journal.last(machine_filter(args.root))
+        transaction = journal.last(machine_filter(args.root, args.demo))
         if transaction is None:
             output.note(words("cli.undo.none", lang))
             return ExitCode.PROBLEM  # nothing to undo is not a typing mistake
@@ -39,6 +39,9 @@ def run(args: argparse.Namespace, output: Output) -> ExitCode:
         if transaction is None:
             output.note(words("cli.undo.no_such", lang, id=args.transaction))
             return ExitCode.ERROR
+        if transaction.state in (ROLLED_BACK, KEPT):  # undone before (or kept by choice): nothing is done again
+            output.note(words(f"cli.undo.already.{str(transaction.state)}", lang, id=transaction.id))
+            return ExitCode.PROBLEM
     try:
         with ctrl_c_stops(lang, output.note, stoppable=False):
             after = undo(transaction)

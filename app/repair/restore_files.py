@@ -111,6 +111,18 @@ def damaged_packages(site: Path, named: set[str]) -> list[DamagedPackage]:
     return damaged
 
 
+def _unreadable_record(site: Path) -> Optional[tuple[Path, str]]:
+    """torch's install record, and why it cannot be read, when it cannot (check-failed@record-unreadable)."""
+    record = installed_record(site)
+    if record is None:
+        return None
+    try:
+        read_record(record, prefix="")
+    except (OSError, csv.Error, ValueError, UnicodeDecodeError) as exc:
+        return record, f"{exc.__class__.__name__}: {exc}"
+    return None
+
+
 def _named_damaged(system: System, site: Path, findings: list[Finding]) -> set[str]:
     """RECORD paths (lower case) of the files the diagnosis found damaged although their size is right."""
     named = set()
@@ -141,6 +153,10 @@ class RestoreTorchFiles:
         site = env.site_packages
         if not any(canonical(p.name) == "torch" and child(p.dist_info, "RECORD") for p in installed_packages(site)):
             raise PlanRefused([said("repair.refused.restore.no_record")])
+        unreadable = _unreadable_record(site)
+        if unreadable is not None:  # which files belong to torch cannot be told: as the diagnosis says
+            raise PlanRefused([said("repair.refused.restore.record_unreadable", record=system.windows_path(
+                unreadable[0]), error=unreadable[1])])
         damaged = damaged_packages(site, _named_damaged(system, site, findings))
         if not damaged:
             raise PlanRefused([said("repair.refused.nothing_to_do", action=self.id)])

@@ -12,7 +12,7 @@ import ntpath
 from dataclasses import dataclass, field
 from typing import Union
 
-from app.i18n import words
+from app.i18n import started_as, words
 from app.inventory.machine import VARIABLE_PREFIXES
 
 MAX_VALUE = 1500  # a detail longer than this (a whole stderr, a long search list) is cut, with " ..."
@@ -161,6 +161,9 @@ def _problems(document: dict, lang: str) -> Section:
         after = [_fact("report.what_to_do", lang, problem["action"])]
         if problem["repairs"]:
             after.append(_fact("report.repairs", lang, ", ".join(problem["repairs"])))
+            if problem["environment"]:  # the command that runs each, as a forum helper pastes it back
+                after.append(_fact("report.repair_commands", lang,
+                                   *(repair_command(document, problem["environment"], r) for r in problem["repairs"])))
         if len(members) > 1:
             after.append(_fact("report.evidence", lang, *(f"{f['title']}  ({f['code']})" for f in members[1:])))
         blocks.append(Facts(tuple(after)))
@@ -313,3 +316,12 @@ def _log(document: dict, lang: str) -> Section | None:
 def _dependencies(trees: dict[str, str], lang: str) -> Section:
     return _section("dependencies", "report.dependencies", lang, Paragraph(words("report.dependencies.legend", lang)),
                     *(Preformatted(python, tree) for python, tree in trees.items()))
+
+
+def repair_command(document: dict, environment: str, action: str) -> str:
+    """`python -m app repair --env "..." --action ID`, with where the diagnosis looked: a copied drive's --root,
+    the demo computer's --demo; in the command the program was started as."""
+    source = document.get("source") or {}
+    where = (" --demo" if source.get("kind") == "demo" else
+             f' --root "{source["root"]}"' if source.get("kind") == "image" and source.get("root") else "")
+    return f'{started_as()} repair{where} --env "{environment}" --action {action}'

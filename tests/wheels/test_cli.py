@@ -102,6 +102,9 @@ EXITS = [
      ["repair", "--root", "{root}", "--env", DEMO_VENV, "--action", "upgrade-torch", "--yes"], ExitCode.PROBLEM),
     ("repair of a folder that is not there", ["repair", "--root", "{root}", "--env", r"C:\nowhere",
                                               "--action", "place-libomp140"], ExitCode.ERROR),
+    ("repair with a repair id that does not exist",
+     ["repair", "--root", "{root}", "--env", DEMO_VENV, "--action", "unknown"], ExitCode.ERROR),
+    ("diagnose of a drive given as a file", ["diagnose", "--root", "{root}/registry.json"], ExitCode.ERROR),
 ]
 
 
@@ -447,3 +450,42 @@ def test_an_internal_error_is_one_line_and_its_traceback_goes_to_the_log_or_here
     assert "Traceback" in log and "ZeroDivisionError: deep inside" in log and str(tmp_path) in err
     assert main(["--debug", "explain", "x"]) == 2
     assert "Traceback (most recent call last)" in capsys.readouterr().err
+
+
+def test_a_drive_given_as_a_file_is_called_a_file(demo):
+    code, out, err = run("diagnose", "--root", str(demo / "registry.json"))
+    assert code == ExitCode.ERROR and "is a file, not a folder" in err and "does not exist" not in err
+
+
+def test_undo_of_a_repair_already_undone_says_so_and_does_nothing(demo, data_dir):
+    from app.repair.journal import Journal
+
+    assert run(*place_argv(demo, "--yes"))[0] == ExitCode.OK
+    (transaction,) = Journal().transactions()
+    assert run("undo", "--transaction", transaction.id)[0] == ExitCode.OK
+    code, out, err = run("undo", "--transaction", transaction.id)
+    assert code == ExitCode.PROBLEM and "already undone" in err and "Undone" not in out + err
+
+
+def test_a_forum_helper_can_repair_and_undo_the_demo_computer_from_the_command_line(data_dir):
+    """`repair --demo` and `undo --demo` act on one demo computer, kept in the data folder as the repairs left it;
+    the text report gives the command that runs each repair."""
+    code, out, _ = run("diagnose", "--demo", "--no-redact")
+    assert code == ExitCode.PROBLEM
+    command = next(line.strip() for line in out.splitlines() if "--action place-libomp140" in line)
+    assert command.startswith("python -m app repair --demo --env ") and DEMO_VENV in command
+    code, out, err = run("repair", "--demo", "--action", "place-libomp140", "--source", "torch-bundled", "--yes")
+    assert code == ExitCode.OK, (out, err)
+    assert run("diagnose", "--demo")[0] == ExitCode.OK  # the same computer, repaired
+    code, out, err = run("undo", "--demo", "--last")
+    assert code == ExitCode.OK and "Undone" in out, (out, err)
+    assert run("diagnose", "--demo")[0] == ExitCode.PROBLEM
+    assert run("repair", "--action", "place-libomp140")[0] == ExitCode.ERROR  # neither --env nor --demo
+
+
+def test_every_line_printed_is_redacted_unless_asked_not_to(data_dir):
+    """People copy the whole terminal into a forum post: the progress lines on standard error too."""
+    code, out, err = run("diagnose", "--demo")
+    assert "alice" not in (out + err).lower() and r"C:\Users\<user>\ComfyUI" in err
+    code, out, err = run("diagnose", "--demo", "--no-redact")
+    assert r"C:\Users\alice\ComfyUI" in err

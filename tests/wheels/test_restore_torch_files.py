@@ -445,3 +445,16 @@ def test_ctrl_c_during_the_download_stops_the_repair_like_stop_and_puts_everythi
     (folder,) = [p for p in (data_dir / "transactions").iterdir() if p.is_dir()]
     kinds = [json.loads(line)["kind"] for line in (folder / "journal.jsonl").read_text().splitlines()]
     assert kinds[-1] == "rolled-back" and "finish" not in kinds, kinds
+
+
+def test_a_record_that_cannot_be_read_is_said_by_the_repair_as_the_diagnosis_says_it(torch_image, installed, server,
+                                                                                       data_dir, capsys):
+    """torch's RECORD zero-filled by a crash, and a DLL gone: the diagnosis says the record cannot be read; the
+    repair says the same, never "found nothing that this repair would fix"."""
+    image, _ = broken_image(torch_image, installed, server, damage=("fbgemm.dll",))
+    record = next(image.host(SITE).glob("torch-*.dist-info")) / "RECORD"
+    record.write_text("torch/lib/c10.dll,sha256=x,²\n" + "x" * 200_000 + "\n")
+    document = diagnose(image, capsys)
+    assert any(f["code"] == "check-failed" and f["variant"] == "record-unreadable" for f in document["findings"])
+    code, out, err = repair(image, capsys)
+    assert code == 1 and "cannot be read" in err and "nothing that this repair would fix" not in err, err
