@@ -92,9 +92,11 @@ class Report:
     sections: tuple[Section, ...] = field(default=())
 
 
-SECTION_IDS = ("summary", "problems", "computer", "visual-studio", "variables", "path", "environments", "loaded",
-               "dependencies", "log")  # in this order; "loaded" only when PyTorch was started for real, "log" only
-# when the wizard adds the end of its log (document["log"]: lines, already redacted)
+# in this order; "loaded" only when PyTorch was started for real, "log" only when the wizard adds the end of its log
+# (document["log"]: lines, already redacted); "session" only when the wizard repaired something (document["session"]:
+# what the first check found, each repair and whether it was undone)
+SECTION_IDS = ("summary", "session", "problems", "computer", "visual-studio", "variables", "path", "environments",
+               "loaded", "dependencies", "log")
 
 
 def build_report(document: dict, trees: dict[str, str], lang: str) -> Report:
@@ -110,10 +112,10 @@ def build_report(document: dict, trees: dict[str, str], lang: str) -> Report:
             meta.append(words("report.program.app_first", lang, app=program["app"], modules=first))
         else:
             meta.append(words("report.program.first", lang, modules=first))
-    sections = [_summary(document, lang), _problems(document, lang), _computer(document, lang),
-                _visual_studio(document, lang), _variables(document, lang), _path(document, lang),
-                _environments(document, lang), _loaded(document, lang), _dependencies(trees, lang),
-                _log(document, lang)]
+    sections = [_summary(document, lang), _session(document, lang), _problems(document, lang),
+                _computer(document, lang), _visual_studio(document, lang), _variables(document, lang),
+                _path(document, lang), _environments(document, lang), _loaded(document, lang),
+                _dependencies(trees, lang), _log(document, lang)]
     return Report(lang, words("report.title", lang), tuple(meta), tuple(s for s in sections if s is not None))
 
 
@@ -302,6 +304,22 @@ def _verdict(copy: dict, lang: str) -> str:
         return words("report.loaded.unpredicted", lang)
     return (words("report.loaded.agrees", lang) if copy["agrees"]
             else words("report.loaded.differs", lang, predicted=copy["predicted"]))
+
+
+def _session(document: dict, lang: str) -> Section | None:
+    """What this session did, before the state now that the rest of the report shows: what the first check found,
+    each repair made, and whether it was undone since."""
+    session = document.get("session")
+    if not session:
+        return None
+    before = session.get("before") or []
+    facts = [_fact("report.session.before", lang, *(before or [words("report.session.nothing_before", lang)]))]
+    for repair in session.get("repairs") or []:
+        facts.append(_fact("report.session.repair", lang, words(f"report.session.{repair['state']}", lang,
+                                                                 name=repair["name"], id=repair["id"],
+                                                                 when=repair["when"])))
+    return _section("session", "report.session", lang, Paragraph(words("report.session.intro", lang)),
+                    Facts(tuple(facts)))
 
 
 def _log(document: dict, lang: str) -> Section | None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from app.cancel import CancelToken
+from app.failures import local_time
 from app.i18n import language_for  # noqa: F401 - the wizard asks the session for it
 from app.inventory.discovery import DEFAULT_SEARCH, EVERYWHERE, DiscoveryReport, discover
 from app.inventory.environment import PythonEnvironment, inspect_environment
@@ -22,6 +23,7 @@ from app.probes.runner import Diagnosis, ProbeEvent, run_diagnosis
 from app.probes.runtime_copies import FIRST_IMPORT_VARIANTS
 from app.repair.guides import START_FRESH, Guide, fresh_start_fits, guide_of
 from app.repair.journal import Journal, Transaction
+from app.repair.names import repair_name
 from app.repair.plan import Plan, PlanRefused
 from app.repair.run import RepairOutcome, plan_repair
 from app.report.document import diagnosis_report, render_report, report_format
@@ -69,7 +71,9 @@ class Session:
     chosen: list[RepairOption] = field(default_factory=list)  # the repairs that change something, run in turn
     guided: list[RepairOption] = field(default_factory=list)  # the steps the user will follow (Plan, Finish)
     outcomes: list[RepairOutcome] = field(default_factory=list)
-    after: Optional[Diagnosis] = None  # the Verify page's diagnosis
+    undone: list[RepairOutcome] = field(default_factory=list)  # repairs of this session undone since
+    first: Optional[Diagnosis] = None  # what the first check of the chosen environment found, before any repair
+    after: Optional[Diagnosis] = None  # the Verify page's diagnosis (after the repairs, or after their undo)
     _scratch: Optional[tempfile.TemporaryDirectory] = None
     owner_window: int = 0  # the wizard's window (HWND on Windows): Windows' permission prompt belongs to it
 
@@ -79,6 +83,7 @@ class Session:
         system.owner_window = self.owner_window
         self.environments, self.env, self.diagnosis, self.program = [], None, None, Program()
         self.options, self.chosen, self.guided, self.outcomes, self.after = [], [], [], [], None
+        self.undone, self.first = [], None
 
     # -- the one way the session changes: pages and models call these, nothing writes a field from outside ------
     def set_language(self, lang: str) -> None:
@@ -107,8 +112,11 @@ class Session:
             self.environments = [env]
 
     def set_diagnosis(self, diagnosis: Optional[Diagnosis]) -> None:
-        """What the checks found (None while they run again)."""
+        """What the checks found (None while they run again); the first of them, before any repair, is kept for
+        the report."""
         self.diagnosis = diagnosis
+        if diagnosis is not None and not self.outcomes and not self.undone:
+            self.first = diagnosis
 
     def take_repair_diagnosis(self, after: Diagnosis) -> None:
         """The checks after a repair or its rollback: what is found now, in the environment as it is now."""
@@ -128,7 +136,9 @@ class Session:
         self.outcomes.append(outcome)
 
     def forget_outcomes(self, transaction_ids: set[str]) -> None:
-        """Repairs undone since: no longer this session's changes."""
+        """Repairs undone since: no longer this session's changes (the report still says they were made, and
+        undone)."""
+        self.undone += [o for o in self.outcomes if o.transaction.id in transaction_ids]
         self.outcomes = [o for o in self.outcomes if o.transaction.id not in transaction_ids]
 
     def set_verified(self, after: Optional[Diagnosis]) -> None:
@@ -177,7 +187,19 @@ class Session:
         tail = log_tail()
         if tail:  # what went wrong in this session, for whoever helps (written redacted)
             document["log"] = tail
+        if self.outcomes or self.undone:  # the session's own story: before, each repair, each undo
+            document["session"] = self.history()
         return render_report(document, trees, self.lang, fmt)
+
+    def history(self) -> dict:
+        """What the first check found, and each repair of this session: made, or undone since (newest last)."""
+        before = [p.lead.text(self.lang).title for p in self.blockers(self.first)] if self.first else []
+        made = [(o, "made") for o in self.outcomes] + [(o, "undone") for o in self.undone]
+        made.sort(key=lambda pair: str(pair[0].transaction.begin.get("created") or ""))
+        return {"before": before, "repairs": [
+            {"id": o.transaction.id, "action": o.transaction.begin.get("action", ""), "state": state,
+             "name": repair_name(o.transaction.begin.get("action", ""), self.lang),
+             "when": local_time(o.transaction.begin.get("created"))} for o, state in made]}
 
     def report(self, path: str, diagnosis: Optional[Diagnosis] = None) -> None:
         """Write the report (text, HTML or JSON by the file's name)."""

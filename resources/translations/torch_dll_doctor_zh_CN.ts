@@ -288,7 +288,7 @@
     <message>
         <location filename="../../app/ui/wizard.py" line="132"/>
         <source>Torch DLL Doctor</source>
-        <translation>Torch DLL 医生</translation>
+        <translation>Torch DLL Doctor</translation>
     </message>
 </context>
 <context>
@@ -651,7 +651,7 @@
     <message>
         <location filename="../../app/ui/pages/finish.py" line="58"/>
         <source>Thank you for using Torch DLL Doctor.</source>
-        <translation>感谢使用 Torch DLL 医生。</translation>
+        <translation>感谢使用 Torch DLL Doctor。</translation>
     </message>
     <message>
         <location filename="../../app/ui/pages/finish.py" line="59"/>
@@ -684,57 +684,67 @@
         <translation>打开记录本助手所做操作的日志文件夹</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="71"/>
+        <location filename="../../app/ui/pages/finish.py" line="74"/>
+        <source>undone</source>
+        <translation>已撤销</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/finish.py" line="75"/>
         <source>Changes made on the demo computer:</source>
         <translation>在演示电脑上做的更改：</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="72"/>
+        <location filename="../../app/ui/pages/finish.py" line="76"/>
         <source>Changes made on this computer:</source>
         <translation>在这台电脑上做的更改：</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="74"/>
+        <location filename="../../app/ui/pages/finish.py" line="78"/>
+        <source>&lt;p&gt;{heading}&lt;/p&gt;&lt;ul&gt;{items}&lt;/ul&gt;&lt;p&gt;They were undone: everything they changed is back as it was.&lt;/p&gt;</source>
+        <translation>&lt;p&gt;{heading}&lt;/p&gt;&lt;ul&gt;{items}&lt;/ul&gt;&lt;p&gt;它们都已撤销：改动过的一切都已恢复原样。&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/finish.py" line="81"/>
         <source>&lt;p&gt;{heading}&lt;/p&gt;&lt;ul&gt;{items}&lt;/ul&gt;&lt;p&gt;Each one is recorded; “Undo these changes” puts everything back as it was, now or later, except Microsoft&apos;s Visual C++ runtime: it stays installed because other programs share it.&lt;/p&gt;</source>
         <translation>&lt;p&gt;{heading}&lt;/p&gt;&lt;ul&gt;{items}&lt;/ul&gt;&lt;p&gt;每一项都有记录；“撤销这些修改”可以现在或以后把一切恢复原样，但微软 Visual C++ 运行库除外：它会保持安装，因为其他程序也在使用它。&lt;/p&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="78"/>
+        <location filename="../../app/ui/pages/finish.py" line="85"/>
         <source>&lt;p&gt;{heading}&lt;/p&gt;&lt;ul&gt;{items}&lt;/ul&gt;&lt;p&gt;Each one is recorded; “Undo these changes” puts everything back as it was, now or later.&lt;/p&gt;</source>
-        <translation>&lt;p&gt;{heading}&lt;/p&gt;&lt;ul&gt;{items}&lt;/ul&gt;&lt;p&gt;每一项都有记录；“撤销这些更改”可以把一切恢复原样，现在或以后都可以。&lt;/p&gt;</translation>
+        <translation>&lt;p&gt;{heading}&lt;/p&gt;&lt;ul&gt;{items}&lt;/ul&gt;&lt;p&gt;每一项都有记录；“撤销这些修改”可以把一切恢复原样，现在或以后都可以。&lt;/p&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="82"/>
+        <location filename="../../app/ui/pages/finish.py" line="89"/>
         <source>Nothing needed repairing: PyTorch should load. Nothing was changed.</source>
         <translation>没有需要修复的内容：PyTorch 应该可以加载。没有做任何修改。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="84"/>
+        <location filename="../../app/ui/pages/finish.py" line="91"/>
         <source>Nothing was changed on the demo computer.</source>
         <translation>演示电脑上没有做任何更改。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="85"/>
+        <location filename="../../app/ui/pages/finish.py" line="92"/>
         <source>Nothing was changed on this computer.</source>
         <translation>这台电脑上没有做任何修改。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="100"/>
+        <location filename="../../app/ui/pages/finish.py" line="107"/>
         <source>&lt;p&gt;&lt;b&gt;Still to do, by you.&lt;/b&gt; These steps fix what this program cannot change. Follow them, then run Torch DLL Doctor again.&lt;/p&gt;</source>
         <translation>&lt;p&gt;&lt;b&gt;还需要你自己完成。&lt;/b&gt;这些步骤能解决本程序无法修改的问题。请按步骤操作，然后再运行一次 Torch DLL Doctor。&lt;/p&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="134"/>
+        <location filename="../../app/ui/pages/finish.py" line="141"/>
         <source>Undone: every file and setting the repairs changed is back as it was, except Microsoft&apos;s Visual C++ runtime, now installed ({runtimes}): it stays because other programs share it.</source>
         <translation>已撤销：修复改动的每个文件和设置都已恢复原样，但微软 Visual C++ 运行库除外，它现在已安装（{runtimes}）：它会保留，因为其他程序也在使用它。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="140"/>
+        <location filename="../../app/ui/pages/finish.py" line="147"/>
         <source>Undone: every file and setting is back as it was.</source>
         <translation>已撤销：所有文件和设置都已恢复原样。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="138"/>
+        <location filename="../../app/ui/pages/finish.py" line="145"/>
         <source>Undone: every file and setting is back as it was, and PyTorch does not load again, as before the repair.</source>
         <translation>已撤销：所有文件和设置都已恢复原样，PyTorch 也和修复前一样无法加载。</translation>
     </message>
@@ -1026,57 +1036,77 @@
 <context>
     <name>VerifyPage</name>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="42"/>
+        <location filename="../../app/ui/pages/verify.py" line="52"/>
         <source>Checking PyTorch again</source>
         <translation>再次检查 PyTorch</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="43"/>
+        <location filename="../../app/ui/pages/verify.py" line="53"/>
         <source>The same checks as before, now that the repairs are done.</source>
         <translation>修复完成后，重新进行和之前相同的检查。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="50"/>
+        <location filename="../../app/ui/pages/verify.py" line="60"/>
         <source>Checking…</source>
         <translation>正在检查…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="51"/>
+        <location filename="../../app/ui/pages/verify.py" line="61"/>
         <source>The check did not finish.</source>
         <translation>检查没有完成。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="57"/>
+        <location filename="../../app/ui/pages/verify.py" line="68"/>
+        <source>The same checks again, after the undo.</source>
+        <translation>撤销之后，再做一次同样的检查。</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/verify.py" line="71"/>
+        <source>The repairs were undone: PyTorch {version} does not load again, as before them.</source>
+        <translation>修复已撤销：PyTorch {version} 又无法加载了，和修复之前一样。</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/verify.py" line="73"/>
+        <source>The repairs were undone: everything is back as it was.</source>
+        <translation>修复已撤销：一切都已恢复原样。</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/verify.py" line="74"/>
+        <source>To repair it again, start the assistant again and choose a repair.</source>
+        <translation>如果要再次修复，请重新启动本助手并选择一个修复方法。</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/verify.py" line="78"/>
         <source>Some checks could not finish, so it is not known yet whether PyTorch {version} loads now.</source>
         <translation>有些检查没能完成，所以还不知道 PyTorch {version} 现在能否加载。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="60"/>
+        <location filename="../../app/ui/pages/verify.py" line="81"/>
         <source>&lt;p&gt;Not finished: {checks}.&lt;/p&gt;&lt;p&gt;The checks that did finish found nothing still wrong. Check again in a minute by starting the assistant again: security software scanning the new files can slow PyTorch&apos;s first start. If a check keeps failing, save the report on the next page and share it.&lt;/p&gt;</source>
         <translation>&lt;p&gt;没能完成：{checks}。&lt;/p&gt;&lt;p&gt;已完成的检查没有发现仍然存在的问题。请过一分钟重新启动本助手再检查一次：安全软件扫描新文件可能会让 PyTorch 第一次启动变慢。如果某项检查一直失败，请在下一页保存报告并发给帮助你的人。&lt;/p&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="69"/>
+        <location filename="../../app/ui/pages/verify.py" line="90"/>
         <source>PyTorch {version} loads now.</source>
         <translation>PyTorch {version} 现在可以加载了。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="70"/>
+        <location filename="../../app/ui/pages/verify.py" line="91"/>
         <source>PyTorch {version} should load now: every file it needs is in place.</source>
         <translation>PyTorch {version} 现在应该可以加载：它需要的文件都已就位。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="72"/>
+        <location filename="../../app/ui/pages/verify.py" line="93"/>
         <source>Start your AI app again. If it still fails, save the report on the next page and share it.</source>
         <translation>请重新启动你的 AI 应用。如果仍然失败，请在下一页保存报告并分享。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="76"/>
+        <location filename="../../app/ui/pages/verify.py" line="97"/>
         <source>PyTorch {version} still does not load.</source>
         <translation>PyTorch {version} 仍然无法加载。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="80"/>
+        <location filename="../../app/ui/pages/verify.py" line="101"/>
         <source>&lt;p&gt;Still wrong:&lt;/p&gt;&lt;ul&gt;{titles}&lt;/ul&gt;&lt;p&gt;What to try next: start the assistant again and choose another repair; or make a fresh environment for your AI app (a new venv with &lt;code&gt;pip install torch&lt;/code&gt;); or run PyTorch inside WSL, where these Windows DLLs are not used.&lt;/p&gt;</source>
         <translation>&lt;p&gt;仍然存在的问题：&lt;/p&gt;&lt;ul&gt;{titles}&lt;/ul&gt;&lt;p&gt;接下来可以尝试：重新运行助手并选择另一种修复方式；或者为你的 AI 应用新建一个环境（新建 venv 后运行 &lt;code&gt;pip install torch&lt;/code&gt;）；或者在 WSL 中运行 PyTorch，那里不会用到这些 Windows DLL。&lt;/p&gt;</translation>
     </message>
@@ -1096,7 +1126,7 @@
     <message>
         <location filename="../../app/ui/pages/welcome.py" line="109"/>
         <source>Welcome to Torch DLL Doctor</source>
-        <translation>欢迎使用 Torch DLL 医生</translation>
+        <translation>欢迎使用 Torch DLL Doctor</translation>
     </message>
     <message>
         <location filename="../../app/ui/pages/welcome.py" line="110"/>

@@ -492,3 +492,36 @@ def test_the_demo_says_the_demos_words_on_the_check_plan_and_finish_pages(open_w
     assert ("Changes made on the demo computer" in summary) if lang == "en" else ("在演示电脑上做的更改" in summary)
     (transaction,) = wizard.session.transactions
     assert transaction.id not in summary
+
+
+def test_after_undo_every_page_and_the_report_say_the_sessions_latest_truth(torch_image, open_wizard, qtbot):
+    """Repair, verify, undo on Finish: Finish marks the change undone and points at no button that is gone; Back to
+    Verify no longer says PyTorch loads; the report saved then holds the first check, the repair and its undo."""
+    image = torch_image()
+    wizard = open_wizard(root=str(image.root))
+    forward(qtbot, wizard, ENVIRONMENTS)
+    qtbot.waitUntil(lambda: wizard.session.env is not None, timeout=WAIT_MS)
+    for page in (DIAGNOSE, FINDINGS, PLAN, REPAIR, VERIFY):
+        forward(qtbot, wizard, page)
+        ready(qtbot, wizard)
+    assert "should load now" in wizard.pages[VERIFY].headline.text()
+    forward(qtbot, wizard, FINISH)
+    finish = wizard.pages[FINISH]
+    qtbot.mouseClick(finish.undo, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "Undone" in finish.result.text(), timeout=WAIT_MS)
+    summary = finish.summary.text()
+    assert "undone" in summary and "Undo these changes" not in summary and finish.undo.isHidden()
+    if os.environ.get("TDD_SCREENSHOT_DIR"):
+        wizard.grab().save(str(Path(os.environ["TDD_SCREENSHOT_DIR"]) / "finish-after-undo.png"))
+    qtbot.mouseClick(wizard.button(QWizard.WizardButton.BackButton), Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: wizard.currentId() == VERIFY, timeout=WAIT_MS)
+    verify = wizard.pages[VERIFY].headline.text()
+    assert "undone" in verify and "does not load again" in verify and "should load now" not in verify
+    shots = os.environ.get("TDD_SCREENSHOT_DIR")
+    if shots:  # what the person sees, for a look by eye
+        wizard.grab().save(str(Path(shots) / "verify-after-undo.png"))
+    report = Path(str(image.root) + "-after-undo.txt")
+    wizard.pages[VERIFY].save_report(str(report))
+    qtbot.waitUntil(lambda: report.is_file() and report.stat().st_size > 0, timeout=WAIT_MS)
+    text = report.read_text(encoding="utf-8")
+    assert "What this session did" in text and "then undone" in text and "libomp140.x86_64.dll" in text

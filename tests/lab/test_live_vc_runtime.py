@@ -148,6 +148,15 @@ def installer_records(data):
     return intents, applied
 
 
+def whole_output(data, exit_code, stdout, stderr) -> str:
+    """A repair's whole output, for an assertion's message: its exit code, both streams in full, and its journal's
+    records (the transactions under `data`), so that a failure says how the repair ended and why."""
+    journals = sorted((data / "journal" / "transactions").glob("*/journal.jsonl"))
+    records = "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in journals) or "(no journal)"
+    return (f"\nexit code: {exit_code}\n--- stdout ---\n{stdout}\n--- stderr ---\n{stderr}\n--- journal ---\n"
+            f"{records}")
+
+
 def history(lab, setup, data):
     code, stdout, stderr, _ = run_app(lab, setup, data, ["history", "--json", "-"])
     assert code == 0, stderr[-3000:]
@@ -166,15 +175,16 @@ def test_the_installer_succeeds(lab, setup, clean_runtimes, tmp_path, code, outc
     started = time.monotonic()
     exit_code, stdout, stderr, x64 = repair(lab, setup, tmp_path, trace=to_windows_path(trace), **standin)
     seconds = time.monotonic() - started
+    shown = whole_output(tmp_path, exit_code, stdout, stderr)
 
-    assert exit_code == 0, stderr[-4000:]
+    assert exit_code == 0, shown
     result = json.loads(stdout[stdout.index("{"):])
-    assert result["state"] == "fixed" and result["plan"]["action"] == "install-vc-runtime"
-    assert x64 == expected
+    assert result["state"] == "fixed" and result["plan"]["action"] == "install-vc-runtime", shown
+    assert x64 == expected, shown
     intents, applied = installer_records(tmp_path)
-    assert [i["arch"] for i in intents] == ["x64"]
-    assert intents[0]["argv"][1:] == ["/install", "/quiet", "/norestart"]  # no log path: Burn writes its own
-    assert [(a["exit_code"], a["outcome"]) for a in applied] == [(code, outcome)]
+    assert [i["arch"] for i in intents] == ["x64"], shown
+    assert intents[0]["argv"][1:] == ["/install", "/quiet", "/norestart"], shown  # no log path: Burn writes its own
+    assert [(a["exit_code"], a["outcome"]) for a in applied] == [(code, outcome)], shown
     # it ran once, itself (nothing of ours between), from where it was downloaded and checked, held there
     (run,) = trace.read_text(encoding="utf-8-sig").splitlines()
     assert "\\downloads\\vc_redist.x64.exe" in run.partition(" cwd=")[0], run
@@ -192,7 +202,7 @@ def test_the_installer_succeeds(lab, setup, clean_runtimes, tmp_path, code, outc
     (transaction,) = (tmp_path / "journal" / "transactions").iterdir()
     (kept,) = (transaction / "downloads").glob("*.log")
     assert "Command line: action=install, ui=quiet, norestart=yes" in kept.read_text(encoding="utf-8-sig")
-    assert ("needs a restart" in stdout) == (code == 3010)
+    assert ("needs a restart" in stdout) == (code == 3010), shown
     print(f"exit {code}: repair took {seconds:.1f} s")
 
     if code == 0:  # undo leaves the shared runtime alone and says so, as it is now (never "every change put back")

@@ -142,7 +142,8 @@ def test_demo_text_and_html_reports_hold_the_same_sections_and_facts(demo, lang)
     text, page = both(document, trees, lang)
     assert mismatches(document, trees, lang, text, page) == []
     ids = [s.id for s in build_report(document, trees, lang).sections]
-    assert ids == [i for i in SECTION_IDS if i not in ("loaded", "log")]  # the demo's PyTorch was never started
+    # the demo's PyTorch was never started, and no repair was made
+    assert ids == [i for i in SECTION_IDS if i not in ("loaded", "log", "session")]
     assert "libomp140.x86_64.dll" in html_sections(page)["problems"]
 
 
@@ -150,6 +151,9 @@ def test_demo_text_and_html_reports_hold_the_same_sections_and_facts(demo, lang)
 def test_visual_studio_long_paths_variables_path_and_what_torch_loaded_are_in_both(full_image, lang):
     document, trees = diagnosed(full_image, lang)
     document["log"] = ["2026-12-01 14:05:09,120 ERROR 0.1.0 RepairRun failed", "OSError: [WinError 5] C:\\x.dll"]
+    document["session"] = {"before": ["libomp140.x86_64.dll is missing"], "repairs": [
+        {"id": "20261201-140509-1", "action": "place-libomp140", "state": "undone", "name": "Add the runtime",
+         "when": "14:05"}]}
     text, page = both(document, trees, lang)
     assert mismatches(document, trees, lang, text, page) == []
     assert [s.id for s in build_report(document, trees, lang).sections] == list(SECTION_IDS)

@@ -61,16 +61,23 @@ class FinishPage(Page):
         named(self.logs, self.tr("Open the &log folder"),
               self.tr("Open the folder with the log of what the assistant did"))
         transactions = self.session.transactions
+        undone = [outcome.transaction for outcome in self.session.undone]
         self.undo.setVisible(bool(transactions) and not self._undone_all)
         self.save.setEnabled(self.session.diagnosis is not None)
         demo = self.session.source == DEMO  # the demo computer is not "this computer"
-        if transactions:  # each by its name and when; the journal's id is in the report and the log
-            items = "".join(f"<li>{html.escape(repair_name(t.begin.get('action', ''), self.session.lang))} "
-                            f"<small>({html.escape(local_when(t.begin.get('created')))})</small></li>"
-                            for t in transactions)
+        if transactions or undone:  # each by its name and when; the journal's id is in the report and the log
+            def item(t, mark: str = "") -> str:
+                return (f"<li>{html.escape(repair_name(t.begin.get('action', ''), self.session.lang))} "
+                        f"<small>({html.escape(local_when(t.begin.get('created')))})</small>{mark}</li>")
+
+            items = "".join([item(t) for t in transactions] +
+                            [item(t, " — <b>" + html.escape(self.tr("undone")) + "</b>") for t in undone])
             heading = (self.tr("Changes made on the demo computer:") if demo else
                        self.tr("Changes made on this computer:"))
-            if any(t.begin.get("action") == "install-vc-runtime" for t in transactions):
+            if not transactions:  # every one undone: no button to point at any more
+                text = self.tr("<p>{heading}</p><ul>{items}</ul><p>They were undone: everything they changed is "
+                               "back as it was.</p>")
+            elif any(t.begin.get("action") == "install-vc-runtime" for t in transactions):
                 text = self.tr("<p>{heading}</p><ul>{items}</ul><p>Each one is recorded; “Undo these changes” puts "
                                "everything back as it was, now or later, except Microsoft's Visual C++ runtime: it "
                                "stays installed because other programs share it.</p>")
@@ -141,6 +148,7 @@ class FinishPage(Page):
 
         self.said(undone_words)
         self.undo.hide()
+        self.retranslate()  # the list says which changes were undone, and points at no button that is gone
 
     def _open_logs(self) -> None:
         QDesktopServices.openUrl(QUrl.fromLocalFile(str(log_folder())))

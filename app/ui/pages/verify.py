@@ -27,7 +27,9 @@ class VerifyPage(Page):
         layout = QVBoxLayout(self)
         layout.addLayout(row)
         layout.addWidget(self.next_steps)
-        layout.addWidget(self.checklist, 1)
+        layout.addWidget(self.checklist, 10)
+        layout.addStretch(1)  # the words stay at the top when the list is hidden (after an undo)
+        self._redrawing = False
 
     def initializePage(self) -> None:
         self.session.set_verified(None)
@@ -37,6 +39,20 @@ class VerifyPage(Page):
 
     def cleanupPage(self) -> None:
         self.checklist.leave()
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        """Shown again (Back from Finish, after an undo there): the session's latest truth, not what was drawn."""
+        super().showEvent(event)
+        if self.checklist.state != CheckState.RUNNING and not self._redrawing:
+            self._redrawing = True  # what it redraws may show the page again: once
+            try:
+                self.retranslate()
+            finally:
+                self._redrawing = False
+
+    def _after_undo(self) -> bool:
+        """The repairs of this session were all undone since this page checked them."""
+        return bool(self.session.undone) and not self.session.transactions
 
     def retranslate(self) -> None:
         self.setTitle(self.tr("Checking PyTorch again"))
@@ -52,6 +68,17 @@ class VerifyPage(Page):
             self.next_steps.setText("")
             return
         left = self.session.blockers(after)
+        undone = self._after_undo()
+        self.checklist.setVisible(not undone)  # its rows are the check before the undo
+        if undone:
+            self.setSubTitle(self.tr("The same checks again, after the undo."))
+            self.mark.setPixmap(icon("problem" if left else "info").pixmap(32, 32))
+            self.headline.setText(
+                self.tr("The repairs were undone: PyTorch {version} does not load again, as before them.")
+                .format(version=version) if left else
+                self.tr("The repairs were undone: everything is back as it was.").format(version=version))
+            self.next_steps.setText(self.tr("To repair it again, start the assistant again and choose a repair."))
+            return
         if not left and not after.complete:  # nothing seen, but not every check could see: never "loads now"
             self.mark.setPixmap(icon("warning").pixmap(32, 32))
             self.headline.setText(self.tr("Some checks could not finish, so it is not known yet whether PyTorch "
