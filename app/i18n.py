@@ -25,6 +25,11 @@ def _texts() -> dict[str, dict[str, str]]:
     return json.loads((resources_folder() / "ui_text.json").read_text(encoding="utf-8"))
 
 
+def words_keys() -> frozenset[str]:
+    """Every key of resources/ui_text.json."""
+    return frozenset(_texts())
+
+
 MODULE_COMMAND = "python -m app"  # how the words name this program's command; said as it was started
 
 

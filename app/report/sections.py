@@ -10,10 +10,12 @@ from __future__ import annotations
 import json
 import ntpath
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Union
 
 from app.i18n import started_as, words
 from app.inventory.machine import VARIABLE_PREFIXES
+from app.resources import resources_folder
 
 MAX_VALUE = 1500  # a detail longer than this (a whole stderr, a long search list) is cut, with " ..."
 
@@ -178,7 +180,15 @@ def _problems(document: dict, lang: str) -> Section:
 
 def _evidence_facts(evidence: dict, lang: str) -> tuple[Fact, ...]:
     """A finding's evidence as one labelled line per key; texts stored in both languages in the reader's."""
-    return tuple(Fact(key, key, (_evidence_value(value, lang),)) for key, value in evidence.items())
+    labels = evidence_labels()
+    return tuple(Fact(key, labels.get(key, {}).get(lang, key), (_evidence_value(value, lang),))
+                 for key, value in evidence.items())
+
+
+@cache
+def evidence_labels() -> dict[str, dict[str, str]]:
+    """resources/evidence_labels.json: each evidence key's label in each language."""
+    return json.loads((resources_folder() / "evidence_labels.json").read_text(encoding="utf-8"))["labels"]
 
 
 def _evidence_value(value: object, lang: str) -> str:

@@ -1,6 +1,7 @@
 """The dependency graph as an indented text tree, like Dependency Walker's, for `deps` and text reports.
 
-Statuses stay the stable codes (`ok`, `MISSING`, ...); the rule that found each DLL is in the reader's words.
+Statuses are the stable codes in English (`ok`, `MISSING`, ...) and words in Chinese (缺失); the rule that found each
+DLL is in the reader's words.
 """
 
 from __future__ import annotations
@@ -9,7 +10,9 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from app.engine.graph import OK, DependencyGraph, Edge, Node
-from app.i18n import words
+from app.i18n import words, words_keys
+
+STATUS_WORDS = frozenset(k for k in words_keys() if k.startswith("tree.status."))
 
 MAX_LISTED = 12
 
@@ -27,7 +30,8 @@ def render_tree(graph: DependencyGraph, display_path: Callable[[Path], str] = st
     def label(node: Node, edge: Optional[Edge]) -> str:
         status = statuses[node]
         name = edge.name if edge is not None else display_path(node.path) if node.path else node.name
-        parts = [name, status if status == OK else status.upper()]
+        shown = f"tree.status.{status}"
+        parts = [name, words(shown, lang) if shown in STATUS_WORDS else status if status == OK else status.upper()]
         rule = node.resolution.rule if node.resolution else None
         if edge is not None and edge.kind == "delay":
             parts.append(words("tree.delay", lang))

@@ -196,7 +196,7 @@ class ChecklistModel(QAbstractListModel):
         if not index.isValid():
             return None
         row = self.rows[index.row()]
-        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole):
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole, Qt.ItemDataRole.ToolTipRole):
             check = row["probe"].label[self.lang()].rstrip(".…。 ")
             return self.tr("{check} — {result}").format(check=check, result=self._result(row))
         if role == Qt.ItemDataRole.DecorationRole:

@@ -144,3 +144,55 @@ def test_the_debian_package_of_a_library_follows_debians_naming_rule():
     assert [debian_package(name) for name in HIDDEN] == list(PACKAGES)
     assert debian_package("libX11-xcb.so.1") == "libx11-xcb1" and debian_package("libxcb.so.1") == "libxcb1"
     assert debian_package("libSM.so.6") == "libsm6"
+
+
+ZH_DESKTOP = r"""
+import sys, time
+sys.path.insert(0, {repo!r})
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontMetrics
+from PySide6.QtWidgets import QApplication, QWizard
+from app.ui.application import new_wizard
+from app.ui.pages.base import DIAGNOSE, ENVIRONMENTS
+from app.ui.screenshots import settle, wait_until
+app = QApplication.instance() or QApplication(sys.argv)
+wizard = new_wizard(demo=True)  # no --lang: the computer's language
+wizard.resize(800, 600)
+wizard.show()
+settle()
+assert wizard.session.lang == "zh_CN", wizard.session.lang
+label = wizard.pages[wizard.currentId()].language_label
+metrics = QFontMetrics(label.font())
+assert label.width() >= metrics.horizontalAdvance(label.text().replace("&", "")), (label.width(), label.text())
+assert label.height() < 2 * metrics.height(), label.height()  # one line, never "语言" above a cut "(L):"
+wait_until(lambda: wizard.currentPage().isComplete())
+wizard.next()
+wait_until(lambda: wizard.currentId() == ENVIRONMENTS and wizard.currentPage().isComplete())
+wizard.next()
+wait_until(lambda: wizard.currentId() == DIAGNOSE and wizard.currentPage().isComplete(), 300)
+settle()
+view = wizard.pages[DIAGNOSE].checklist.view
+model = view.model()
+for row in range(model.rowCount()):
+    index = model.index(row)
+    text = model.data(index, Qt.ItemDataRole.DisplayRole)
+    assert model.data(index, Qt.ItemDataRole.ToolTipRole) == text
+    rect = view.visualRect(index)
+    needed = QFontMetrics(view.font()).boundingRect(0, 0, rect.width() - 28, 10_000, Qt.TextFlag.TextWordWrap, text)
+    assert rect.height() + 2 >= needed.height(), (text, rect.height(), needed.height())
+wizard.grab().save({shot!r})
+print("ok", model.rowCount())
+wizard.shutdown(30_000)
+"""
+
+
+def test_on_a_chinese_desktop_nothing_is_cut(display, tmp_path):
+    """The computer's language set to Chinese (LANG, not --lang), a real X window at the default 800x600: the
+    Welcome page's language label is one line, and every row of the checks wraps rather than ending in "…" (with
+    the whole text as its tooltip)."""
+    env = _desktop_env(display)
+    env.update(LANG="zh_CN.UTF-8", LC_ALL="zh_CN.UTF-8", TDD_DATA_DIR=str(tmp_path / "data"))
+    env.pop("LANGUAGE", None)
+    script = ZH_DESKTOP.format(repo=str(REPO), shot=str(tmp_path / "diagnose-zh.png"))
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 and "ok" in done.stdout, (done.stdout[-2000:], done.stderr[-3000:])

@@ -219,3 +219,31 @@ def test_text_report_columns_line_up_with_chinese_headings(full_image):
     assert {width(line.split("C:\\")[0]) for line in rows} == {column}
     assert len(rows) == len(document["machine"]["path"]["effective"])
     assert "适用于：" in text and "Applies to" not in text
+
+
+def test_the_chinese_text_report_has_no_english_keys_or_statuses(capsys, tmp_path, monkeypatch):
+    """Every label of the details and every status of the dependency tree in Chinese: never `needed_by`, `MISSING`."""
+    from app.main import main
+
+    monkeypatch.setenv("TDD_DATA_DIR", str(tmp_path))
+    main(["diagnose", "--demo", "--lang", "zh_CN", "--quiet"])
+    text = capsys.readouterr().out
+    assert "被谁需要" in text and "缺失" in text
+    assert not re.search(r"^\s+[a-z]+(_[a-z0-9]+)+[:：]", text, re.M), re.findall(r"^\s+[a-z_]+[:：]", text, re.M)
+    assert not re.search(r"\b(MISSING|CORRUPT|UNREADABLE)\b", text)
+
+
+def test_every_evidence_key_the_checks_write_has_a_chinese_label():
+    import glob
+    from pathlib import Path
+
+    from app.report.sections import evidence_labels
+
+    repo = Path(__file__).resolve().parents[2]
+    keys = set()
+    for path in glob.glob(str(repo / "app" / "probes" / "*.py")):
+        keys |= set(re.findall(r'"([a-z][a-z0-9_]+)":', Path(path).read_text(encoding="utf-8")))
+    labels = evidence_labels()
+    assert sorted(k for k in keys if k not in labels) == []
+    assert all(set(v) == {"en", "zh_CN"} and all(v.values()) for v in labels.values())
+    assert json.loads((repo / "resources" / "evidence_labels.json").read_text(encoding="utf-8"))["_comment"]

@@ -34,7 +34,8 @@ class ChecklistPanel(QWidget):
         self.model = ChecklistModel(lambda: page.session.lang)
         self.view = QListView()
         self.view.setModel(self.model)
-        self.view.setUniformItemSizes(True)
+        self.view.setWordWrap(True)  # a long result wraps, never cut to "…" (800x600, Chinese): and a tooltip says it
+        self.view.setResizeMode(QListView.ResizeMode.Adjust)
         self.progress = QProgressBar()
         self.stop = button("stop")
         self.stop.clicked.connect(self.cancel)

@@ -4,7 +4,7 @@ unfinished (offered for rollback)."""
 from __future__ import annotations
 
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QPlainTextEdit, QVBoxLayout
+from PySide6.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QLabel, QPlainTextEdit, QVBoxLayout
 
 from app.failures import failure_text
 from app.probes.error_text import classify_error, printable
@@ -26,7 +26,7 @@ class WelcomePage(Page):
         for code, name in LANGUAGE_NAMES:
             self.language.addItem(name, code)
         self.language.currentIndexChanged.connect(self._language_chosen)
-        self.language_label = wrapped()
+        self.language_label = QLabel()  # one line: a form's label that wraps is cut (语言(L): on a Chinese desktop)
         self.language_label.setBuddy(self.language)
         self.paste_label = wrapped()
         self.paste = QPlainTextEdit()
