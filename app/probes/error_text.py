@@ -73,15 +73,20 @@ ADVICE = ("install-vc-runtime", "place-libomp140", "upgrade-torch", "reinstall-t
           "app-control", "remove-duplicate-openmp", "not-torch", "diagnose",
           # causes said as "most likely", in order, where the text does not show which one it is
           "cuda-library-init", "cuda-version-mismatch", "shm-likely", "mixed-versions", "amd-hip",
-          "cuda-kernel-image", "gpu-memory", "torchcodec-ffmpeg", "directml")
+          "cuda-kernel-image", "gpu-memory", "torchcodec-ffmpeg", "directml",
+          # errors of 2025-26 that are not PyTorch's DLLs: a GPU newer than the build, NumPy 2 beside a package made
+          # for NumPy 1, companions built for another torch, CUDA libraries other packages need, no torch wheel
+          "gpu-too-new", "numpy-2", "xformers-mismatch", "bitsandbytes-cuda", "onnxruntime-cuda", "ctranslate2-cuda",
+          "no-torch-build")
 #: An advice that lists the likely causes in order (the text does not show which) names these fixes among them.
 LIKELY_COVERS = {"shm-likely": ("upgrade-torch", "install-vc-runtime", "reinstall-torch"),
                  "cuda-library-init": ("gpu-driver", "reinstall-torch"),
                  "cuda-version-mismatch": ("reinstall-torch",), "mixed-versions": ("reinstall-torch",),
-                 "gpu-memory": ("not-torch",), "cuda-kernel-image": ("not-torch",)}
+                 "gpu-memory": ("not-torch",), "cuda-kernel-image": ("not-torch",), "gpu-too-new": ("not-torch",),
+                 "torchcodec-ffmpeg": ("reinstall-package",)}
 FIELDS = ("title", "explanation", "action")
 #: Tried in this order for each field; the first that exists and whose placeholders are all known is used.
-_VARIANT_SUFFIXES = ("", "_no_symbol", "_no_dll", "_no_dll_no_symbol")
+_VARIANT_SUFFIXES = ("_owner", "", "_no_symbol", "_no_dll", "_no_dll_no_symbol")  # _owner: words naming {owner}
 
 _HRESULT_FACILITY_WIN32 = 0x80070000
 
@@ -96,6 +101,7 @@ class ErrorCause:
     symbol: Optional[str] = None  # the function named in an entry-point message; "#703" for an ordinal
     language: Optional[str] = None  # "en", "zh_CN", "de", "ja"...: language of the pasted system message
     advice: Optional[str] = None  # one of ADVICE: what fixes it
+    owner: Optional[str] = None  # the package or program the DLL belongs to, when it is not PyTorch ("onnxruntime")
 
     def text(self, lang: str) -> dict[str, str]:
         """{"title", "explanation", "action"} in `lang` ("en" or "zh_CN"; anything else gives "en"),
@@ -106,7 +112,7 @@ class ErrorCause:
         advice = advice_catalogue().get(self.advice or "")
         if advice:
             entries.insert(0, advice[lang])
-        values = {"dll": self.dll, "symbol": self.symbol}
+        values = {"dll": self.dll, "symbol": self.symbol, "owner": self.owner}
         return {name: _fill(entries, name, values) for name in FIELDS}
 
 
@@ -511,10 +517,16 @@ def _from_text(original: str) -> ErrorCause:
         if names:
             dll, dll_path = _split_dll(original[names[-1].start():names[-1].end()])
 
+    if kind == UNKNOWN and dll is None:  # a person's own words: "missing fbgemm.dll", "fbgemm.dll not found"
+        said = _OWN_WORDS_MISSING.search(text)
+        if said:
+            kind, dll = MODULE_NOT_FOUND, _file_name(next(g for g in said.groups() if g))
+    if kind == UNKNOWN and code is None and _NOT_DLL_KINDS.search(text):
+        kind = NOT_A_DLL_ERROR  # a build that does not fit (NumPy, xFormers, the GPU, no wheel): named below
     if kind == UNKNOWN and code is None and _OTHER_ERROR.search(text) and not _DLL_WORDS.search(text):
         kind = NOT_A_DLL_ERROR
     advice = _advice(kind, dll, dll_path, symbol, text, code)
-    return ErrorCause(kind, code, hresult, dll, dll_path, symbol, language, advice)
+    return ErrorCause(kind, code, hresult, dll, dll_path, symbol, language, advice, owner_of(dll, dll_path, text))
 
 
 def _message_clues(text: str) -> list[_Clue]:
@@ -560,12 +572,37 @@ _GPU_MEMORY = re.compile(r"CUDA\s+(?:error\s*:\s*)?out\s+of\s+memory|"
                          r"Allocation\s+on\s+device\s+\d+\s+would\s+exceed", _I)
 _TORCHCODEC = re.compile(r"Could\s+not\s+load\s+libtorchcodec|libtorchcodec_core\d", _I)
 _DIRECTML = re.compile(r"torch_directml|\bDirectML\.dll\b", _I)  # Microsoft's DirectML plug-in for PyTorch
-_SHM_230 = re.compile(r"(?:torch|pytorch)[^\n]{0,40}?\b2\.3\.0\b|\b2\.3\.0\+c(?:pu|u\d+)\b", _I)
+# 2.3.0 itself, never a nightly or a pre-release of it (2.3.0.dev20240101, 2.3.0a0)
+_SHM_230 = re.compile(r"(?:torch|pytorch)[^\n]{0,40}?\b2\.3\.0(?![.\w])|\b2\.3\.0\+c(?:pu|u\d+)\b", _I)
 _CUDA_LIBRARY = re.compile(r"^(?:cudnn\w*|cublas\w*|cufft\w*|curand\w*|cusparse\w*|cusolver\w*|cudart\w*|"
                            r"nvrtc\w*|zlibwapi)\.dll$", _I)
 _TORCH_LIB = re.compile(r"[\\/]torch[\\/]lib[\\/]", _I)
 _TORCH_WORDS = re.compile(r"\btorch\b|\bpytorch\b|torch\._C|\bcaffe2", _I)
 _APP_CONTROL = re.compile(r"Application\s+Control\s+policy|应用程序控制策略|0x800711C7", _I)
+_GPU_TOO_NEW = re.compile(r"CUDA\s+capability\s+sm_1[02]\d\s+is\s+not\s+compatible|"
+                          r"sm_1[02]\d\s+is\s+not\s+compatible\s+with\s+the\s+current\s+PyTorch", _I)
+_NUMPY_2 = re.compile(r"compiled\s+using\s+NumPy\s+1\.x\s+cannot\s+be\s+run\s+in\s+NumPy\s+2|"
+                      r"_ARRAY_API\s+not\s+found|numpy\.core\.multiarray\s+failed\s+to\s+import|"
+                      r"numpy\.dtype\s+size\s+changed,\s+may\s+indicate\s+binary\s+incompatibility", _I)
+_XFORMERS = re.compile(r"xFormers\s+was\s+built\s+for\s*:|xFormers\s+can'?t\s+load\s+C\+\+/CUDA\s+extensions", _I)
+_BITSANDBYTES = re.compile(r"libbitsandbytes_cuda\w*|bitsandbytes\s+CUDA\s+binary|"
+                           r"bitsandbytes\s+was\s+compiled\s+without\s+GPU\s+support", _I)
+_ONNXRUNTIME_CUDA = re.compile(r"onnxruntime_providers_(?:cuda|tensorrt)\.dll|CUDAExecutionProvider|"
+                               r"provider_bridge_ort\.cc", _I)
+_CTRANSLATE2 = re.compile(r"ctranslate2|faster[_-]whisper|whisperx|"
+                          r"Library\s+\S+\.dll\s+is\s+not\s+found\s+or\s+cannot\s+be\s+loaded", _I)
+_CTRANSLATE2_CUDA = re.compile(r"(?:cudnn_\w+64_\d+|cublas(?:Lt)?64_\d+|cudnn64_\d+)\.dll", _I)
+_NO_TORCH_BUILD = re.compile(r"(?:No\s+matching\s+distribution\s+found\s+for|"
+                             r"Could\s+not\s+find\s+a\s+version\s+that\s+satisfies\s+the\s+requirement)\s+torch\b",
+                             _I)
+# the advice of each, tried first (a CUDA library CTranslate2 needs only where the text shows CTranslate2)
+_NEWER_ADVICE = ((_GPU_TOO_NEW, "gpu-too-new"), (_NUMPY_2, "numpy-2"), (_XFORMERS, "xformers-mismatch"),
+                 (_BITSANDBYTES, "bitsandbytes-cuda"), (_ONNXRUNTIME_CUDA, "onnxruntime-cuda"),
+                 (_NO_TORCH_BUILD, "no-torch-build"))
+_NOT_DLL_KINDS = re.compile("|".join(p.pattern for p in (_GPU_TOO_NEW, _NUMPY_2, _XFORMERS, _NO_TORCH_BUILD)), _I)
+_OWN_WORDS_MISSING = re.compile(r"\bmissing\s+(?P<dll>[\w.+-]+\.dll)\b|(?P<dll2>[\w.+-]+\.dll)\s+(?:is\s+)?"
+                                r"(?:missing|not\s+found|cannot\s+be\s+found)\b|缺少\s*(?P<dll3>[\w.+-]+\.dll)|"
+                                r"(?P<dll4>[\w.+-]+\.dll)\s*(?:丢失|缺失|找不到)", _I)
 _THIRTY_TWO_BIT = re.compile(r"\b32[\s-]?bit\b|Python3\d*-32\b|\(Intel\)\]", _I)
 
 
@@ -575,6 +612,11 @@ def _advice(kind: str, dll: Optional[str], dll_path: Optional[str], symbol: Opti
     name = (dll or "").lower()
     in_torch = bool(dll_path and _TORCH_LIB.search(dll_path)) or name in _TORCH_DLLS
     torch_text = in_torch or bool(_TORCH_WORDS.search(text))
+    if _CTRANSLATE2.search(text) and (_CTRANSLATE2_CUDA.match(name) or _CTRANSLATE2_CUDA.search(text)):
+        return "ctranslate2-cuda"  # CTranslate2's CUDA 12 and cuDNN 9 libraries, which it does not bring
+    for rule, advice in _NEWER_ADVICE:  # each names its package's own fix, whatever the kind
+        if rule.search(text) or rule.search(name):
+            return advice
     if kind == NOT_A_DLL_ERROR:
         if _KERNEL_IMAGE.search(text):
             return "cuda-kernel-image"
@@ -632,6 +674,38 @@ def _advice(kind: str, dll: Optional[str], dll_path: Optional[str], symbol: Opti
             return "cuda-library-init"  # it ships with the CUDA build; the driver ships nvcuda.dll
         return "install-vc-runtime"  # torch 2.9 and later need the current VC++ runtime
     return "diagnose"
+
+
+# Whose DLL it is: (what the DLL's name, its path or the text shows, the package or program it belongs to). The words
+# then name that one, never PyTorch (which the text may not even show).
+_OWNERS = (
+    (re.compile(r"libtorchcodec", _I), "torchcodec"),
+    (re.compile(r"^onnxruntime\w*\.dll$|[\\/]onnxruntime[\\/]|Unable\s+to\s+load\s+DLL\s+'onnxruntime", _I),
+     "onnxruntime"),
+    (re.compile(r"libtriton|[\\/]triton[\\/]", _I), "Triton"),
+    (re.compile(r"sageattention", _I), "SageAttention"),
+    (re.compile(r"koboldcpp", _I), "KoboldCpp"),
+    (re.compile(r"^llama\.dll$|^ggml\w*\.dll$|llama_cpp", _I), "llama.cpp"),
+    (re.compile(r"[\\/]QGIS[^\\/]*[\\/]", _I), "QGIS"),
+    (re.compile(r"libbitsandbytes|[\\/]bitsandbytes[\\/]", _I), "bitsandbytes"),
+    (re.compile(r"[\\/]xformers[\\/]", _I), "xFormers"),
+    (re.compile(r"[\\/]ctranslate2[\\/]|^ctranslate2\.dll$", _I), "CTranslate2"),
+)
+
+
+def owner_of(dll: Optional[str], dll_path: Optional[str], text: str) -> Optional[str]:
+    """The package or program a failed DLL belongs to, when the text shows one that is not PyTorch: its name, its
+    folder, or the words of that package's own loader. None for PyTorch's (and when nothing shows whose)."""
+    name, path = (dll or "").lower(), dll_path or ""
+    if name in _TORCH_DLLS or _TORCH_LIB.search(path):
+        return None
+    for pattern, owner in _OWNERS:
+        if pattern.search(name) or pattern.search(path):
+            return owner
+    for pattern, owner in _OWNERS:  # the text's own words ("Unable to load DLL 'onnxruntime'", "koboldcpp")
+        if pattern.search(text):
+            return owner
+    return None
 
 
 _TORCH_DLLS = {"c10.dll", "c10_cuda.dll", "torch.dll", "torch_cpu.dll", "torch_cuda.dll", "torch_python.dll",
