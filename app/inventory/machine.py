@@ -71,6 +71,7 @@ class MachineFacts:
     visual_studio: list[VisualStudio] = field(default_factory=list)
     nvidia_driver: Optional[str] = None  # "552.22"
     nvidia_driver_source: Optional[str] = None
+    gpus: list[str] = field(default_factory=list)  # the display adapters' names (DriverDesc): "NVIDIA GeForce RTX 5090"
     path_machine: list[str] = field(default_factory=list)
     path_user: list[str] = field(default_factory=list)
     path_effective: list[str] = field(default_factory=list)
@@ -103,6 +104,7 @@ def read_machine_facts(system: System) -> MachineFacts:
     facts.runtime_dlls = _runtime_dlls(facts)
     facts.visual_studio = visual_studio_installs(system)
     facts.nvidia_driver, facts.nvidia_driver_source = _nvidia_driver(system, facts.system32)
+    facts.gpus = _display_adapters(system)
     facts.path_machine = _split_path(system, system.environment("system"))
     facts.path_user = _split_path(system, system.environment("user"))
     facts.path_effective = system.search_path()
@@ -221,6 +223,16 @@ def nvidia_version(driver_version: str) -> Optional[str]:
     """Windows driver version 31.0.15.5222 -> NVIDIA's 552.22 (the last five digits)."""
     digits = "".join(driver_version.split(".")[-2:])
     return f"{int(digits[-5:-2])}.{digits[-2:]}" if len(digits) >= 5 and digits.isdigit() else None
+
+
+def _display_adapters(system: System) -> list[str]:
+    """The names Windows gives the display adapters (the display class's DriverDesc), as Device Manager shows them."""
+    names = []
+    for sub in system.registry_subkeys(DISPLAY_CLASS_KEY):
+        value = system.registry_value(f"{DISPLAY_CLASS_KEY}\\{sub}", "DriverDesc")
+        if value is not None and isinstance(value.data, str) and value.data.strip():
+            names.append(value.data.strip())
+    return list(dict.fromkeys(names))
 
 
 def _nvidia_driver(system: System, system32: Optional[Path]) -> tuple[Optional[str], Optional[str]]:

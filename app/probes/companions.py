@@ -23,9 +23,9 @@ from app.cancel import check
 from app.engine.demangle import demangle
 from app.engine.graph import DependencyGraph
 from app.engine.pe import PEInfo
-from app.engine.versions import matches
+from app.engine.versions import matches, version_tuple
 from app.inventory.integrity import read_record
-from app.inventory.packages import canonical
+from app.inventory.packages import canonical, installed_versions
 from app.probes.base import ENVIRONMENT, Probe, ProbeContext
 from app.probes.finding import BLOCKER, INFO, WARNING, Finding
 from app.resources import known_issues
@@ -230,6 +230,7 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
     torch = ctx.env.torch if ctx.env else None
     if torch is None or ctx.env.site_packages is None:
         return
+    yield from _numpy_2(ctx, torch.release, torch.version)
     unseen: list[str] = []
     for companion in installed_companions(ctx, unseen):
         needed = needs_cuda(ctx, companion)
@@ -264,3 +265,35 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
 
 
 PROBE = Probe("companions", ENVIRONMENT, run)
+
+
+def _numpy_2(ctx: ProbeContext, release: Optional[str], version: Optional[str]) -> Iterator[Finding]:
+    """NumPy 2 beside a torch built against NumPy 1 (before 2.3.0): torch imports with a warning, and its NumPy
+    bridge (tensor.numpy(), torch.from_numpy) fails; also where another package's own metadata pins numpy<2."""
+    numpy = installed_versions(ctx.env.site_packages, ["numpy"]).get("numpy")
+    if numpy is None or not numpy.split(".")[0].isdigit() or int(numpy.split(".")[0]) < 2:
+        return
+    first = known_issues()["numpy_2_first_torch"]
+    old_torch = bool(release) and version_tuple(release) < version_tuple(first)
+    pinned = sorted(_pinned_to_numpy_1(ctx.env.site_packages))
+    if not old_torch and not pinned:
+        return
+    yield ctx.finding("numpy-2-too-new", WARNING, {
+        "numpy": numpy, "torch": version, "first_torch": first, "torch_made_for_numpy_1": old_torch,
+        "packages": pinned, "package_list": ", ".join(pinned) if pinned else "-"}, ["install-numpy-1"],
+        variant=None if old_torch else "packages")
+
+
+def _pinned_to_numpy_1(site: Path) -> Iterator[str]:
+    """Packages whose METADATA requires numpy below 2 (numpy<2, numpy<2.0, numpy<=1.26...)."""
+    for info in children(site):
+        if not info.name.lower().endswith(".dist-info"):
+            continue
+        metadata = child(info, "METADATA")
+        try:
+            head = metadata.read_text(encoding="utf-8", errors="replace")[:20000] if metadata else ""
+        except OSError:
+            continue
+        if re.search(r"^Requires-Dist:\s*numpy\b[^;\n]*(?:<\s*2(?:\.0)*\b|<=\s*1\.)", head, re.M | re.I):
+            name = re.search(r"^Name:\s*(\S+)", head, re.M)
+            yield name.group(1) if name else info.name.split("-")[0]

@@ -376,9 +376,41 @@ class InstallCudaTorch(GuidedRepair):
         return Guide(self.id, same_url(PYTORCH_GET_STARTED), said("guide.link.pytorch"), steps)
 
 
+class InstallTorchForGpu(GuidedRepair):
+    """`install-torch-for-gpu`: a graphics card newer than the CUDA build (gpu-too-new): the build for its CUDA
+    version from PyTorch's own index, or the launcher's own update."""
+
+    id = "install-torch-for-gpu"
+
+    def guide(self, system, env, machine, findings) -> Guide:
+        named = next((f for f in findings if self.id in f.repairs), None)
+        evidence = named.evidence if named is not None else {}
+        values = {"python": system.windows_path(env.python) if env is not None else "python",
+                  "needed": evidence.get("needed") or "12.8", "variant": evidence.get("variant") or "cu128"}
+        steps = [said("guide.gpu.install", **values), said("guide.gpu.app"), said("guide.check_same")]
+        return Guide(self.id, same_url(PYTORCH_GET_STARTED), said("guide.link.pytorch"), steps)
+
+
+class InstallNumpy1(GuidedRepair):
+    """`install-numpy-1`: NumPy 2 beside a torch (or packages) made for NumPy 1 (numpy-2-too-new)."""
+
+    id = "install-numpy-1"
+
+    def guide(self, system, env, machine, findings) -> Guide:
+        named = next((f for f in findings if self.id in f.repairs), None)
+        evidence = named.evidence if named is not None else {}
+        what = ", ".join([*(["PyTorch"] if evidence.get("torch_made_for_numpy_1") else []),
+                          *(evidence.get("packages") or [])]) or "-"
+        python = system.windows_path(env.python) if env is not None else "python"
+        steps = [said("guide.numpy.back", python=python), said("guide.numpy.upgrade", what=what),
+                 said("guide.check_same")]
+        return Guide(self.id, same_url(PYTORCH_GET_STARTED), said("guide.link.pytorch"), steps)
+
+
 GUIDED_REPAIRS = (Install64BitPython(), UpdateGpuDriver(), UpdateAmdDriver(), StartFresh(), LoadTorchFirst(),
                   AppControlSettings(), InstallMatchingTorch(), UpdateRuntimeCopy(), UnsetMachineVariable(),
-                  RemoveRegistryPythonPath(), RenameAppFolder(), InstallCudaTorch())
+                  RemoveRegistryPythonPath(), RenameAppFolder(), InstallCudaTorch(), InstallTorchForGpu(),
+                  InstallNumpy1())
 
 
 def python_minor(env: Optional[PythonEnvironment]) -> Optional[str]:
