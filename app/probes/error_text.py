@@ -63,6 +63,11 @@ CODE_KINDS = {
     4551: ACCESS_DENIED,  # ERROR_SYSTEM_INTEGRITY_POLICY_VIOLATION: Application Control blocked the file
     1260: ACCESS_DENIED,  # ERROR_ACCESS_DISABLED_BY_POLICY: blocked by group policy
 }
+#: The NTSTATUS a program that could not start exits with (0xC0000139, STATUS_ENTRYPOINT_NOT_FOUND) -> kind.
+NTSTATUS_KINDS = {"c0000135": MODULE_NOT_FOUND, "c0000139": PROCEDURE_NOT_FOUND, "c000007b": BAD_IMAGE,
+                  "c0000142": DLL_INIT_FAILED}
+NTSTATUS_NAMES = {"STATUS_DLL_NOT_FOUND": MODULE_NOT_FOUND, "STATUS_ENTRYPOINT_NOT_FOUND": PROCEDURE_NOT_FOUND,
+                  "STATUS_INVALID_IMAGE_FORMAT": BAD_IMAGE, "STATUS_DLL_INIT_FAILED": DLL_INIT_FAILED}
 #: kind -> the code its system message stands for.
 KIND_CODES = {MODULE_NOT_FOUND: 126, PROCEDURE_NOT_FOUND: 127, BAD_IMAGE: 193, ACCESS_DENIED: 5, OPENMP_CONFLICT: 182,
               DLL_INIT_FAILED: 1114, PAGING_FILE: 1455}
@@ -86,7 +91,8 @@ LIKELY_COVERS = {"shm-likely": ("upgrade-torch", "install-vc-runtime", "reinstal
                  "torchcodec-ffmpeg": ("reinstall-package",)}
 FIELDS = ("title", "explanation", "action")
 #: Tried in this order for each field; the first that exists and whose placeholders are all known is used.
-_VARIANT_SUFFIXES = ("_owner", "", "_no_symbol", "_no_dll", "_no_dll_no_symbol")  # _owner: words naming {owner}
+# _owner: words naming {owner}, the package whose DLL it is (with or without the DLL's name)
+_VARIANT_SUFFIXES = ("_owner", "_owner_no_dll", "", "_no_symbol", "_no_dll", "_no_dll_no_symbol")
 
 _HRESULT_FACILITY_WIN32 = 0x80070000
 
@@ -202,6 +208,7 @@ _NAMED_DLL = [re.compile(p, _I) for p in (
     r"\bcould\s+not\s+(?:locate|find)\s+(?P<q>[\"']?)(?P<path>[^\s\"']+?\.dll)(?P=q)(?!\w)",  # cuDNN 8/9, TensorFlow
     r"\bfailed\s+to\s+load\s+(?:dll\s+|library\s+)?(?P<q>[\"']?)(?P<path>[^\s\"']+?\.dll)(?P=q)(?!\w)",
     r"\bcannot\s+load\s+(?P<q>[\"'])(?P<path>[^\"'\n]+?\.dll)(?P=q)",
+    r"\bcould\s+not\s+load\s+this\s+library\s*:\s*(?P<path>[^\n]+?\.dll)(?!\w)",  # torchcodec's loader
     r"\bfailed\s+to\s+open\s+(?P<q>[\"']?)(?P<path>[^\s\"']+?\.dll)(?P=q)(?!\w)",  # NVRTC's builtins
 )]
 # "Could not load library X. Error code 126" / "Could not locate X" without a code: a missing file.
@@ -213,6 +220,9 @@ _CTYPES_NOT_FOUND = re.compile(r"\bcould\s+not\s+find\s+module\s+(?P<q>[\"'])(?P
 _OMP_15 = re.compile(r"(?:\bOMP\s*:\s*Error\s*#\s*15\b|\bError\s*#\s*15\s*:\s*(?=Initializing))\s*:?\s*"
                      r"(?:Initializing\s+(?P<dll>[^\s,]+))?", _I)
 _OMP_ALREADY = re.compile(r"\bbut\s+found\s+(?P<dll>[^\s,]+)\s+already\s+initiali[sz]ed", _I)
+_NTSTATUS = re.compile(r"\b0x(?P<code>c0000135|c0000139|c000007b|c0000142)\b|"
+                       r"\b(?P<name>STATUS_(?:DLL_NOT_FOUND|ENTRYPOINT_NOT_FOUND|INVALID_IMAGE_FORMAT|DLL_INIT_FAILED))\b",
+                       _I)
 _ANY_DLL = re.compile(r"(?<![\w.\-{])[\w\-+]+(?:\.[\w\-+]+)*\.dll(?!\w)", _I)
 
 
@@ -228,7 +238,8 @@ def _zh(phrase: str) -> str:
 
 # "... could not be located in the dynamic link library Y." / "... 于动态链接库 Y 上。" (Y: a name or a full path)
 _EN_IN_LIBRARY = _en("could not be located in") + r"\s+(?:the\s+)?" + _en("dynamic link library") + r"\s+" + _DLL_REF
-_ZH_IN_LIBRARY = _zh("于动态链接库") + rf"\s*(?P<dll>[^\n]+?\.{_EXT}(?!\w)|[^\n]+?)\s*上"
+# the name ends at its extension: "上" follows it at once, and a CJK character is a word character to re's \w
+_ZH_IN_LIBRARY = _zh("于动态链接库") + rf"\s*(?P<dll>[^\n]+?(?:\n[^\n]+?)?\.{_EXT}(?![A-Za-z0-9_])|[^\n]+?)\s*上"
 # A function name, also when a message box wrapped it over lines or the user cut it short with a gap
 # ("?tls_local_tensor_type_@....... set": pytorch-YOLOv3 #514); the words after it end it.
 _SYMBOL = r"(?P<symbol>\S+?(?:\s*\n\s*\S+?|[ \t]+\S+?){0,8}?)"
@@ -243,7 +254,8 @@ _MESSAGES: list[tuple[str, str, re.Pattern[str]]] = [
     (kind, lang, re.compile(pattern, _I)) for kind, lang, pattern in [
         (PROCEDURE_NOT_FOUND, "en", _en("procedure entry point") + r"\s+" + _SYMBOL + r"\s+" + _EN_IN_LIBRARY),
         (PROCEDURE_NOT_FOUND, "en", r"\bthe\s+ordinal\s+(?P<ordinal>\d+)\s+" + _EN_IN_LIBRARY),
-        (PROCEDURE_NOT_FOUND, "zh_CN", _zh("无法定位程序输入点") + r"\s*(?P<symbol>[^\n]+?)\s*" + _ZH_IN_LIBRARY),
+        (PROCEDURE_NOT_FOUND, "zh_CN", _zh("无法定位程序输入点") + r"\s*(?P<symbol>[^\n]+?(?:\n[^\n]+?){0,4}?)\s*" +
+         _ZH_IN_LIBRARY),  # a long C++ name, wrapped by the message box
         (PROCEDURE_NOT_FOUND, "zh_CN", _zh("无法定位序数") + r"\s*(?P<ordinal>\d+)\s*" + _ZH_IN_LIBRARY),
         (MODULE_NOT_FOUND, "en", _en("code execution cannot proceed because") + r"\s+(?P<dll>[^\n]+?)\s+" +
          _en("was not found")),
@@ -312,6 +324,8 @@ _SYSTEM_MESSAGES: list[tuple[str, str, str]] = [
     (ACCESS_DENIED, "en", "access is denied"),
     (ACCESS_DENIED, "en", "An Application Control policy has blocked this file"),
     (ACCESS_DENIED, "zh_CN", "应用程序控制策略已阻止此文件"),  # WinError 4551 on a Chinese Windows
+    (ACCESS_DENIED, "de", "Eine Anwendungssteuerungsrichtlinie hat diese Datei blockiert"),  # 4551, German
+    (ACCESS_DENIED, "es", "Una directiva de Control de aplicaciones bloqueó este archivo"),  # 4551, Spanish
     (ACCESS_DENIED, "zh_CN", "拒绝访问"),
     (ACCESS_DENIED, "de", "Zugriff verweigert"),
     (ACCESS_DENIED, "fr", "Accès refusé"),
@@ -465,8 +479,11 @@ def _from_text(original: str) -> ErrorCause:
             hresults.append((code, normal))
     known_hresults = [(c, h) for c, h in hresults if c in CODE_KINDS]
 
-    # 3. the wording of the messages
+    # 3. the wording of the messages (and the NTSTATUS a program that could not start exits with)
     clues = _message_clues(text)
+    for m in _NTSTATUS.finditer(text):
+        clues.append(_Clue(m.start(), NTSTATUS_KINDS[(m.group("code") or "").lower()] if m.group("code")
+                           else NTSTATUS_NAMES[m.group("name").upper()]))
 
     kind, code = UNKNOWN, None
     if 1455 in known_explicit and known_explicit[-1] != 1455:
@@ -578,18 +595,20 @@ _CUDA_LIBRARY = re.compile(r"^(?:cudnn\w*|cublas\w*|cufft\w*|curand\w*|cusparse\
                            r"nvrtc\w*|zlibwapi)\.dll$", _I)
 _TORCH_LIB = re.compile(r"[\\/]torch[\\/]lib[\\/]", _I)
 _TORCH_WORDS = re.compile(r"\btorch\b|\bpytorch\b|torch\._C|\bcaffe2", _I)
-_APP_CONTROL = re.compile(r"Application\s+Control\s+policy|应用程序控制策略|0x800711C7", _I)
+_APP_CONTROL = re.compile(r"Application\s+Control\s+policy|应用程序控制策略|0x800711C7|Anwendungssteuerungsrichtlinie|"
+                          r"directiva\s+de\s+Control\s+de\s+aplicaciones|strat[ée]gie\s+de\s+contr[ôo]le\s+d.applications",
+                          _I)
 _GPU_TOO_NEW = re.compile(r"CUDA\s+capability\s+sm_1[02]\d\s+is\s+not\s+compatible|"
                           r"sm_1[02]\d\s+is\s+not\s+compatible\s+with\s+the\s+current\s+PyTorch", _I)
 _NUMPY_2 = re.compile(r"compiled\s+using\s+NumPy\s+1\.x\s+cannot\s+be\s+run\s+in\s+NumPy\s+2|"
-                      r"_ARRAY_API\s+not\s+found|numpy\.core\.multiarray\s+failed\s+to\s+import|"
+                      r"_ARRAY_API\s+not\s+found|numpy\._?core\.multiarray\s+failed\s+to\s+import|"
                       r"numpy\.dtype\s+size\s+changed,\s+may\s+indicate\s+binary\s+incompatibility", _I)
 _XFORMERS = re.compile(r"xFormers\s+was\s+built\s+for\s*:|xFormers\s+can'?t\s+load\s+C\+\+/CUDA\s+extensions", _I)
 _BITSANDBYTES = re.compile(r"libbitsandbytes_cuda\w*|bitsandbytes\s+CUDA\s+binary|"
                            r"bitsandbytes\s+was\s+compiled\s+without\s+GPU\s+support", _I)
 _ONNXRUNTIME_CUDA = re.compile(r"onnxruntime_providers_(?:cuda|tensorrt)\.dll|CUDAExecutionProvider|"
                                r"provider_bridge_ort\.cc", _I)
-_CTRANSLATE2 = re.compile(r"ctranslate2|faster[_-]whisper|whisperx|"
+_CTRANSLATE2 = re.compile(r"ctranslate2|faster[\s_-]?whisper|whisperx|"
                           r"Library\s+\S+\.dll\s+is\s+not\s+found\s+or\s+cannot\s+be\s+loaded", _I)
 _CTRANSLATE2_CUDA = re.compile(r"(?:cudnn_\w+64_\d+|cublas(?:Lt)?64_\d+|cudnn64_\d+)\.dll", _I)
 _NO_TORCH_BUILD = re.compile(r"(?:No\s+matching\s+distribution\s+found\s+for|"
@@ -602,7 +621,7 @@ _NEWER_ADVICE = ((_GPU_TOO_NEW, "gpu-too-new"), (_NUMPY_2, "numpy-2"), (_XFORMER
 _NOT_DLL_KINDS = re.compile("|".join(p.pattern for p in (_GPU_TOO_NEW, _NUMPY_2, _XFORMERS, _NO_TORCH_BUILD)), _I)
 _OWN_WORDS_MISSING = re.compile(r"\bmissing\s+(?P<dll>[\w.+-]+\.dll)\b|(?P<dll2>[\w.+-]+\.dll)\s+(?:is\s+)?"
                                 r"(?:missing|not\s+found|cannot\s+be\s+found)\b|缺少\s*(?P<dll3>[\w.+-]+\.dll)|"
-                                r"(?P<dll4>[\w.+-]+\.dll)\s*(?:丢失|缺失|找不到)", _I)
+                                r"(?P<dll4>[\w.+-]+\.dll)\s*(?:丢失|缺失|找不到|加载失败)", _I)
 _THIRTY_TWO_BIT = re.compile(r"\b32[\s-]?bit\b|Python3\d*-32\b|\(Intel\)\]", _I)
 
 
@@ -614,8 +633,9 @@ def _advice(kind: str, dll: Optional[str], dll_path: Optional[str], symbol: Opti
     torch_text = in_torch or bool(_TORCH_WORDS.search(text))
     if _CTRANSLATE2.search(text) and (_CTRANSLATE2_CUDA.match(name) or _CTRANSLATE2_CUDA.search(text)):
         return "ctranslate2-cuda"  # CTranslate2's CUDA 12 and cuDNN 9 libraries, which it does not bring
+    joined = re.sub(r"\n", "", text)  # a terminal that wrapped the words at 80 columns ("CUDAE\nxecutionProvider")
     for rule, advice in _NEWER_ADVICE:  # each names its package's own fix, whatever the kind
-        if rule.search(text) or rule.search(name):
+        if rule.search(text) or rule.search(joined) or rule.search(name):
             return advice
     if kind == NOT_A_DLL_ERROR:
         if _KERNEL_IMAGE.search(text):
@@ -678,32 +698,34 @@ def _advice(kind: str, dll: Optional[str], dll_path: Optional[str], symbol: Opti
 
 # Whose DLL it is: (what the DLL's name, its path or the text shows, the package or program it belongs to). The words
 # then name that one, never PyTorch (which the text may not even show).
-_OWNERS = (
-    (re.compile(r"libtorchcodec", _I), "torchcodec"),
-    (re.compile(r"^onnxruntime\w*\.dll$|[\\/]onnxruntime[\\/]|Unable\s+to\s+load\s+DLL\s+'onnxruntime", _I),
-     "onnxruntime"),
-    (re.compile(r"libtriton|[\\/]triton[\\/]", _I), "Triton"),
-    (re.compile(r"sageattention", _I), "SageAttention"),
-    (re.compile(r"koboldcpp", _I), "KoboldCpp"),
-    (re.compile(r"^llama\.dll$|^ggml\w*\.dll$|llama_cpp", _I), "llama.cpp"),
-    (re.compile(r"[\\/]QGIS[^\\/]*[\\/]", _I), "QGIS"),
-    (re.compile(r"libbitsandbytes|[\\/]bitsandbytes[\\/]", _I), "bitsandbytes"),
-    (re.compile(r"[\\/]xformers[\\/]", _I), "xFormers"),
-    (re.compile(r"[\\/]ctranslate2[\\/]|^ctranslate2\.dll$", _I), "CTranslate2"),
+_OWNERS = (  # (the DLL's name or its loader's own words, the folder it is in, whose it is)
+    (r"libtorchcodec", r"[\\/]torchcodec[\\/]", "torchcodec"),
+    (r"^onnxruntime(?:\w*\.dll)?$|Unable\s+to\s+load\s+DLL\s+'onnxruntime", r"[\\/]onnxruntime[\\/]", "onnxruntime"),
+    (r"libtriton", r"[\\/]triton[\\/]", "Triton"),
+    (r"sageattention", r"[\\/]sageattention\w*[\\/]", "SageAttention"),
+    (r"koboldcpp", r"[\\/]koboldcpp\w*[\\/]", "KoboldCpp"),
+    (r"^llama\.dll$|^ggml\w*\.dll$|llama_cpp", r"[\\/]llama_cpp[\\/]", "llama.cpp"),
+    (r"(?!)", r"[\\/]QGIS[^\\/]*[\\/]", "QGIS"),
+    (r"libbitsandbytes|bitsandbytes\s+CUDA\s+binary", r"[\\/]bitsandbytes[\\/]", "bitsandbytes"),
+    (r"(?!)", r"[\\/]xformers[\\/]", "xFormers"),
+    (r"^ctranslate2\.dll$", r"[\\/]ctranslate2[\\/]", "CTranslate2"),
 )
+_OWNER_PATTERNS = [(re.compile(words, _I), re.compile(folder, _I), owner) for words, folder, owner in _OWNERS]
 
 
 def owner_of(dll: Optional[str], dll_path: Optional[str], text: str) -> Optional[str]:
     """The package or program a failed DLL belongs to, when the text shows one that is not PyTorch: its name, its
-    folder, or the words of that package's own loader. None for PyTorch's (and when nothing shows whose)."""
+    folder, or the words of that package's own loader ("Unable to load DLL 'onnxruntime'", "importing libtriton").
+    A folder that a traceback's frames only pass through says nothing. None for PyTorch's, and when nothing shows
+    whose."""
     name, path = (dll or "").lower(), dll_path or ""
     if name in _TORCH_DLLS or _TORCH_LIB.search(path):
         return None
-    for pattern, owner in _OWNERS:
-        if pattern.search(name) or pattern.search(path):
+    for words, folder, owner in _OWNER_PATTERNS:
+        if words.search(name) or folder.search(path):
             return owner
-    for pattern, owner in _OWNERS:  # the text's own words ("Unable to load DLL 'onnxruntime'", "koboldcpp")
-        if pattern.search(text):
+    for words, _folder, owner in _OWNER_PATTERNS:
+        if words.search(text):
             return owner
     return None
 
