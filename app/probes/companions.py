@@ -231,6 +231,7 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
     if torch is None or ctx.env.site_packages is None:
         return
     yield from _numpy_2(ctx, torch.release, torch.version)
+    yield from _bitsandbytes(ctx, torch.cuda, torch.version)
     unseen: list[str] = []
     for companion in installed_companions(ctx, unseen):
         needed = needs_cuda(ctx, companion)
@@ -297,3 +298,21 @@ def _pinned_to_numpy_1(site: Path) -> Iterator[str]:
         if re.search(r"^Requires-Dist:\s*numpy\b[^;\n]*(?:<\s*2(?:\.0)*\b|<=\s*1\.)", head, re.M | re.I):
             name = re.search(r"^Name:\s*(\S+)", head, re.M)
             yield name.group(1) if name else info.name.split("-")[0]
+
+
+def _bitsandbytes(ctx: ProbeContext, cuda: Optional[str], version: Optional[str]) -> Iterator[Finding]:
+    """bitsandbytes loads the GPU library made for torch's CUDA version (libbitsandbytes_cuda128.dll beside
+    torch cu128) from its own folder: a release without one for that version (every release before 0.43 had none
+    for Windows) falls back to the processor, or stops where the program needs the GPU."""
+    folder = child(ctx.env.site_packages, "bitsandbytes")
+    if not cuda or folder is None:
+        return
+    libraries = sorted(p.name for p in children(folder)
+                       if re.fullmatch(r"libbitsandbytes_cuda\d+\w*\.dll", p.name, re.IGNORECASE))
+    wanted = "libbitsandbytes_cuda" + "".join(cuda.split(".")[:2]) + ".dll"
+    if any(name.lower() == wanted for name in libraries):
+        return
+    installed = installed_versions(ctx.env.site_packages, ["bitsandbytes"]).get("bitsandbytes")
+    yield ctx.finding("bitsandbytes-no-gpu-library", WARNING, {
+        "version": installed, "cuda": cuda, "torch": version, "wanted": wanted,
+        "libraries": libraries, "library_list": ", ".join(libraries) or "-"}, ["upgrade-bitsandbytes"])

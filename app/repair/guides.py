@@ -32,6 +32,7 @@ PYTHON_DOWNLOADS = "https://www.python.org/downloads/windows/"
 NVIDIA_DRIVERS = {"en": "https://www.nvidia.com/Download/index.aspx",
                   "zh_CN": "https://www.nvidia.cn/Download/index.aspx?lang=cn"}
 PYTORCH_GET_STARTED = "https://pytorch.org/get-started/locally/"
+BITSANDBYTES_INSTALL = "https://huggingface.co/docs/bitsandbytes/main/en/installation"
 AMD_DRIVERS = "https://www.amd.com/en/support/download/drivers.html"
 AMD_HIP_SDK = "https://www.amd.com/en/developer/resources/rocm-hub/hip-sdk.html"
 WSL_INSTALL = "https://learn.microsoft.com/windows/wsl/install"
@@ -407,10 +408,22 @@ class InstallNumpy1(GuidedRepair):
         return Guide(self.id, same_url(PYTORCH_GET_STARTED), said("guide.link.pytorch"), steps)
 
 
+class UpgradeBitsandbytes(GuidedRepair):
+    """`upgrade-bitsandbytes`: bitsandbytes without the GPU library for torch's CUDA (bitsandbytes-no-gpu-library)."""
+
+    id = "upgrade-bitsandbytes"
+
+    def guide(self, system, env, machine, findings) -> Guide:
+        python = system.windows_path(env.python) if env is not None else "python"
+        steps = [said("guide.bitsandbytes.unofficial", python=python),
+                 said("guide.bitsandbytes.upgrade", python=python), said("guide.check_same")]
+        return Guide(self.id, same_url(BITSANDBYTES_INSTALL), said("guide.link.app", app="bitsandbytes"), steps)
+
+
 GUIDED_REPAIRS = (Install64BitPython(), UpdateGpuDriver(), UpdateAmdDriver(), StartFresh(), LoadTorchFirst(),
                   AppControlSettings(), InstallMatchingTorch(), UpdateRuntimeCopy(), UnsetMachineVariable(),
                   RemoveRegistryPythonPath(), RenameAppFolder(), InstallCudaTorch(), InstallTorchForGpu(),
-                  InstallNumpy1())
+                  InstallNumpy1(), UpgradeBitsandbytes())
 
 
 def python_minor(env: Optional[PythonEnvironment]) -> Optional[str]:

@@ -84,3 +84,23 @@ def test_numpy_2_beside_a_torch_made_for_numpy_1_is_said_with_its_way_back(tmp_p
     pip_install(image, "numpy==2.1.3", SITE, keep=lambda name: name.startswith("numpy-"))
     _, report = diagnose(image, capsys)
     assert not [f for f in report["findings"] if f["code"] == "numpy-2-too-new"]
+
+
+def test_bitsandbytes_without_the_gpu_library_for_torchs_cuda_is_said(tmp_path, capsys):
+    """The real bitsandbytes 0.45.0 wheel brings GPU libraries up to CUDA 12.6: beside a cu128 torch (the real
+    torch 2.4.1 files, version.py saying cu128 as that wheel's does) it has none to load."""
+    image = drive(tmp_path / "img", realfiles.TORCH_241)
+    image.torch_version_file(SITE, "2.4.1+cu128", cuda="12.8")
+    pip_install(image, "bitsandbytes==0.45.0", SITE,
+                keep=lambda name: name.startswith("bitsandbytes-") or name.endswith(".dll"))
+    code, report = diagnose(image, capsys)
+    (found,) = [f for f in report["findings"] if f["code"] == "bitsandbytes-no-gpu-library"]
+    assert found["evidence"]["wanted"] == "libbitsandbytes_cuda128.dll" and found["evidence"]["version"] == "0.45.0"
+    assert "libbitsandbytes_cuda126.dll" in found["evidence"]["libraries"]
+    assert found["repairs"] == ["upgrade-bitsandbytes"]
+    capsys.readouterr()
+    main(["repair", "--root", str(image.root), "--env", VENV, "--action", "upgrade-bitsandbytes"])
+    assert "pip install --upgrade bitsandbytes" in capsys.readouterr().out
+    image.torch_version_file(SITE, "2.4.1+cu126", cuda="12.6")  # a CUDA it has a library for: nothing said
+    _, report = diagnose(image, capsys)
+    assert not [f for f in report["findings"] if f["code"] == "bitsandbytes-no-gpu-library"]
