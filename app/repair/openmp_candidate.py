@@ -36,7 +36,7 @@ Wanted = Union[int, str]  # a function asked for by number (ordinal) or by name
 X64 = 0x8664
 
 # The names at the numbers in Microsoft's libomp140.x86_64.dll, which uses the LLVM/Intel OpenMP numbering.
-# Source: /work/shared/KNOWLEDGE.md, "The torch 2.4.0 regression" (these are the five numbers torch 2.4.0 asks
+# Source: docs/knowledge.md, "The torch 2.4.0 regression" (these are the five numbers torch 2.4.0 asks
 # for); the same numbers and names are in the real libiomp5md.dll of the torch 2.4.0 wheel and in LLVM's
 # openmp/runtime/src/dllexports. For a number not listed here, its existence is all we can check.
 LIBOMP140_NAMES: Mapping[int, str] = {
