@@ -26,6 +26,28 @@ def real(call, *args):
         pytest.skip(f"real test files unavailable (offline?): {exc}")
 
 
+def torch_core(name: str) -> bool:
+    """The members of a torch wheel a diagnosis reads: the package's __init__.py and version.py, torch\\lib's DLLs."""
+    return name in ("torch/__init__.py", "torch/version.py") or (name.startswith("torch/lib/")
+                                                                  and name.endswith(".dll"))
+
+
+def windows_drive(root: Path) -> ImageBuilder:
+    """A Windows 11 drive with the current VC++ runtime in System32 (the real msvc-runtime wheel's DLLs)."""
+    image = ImageBuilder(root)
+    image.copy_files(real(realfiles.msvc_runtime_dlls), r"C:\Windows\System32", link=True)
+    image.vc_runtime("x64", "14.51.36231")
+    return image
+
+
+def python_at(image: ImageBuilder, folder: str) -> None:
+    """python.org's real CPython 3.12 at `folder` (python.exe, its DLLs), with an empty Lib\\site-packages."""
+    python = real(realfiles.windows_python)
+    for name in ("python.exe", "python312.dll", "python3.dll", "vcruntime140.dll", "vcruntime140_1.dll"):
+        image.copy(python / name, folder + "\\" + name, link=True)
+    image.mkdir(folder + r"\Lib\site-packages")
+
+
 def build_torch_image(root: Path, torch: str = realfiles.TORCH_240, *, libomp: bool = False,
                       vc_runtime: bool = True) -> ImageBuilder:
     """A Windows 11 drive with python.org's CPython 3.12, a ComfyUI-style venv and a real torch\\lib."""
@@ -50,6 +72,23 @@ def build_torch_image(root: Path, torch: str = realfiles.TORCH_240, *, libomp: b
 def torch_image(tmp_path):
     """Factory: torch_image(torch=..., libomp=..., vc_runtime=...) -> ImageBuilder."""
     return lambda **kwargs: build_torch_image(tmp_path / "image", **kwargs)
+
+
+LAB_APP = "import sys; sys.path.insert(0, {repo!r}); from app.main import main; sys.exit(main({argv!r}))"
+
+
+def app_in_lab(lab, env, extra: dict, *argv: str):
+    """The app's command line, run by the Windows Python of the lab environment `env`, with `extra` variables. Wine 8
+    quirk (measured: 2 runs in 6): after OMP's abort in the replay's child, the app's own process sometimes ends with
+    exit 0 and no output at all; never seen without the abort, so such a run is asked again."""
+    from tests.winelab import REPO_ROOT, to_windows_path
+
+    code = LAB_APP.format(repo=to_windows_path(REPO_ROOT), argv=list(argv))
+    for _ in range(3):
+        result = lab.run_python(["-c", code], env=extra, timeout=900, torch_env=env)
+        if result.returncode != 0 or result.stdout or result.stderr:
+            return result
+    return result
 
 
 def wine_unavailable(reason: str):

@@ -20,13 +20,18 @@ def installed_versions(site_packages: Optional[Path], names: Iterable[str]) -> d
     for folder in children(site_packages):
         if not folder.name.lower().endswith(".dist-info"):
             continue
-        metadata = child(folder, "METADATA")
-        try:
-            head = metadata.read_text(encoding="utf-8", errors="replace")[:4000] if metadata else ""
-        except OSError:
-            continue
+        head = metadata_head(folder, 4000)
         name = re.search(r"^Name:\s*(\S+)", head, re.M)
         version = re.search(r"^Version:\s*(\S+)", head, re.M)
         if name and version and canonical(name.group(1)) in wanted:
             found[wanted[canonical(name.group(1))]] = version.group(1)
     return found
+
+
+def metadata_head(dist_info: Path, limit: int = 20000) -> str:
+    """The start of a dist-info's METADATA (its headers), as text; "" when it cannot be read."""
+    metadata = child(dist_info, "METADATA")
+    try:
+        return metadata.read_text(encoding="utf-8", errors="replace")[:limit] if metadata else ""
+    except OSError:
+        return ""

@@ -25,7 +25,7 @@ from app.engine.graph import DependencyGraph
 from app.engine.pe import PEInfo
 from app.engine.versions import matches, version_tuple
 from app.inventory.integrity import read_record
-from app.inventory.packages import canonical, installed_versions
+from app.inventory.packages import canonical, installed_versions, metadata_head
 from app.probes.base import ENVIRONMENT, Probe, ProbeContext
 from app.probes.finding import BLOCKER, INFO, WARNING, Finding
 from app.resources import known_issues
@@ -290,11 +290,7 @@ def _pinned_to_numpy_1(site: Path) -> Iterator[str]:
     for info in children(site):
         if not info.name.lower().endswith(".dist-info"):
             continue
-        metadata = child(info, "METADATA")
-        try:
-            head = metadata.read_text(encoding="utf-8", errors="replace")[:20000] if metadata else ""
-        except OSError:
-            continue
+        head = metadata_head(info)
         if re.search(r"^Requires-Dist:\s*numpy\b[^;\n]*(?:<\s*2(?:\.0)*\b|<=\s*1\.)", head, re.M | re.I):
             name = re.search(r"^Name:\s*(\S+)", head, re.M)
             yield name.group(1) if name else info.name.split("-")[0]

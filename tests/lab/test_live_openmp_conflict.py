@@ -18,7 +18,7 @@ import pytest
 
 from app.repair.journal import ROLLED_BACK, Journal
 from tests import realfiles
-from tests.conftest import lab_env
+from tests.conftest import app_in_lab, lab_env
 from tests.winelab import REPO_ROOT, to_windows_path
 
 pytestmark = [pytest.mark.wine, pytest.mark.slow]
@@ -49,14 +49,7 @@ def test_omp_error_15_is_caught_by_the_replay_and_gone_after_the_copy_is_set_asi
     journal = {"TDD_DATA_DIR": to_windows_path(tmp_path / "journal")}
 
     def app(*argv: str):
-        code = RUN_APP.format(repo=to_windows_path(REPO_ROOT), argv=list(argv))
-        for _ in range(3):
-            result = lab.run_python(["-c", code], env=journal, timeout=900, torch_env=env)
-            # Wine 8 quirk (measured: 2 runs in 6): after OMP's abort in the replay's child, the app's own process
-            # sometimes ends with exit 0 and no output at all; never seen without the abort. Asked again.
-            if result.returncode != 0 or result.stdout or result.stderr:
-                return result
-        return result
+        return app_in_lab(lab, env, journal, *argv)
 
     def diagnose() -> tuple[int, dict]:
         result = app("diagnose", "--env", to_windows_path(env), "--json", "-", "--quiet")

@@ -16,12 +16,11 @@ import json
 import pytest
 
 from tests import realfiles
-from tests.conftest import lab_env
-from tests.winelab import REPO_ROOT, _extract_wheel, to_windows_path
+from tests.conftest import app_in_lab, lab_env
+from tests.winelab import _extract_wheel, to_windows_path
 
 pytestmark = [pytest.mark.wine, pytest.mark.slow]
 
-RUN_APP = "import sys; sys.path.insert(0, {repo!r}); from app.main import main; sys.exit(main({argv!r}))"
 
 
 def test_ctranslate2s_openmp_beside_torchs_ends_in_error_15_until_set_aside(lab, tmp_path):
@@ -33,14 +32,7 @@ def test_ctranslate2s_openmp_beside_torchs_ends_in_error_15_until_set_aside(lab,
     journal = {"TDD_DATA_DIR": to_windows_path(tmp_path / "journal")}
 
     def app(*argv: str):
-        code = RUN_APP.format(repo=to_windows_path(REPO_ROOT), argv=list(argv))
-        for _ in range(3):
-            result = lab.run_python(["-c", code], env=journal, timeout=900, torch_env=env)
-            # Wine 8 quirk (tests/lab/test_live_openmp_conflict.py): after OMP's abort in the replay's child, the
-            # app's own process sometimes ends with exit 0 and no output at all. Asked again.
-            if result.returncode != 0 or result.stdout or result.stderr:
-                return result
-        return result
+        return app_in_lab(lab, env, journal, *argv)
 
     def diagnose() -> tuple[int, list[dict]]:
         result = app("diagnose", "--env", to_windows_path(env), "--json", "-", "--quiet", "--no-redact")

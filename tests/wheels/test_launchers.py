@@ -16,7 +16,7 @@ from app.inventory.discovery import discover
 from app.main import main
 from app.system.offline import OfflineImage
 from tests import realfiles
-from tests.conftest import pip_install, real
+from tests.conftest import pip_install, python_at, real, torch_core, windows_drive
 
 pytestmark = [pytest.mark.usefixtures("data_dir"), pytest.mark.wheels]
 
@@ -26,22 +26,10 @@ LOCAL = HOME + r"\AppData\Local"
 UV_PYTHON = ROAMING + r"\uv\python\cpython-3.12.9-windows-x86_64-none"
 
 
-def torch_core(name: str) -> bool:
-    return name in ("torch/__init__.py", "torch/version.py") or (name.startswith("torch/lib/")
-                                                                  and name.endswith(".dll"))
 
 
-def windows(image: ImageBuilder) -> None:
-    image.copy_files(real(realfiles.msvc_runtime_dlls), r"C:\Windows\System32", link=True)
-    image.vc_runtime("x64", "14.51.36231")
 
 
-def base_python(image: ImageBuilder, folder: str) -> None:
-    """A CPython 3.12 as uv's managed builds and python.org's installer lay it out (python.exe, python312.dll)."""
-    python = real(realfiles.windows_python)
-    for name in ("python.exe", "python312.dll", "python3.dll", "vcruntime140.dll", "vcruntime140_1.dll"):
-        image.copy(python / name, folder + "\\" + name, link=True)
-    image.mkdir(folder + r"\Lib\site-packages")
 
 
 def uv_venv(image: ImageBuilder, venv: str, home: str, torch: str = realfiles.TORCH_240) -> None:
@@ -67,14 +55,13 @@ def labels(root) -> dict[str, str]:
 def test_pinokio_is_found_where_its_config_says_and_its_app_named(tmp_path, capsys):
     """Pinokio records its home in %USERPROFILE%\\.pinokio\\config.json ("home"), here a folder no walk visits;
     an app's venv is <home>\\api\\<app>\\app\\env, made by `uv venv --python 3.12` (kernel/shell.js:1323-1384)."""
-    image = ImageBuilder(tmp_path / "image")
-    windows(image)
+    image = windows_drive(tmp_path / "image")
     home = LOCAL + r"\PinokioData"
     image.write(HOME + r"\.pinokio\config.json", json.dumps({"home": home, "theme": "dark"}))
     image.write(home + r"\ENVIRONMENT", "PIP_CACHE_DIR=./cache/PIP_CACHE_DIR\n")
-    base_python(image, home + r"\bin\miniforge")
+    python_at(image, home + r"\bin\miniforge")
     image.mkdir(home + r"\bin\miniforge\conda-meta")
-    base_python(image, UV_PYTHON)
+    python_at(image, UV_PYTHON)
     venv = home + r"\api\comfy.git\app\env"
     uv_venv(image, venv, UV_PYTHON)
     found = labels(image.root)
@@ -109,8 +96,7 @@ def test_stability_matrix_in_each_of_its_modes(tmp_path, capsys, mode):
     """Portable: <program folder>\\Data holds .sm-portable (SettingsManager.cs:341-344), met by the walk of the
     Desktop at any depth; default: %APPDATA%\\StabilityMatrix; or the folder library.json's LibraryPath names.
     Packages\\<name>\\venv, made by uv from Assets\\Python\\cpython-* (UvVenvRunner.cs:152-158)."""
-    image = ImageBuilder(tmp_path / "image")
-    windows(image)
+    image = windows_drive(tmp_path / "image")
     library = {"portable": HOME + r"\Desktop\Apps\StabilityMatrix-win-x64\Data",
                "default": ROAMING + r"\StabilityMatrix", "library-json": LOCAL + r"\SM-Library"}[mode]
     if mode == "portable":
@@ -119,7 +105,7 @@ def test_stability_matrix_in_each_of_its_modes(tmp_path, capsys, mode):
         image.write(ROAMING + r"\StabilityMatrix\library.json", json.dumps({"LibraryPath": library}, indent=2))
     image.write(library + r"\settings.json", "{}")
     python = library + r"\Assets\Python\cpython-3.12.10-windows-x86_64-none"
-    base_python(image, python)
+    python_at(image, python)
     venv = library + r"\Packages\ComfyUI\venv"
     uv_venv(image, venv, python)
     name = "Stability Matrix (portable)" if mode == "portable" else "Stability Matrix"
@@ -135,13 +121,12 @@ def test_comfyui_desktop_healthy_then_its_uv_python_gone_is_one_problem_with_its
     managed CPython 3.12. Healthy: no alarm. With that Python removed: the missing base, once, never also
     "python312.dll is missing", and the way back is the app's own Recreate or `uv python install`, never
     python.org's installer."""
-    image = ImageBuilder(tmp_path / "image")
-    windows(image)
+    image = windows_drive(tmp_path / "image")
     base = LOCAL + r"\ComfyUIData"
     image.write(ROAMING + r"\ComfyUI\config.json", json.dumps({"basePath": base, "installState": "installed"}))
     for folder in ("models", "user", "input", "output", "custom_nodes"):
         image.mkdir(base + "\\" + folder)
-    base_python(image, UV_PYTHON)
+    python_at(image, UV_PYTHON)
     uv_venv(image, base + r"\.venv", UV_PYTHON, torch=realfiles.TORCH_241)
     code, report = diagnose(image.root, capsys)
     envs = {e["prefix"]: e for e in report["environments"]}
@@ -167,19 +152,18 @@ def test_comfyui_desktop_healthy_then_its_uv_python_gone_is_one_problem_with_its
 def test_swarmui_and_the_invoke_launcher_are_found_where_they_record_their_homes(tmp_path, capsys):
     """SwarmUI's desktop shortcut names its launch-windows.bat (Installation.cs:274-289), and ComfyUI's portable
     package sits in dlbackend\\comfy; the Invoke launcher records installDir (store.ts:5), <root>\\.venv."""
-    image = ImageBuilder(tmp_path / "image")
-    windows(image)
+    image = windows_drive(tmp_path / "image")
     swarm = LOCAL + r"\Tools\SwarmUI"
     image.write(HOME + r"\Desktop\SwarmUI.url",
                 f'[InternetShortcut]\nURL="{swarm}\\launch-windows.bat"\nIconFile="{swarm}\\favicon.ico"\n')
     image.write(swarm + r"\launch-windows.bat", "@echo off\n")
     embedded = swarm + r"\dlbackend\comfy\python_embeded"
-    base_python(image, embedded)
+    python_at(image, embedded)
     image.write(embedded + r"\python312._pth", "python312.zip\n.\n../ComfyUI\nimport site\n")
     invoke = LOCAL + r"\Invoke"
     image.write(ROAMING + r"\Invoke Community Edition\config.json", json.dumps({"installDir": invoke}))
     image.write(invoke + r"\invokeai.yaml", "schema_version: 4.0.2\n")
-    base_python(image, UV_PYTHON)
+    python_at(image, UV_PYTHON)
     uv_venv(image, invoke + r"\.venv", UV_PYTHON)
     pip_install(image, realfiles.TORCH_241, embedded + r"\Lib\site-packages", keep=torch_core)
     found = labels(image.root)
@@ -193,9 +177,8 @@ def test_swarmui_and_the_invoke_launcher_are_found_where_they_record_their_homes
 def launchers_drive(root) -> ImageBuilder:
     """A drive with Pinokio (home recorded in its config), a portable Stability Matrix on the Desktop and ComfyUI
     Desktop (basePath recorded), each with a real torch."""
-    image = ImageBuilder(root)
-    windows(image)
-    base_python(image, UV_PYTHON)
+    image = windows_drive(root)
+    python_at(image, UV_PYTHON)
     pinokio = LOCAL + r"\PinokioData"
     image.write(HOME + r"\.pinokio\config.json", json.dumps({"home": pinokio}))
     image.write(pinokio + r"\ENVIRONMENT", "")
@@ -245,9 +228,8 @@ def test_the_wizards_list_names_each_launcher(tmp_path, qtbot):
 def test_the_command_line_searches_everywhere_when_asked(tmp_path, capsys):
     """A ComfyUI venv six folders below the Desktop: beyond the default search's depth, found with --everywhere (the
     wizard's Search everywhere)."""
-    image = ImageBuilder(tmp_path / "image")
-    windows(image)
-    base_python(image, UV_PYTHON)
+    image = windows_drive(tmp_path / "image")
+    python_at(image, UV_PYTHON)
     deep = HOME + r"\Desktop\a\b\c\d\ComfyUI\venv"
     uv_venv(image, deep, UV_PYTHON)
     _, report = diagnose(image.root, capsys)

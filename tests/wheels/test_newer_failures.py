@@ -12,7 +12,7 @@ from app.demo.image_builder import ImageBuilder
 from app.inventory.machine import DISPLAY_CLASS_KEY
 from app.main import main
 from tests import realfiles
-from tests.conftest import pip_install, real
+from tests.conftest import pip_install, python_at, real, torch_core, windows_drive
 
 pytestmark = [pytest.mark.usefixtures("data_dir"), pytest.mark.wheels]
 
@@ -21,19 +21,12 @@ VENV = r"C:\Users\alice\ComfyUI\venv"
 SITE = VENV + r"\Lib\site-packages"
 
 
-def torch_core(name: str) -> bool:
-    return name in ("torch/__init__.py", "torch/version.py") or (name.startswith("torch/lib/")
-                                                                  and name.endswith(".dll"))
 
 
 def drive(root, torch: str) -> ImageBuilder:
-    image = ImageBuilder(root)
-    image.copy_files(real(realfiles.msvc_runtime_dlls), r"C:\Windows\System32", link=True)
-    image.vc_runtime("x64", "14.51.36231")
-    python = real(realfiles.windows_python)
-    for name in ("python.exe", "python312.dll", "python3.dll", "vcruntime140.dll", "vcruntime140_1.dll"):
-        image.copy(python / name, PYTHON + "\\" + name, link=True)
-    image.venv(VENV, PYTHON, "3.12.9", python_exe=(python / "python.exe").read_bytes())
+    image = windows_drive(root)
+    python_at(image, PYTHON)
+    image.venv(VENV, PYTHON, "3.12.9", python_exe=(real(realfiles.windows_python) / "python.exe").read_bytes())
     pip_install(image, torch, SITE, keep=torch_core)
     return image
 

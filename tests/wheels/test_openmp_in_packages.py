@@ -13,7 +13,7 @@ import pytest
 from app.demo.image_builder import ImageBuilder
 from app.main import main
 from tests import realfiles
-from tests.conftest import pip_install, real
+from tests.conftest import pip_install, python_at, real, torch_core, windows_drive
 
 pytestmark = [pytest.mark.usefixtures("data_dir"), pytest.mark.wheels]
 
@@ -23,20 +23,11 @@ SITE = VENV + r"\Lib\site-packages"
 CTRANSLATE2 = "ctranslate2==4.8.5"
 
 
-def torch_or_ct2(name: str) -> bool:
-    return name in ("torch/__init__.py", "torch/version.py") or (name.startswith("torch/lib/")
-                                                                  and name.endswith(".dll"))
-
-
 def image_with_ctranslate2(root) -> ImageBuilder:
-    image = ImageBuilder(root)
-    image.copy_files(real(realfiles.msvc_runtime_dlls), r"C:\Windows\System32", link=True)
-    image.vc_runtime("x64", "14.51.36231")
-    python = real(realfiles.windows_python)
-    for name in ("python.exe", "python312.dll", "python3.dll", "vcruntime140.dll", "vcruntime140_1.dll"):
-        image.copy(python / name, PYTHON + "\\" + name, link=True)
-    image.venv(VENV, PYTHON, "3.12.9", python_exe=(python / "python.exe").read_bytes())
-    pip_install(image, realfiles.TORCH_241, SITE, keep=torch_or_ct2)
+    image = windows_drive(root)
+    python_at(image, PYTHON)
+    image.venv(VENV, PYTHON, "3.12.9", python_exe=(real(realfiles.windows_python) / "python.exe").read_bytes())
+    pip_install(image, realfiles.TORCH_241, SITE, keep=torch_core)
     pip_install(image, CTRANSLATE2, SITE, keep=lambda n: n.startswith("ctranslate2/") and n.endswith((".dll", ".py")))
     return image
 

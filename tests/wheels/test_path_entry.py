@@ -9,10 +9,9 @@ import json
 
 import pytest
 
-from app.demo.image_builder import ImageBuilder
 from app.main import main
 from tests import realfiles
-from tests.conftest import pip_install, real
+from tests.conftest import pip_install, python_at, torch_core, windows_drive
 
 pytestmark = [pytest.mark.usefixtures("data_dir"), pytest.mark.wheels]
 
@@ -23,22 +22,10 @@ USER_SITE = HOME + r"\AppData\Roaming\Python\Python312\site-packages"
 LIBS = r"C:\Tools\pylibs"
 
 
-def torch_core(name: str) -> bool:
-    return name in ("torch/__init__.py", "torch/version.py") or (name.startswith("torch/lib/")
-                                                                  and name.endswith(".dll"))
 
 
-def drive(root) -> ImageBuilder:
-    image = ImageBuilder(root)
-    image.copy_files(real(realfiles.msvc_runtime_dlls), r"C:\Windows\System32", link=True)
-    image.vc_runtime("x64", "14.51.36231")
-    return image
 
 
-def python_at(image: ImageBuilder, folder: str) -> None:
-    python = real(realfiles.windows_python)
-    for name in ("python.exe", "python312.dll", "python3.dll", "vcruntime140.dll", "vcruntime140_1.dll"):
-        image.copy(python / name, folder + "\\" + name, link=True)
 
 
 def diagnose(image, capsys, env) -> tuple[int, dict]:
@@ -65,7 +52,7 @@ def repair_then_undo(image, capsys, env, changed, check) -> None:
 
 
 def test_a_pth_files_line_that_puts_another_torch_first_becomes_a_comment(tmp_path, capsys):
-    image = drive(tmp_path / "img")
+    image = windows_drive(tmp_path / "img")
     python_at(image, PORTABLE)
     pth = image.write(PORTABLE + r"\python312._pth", b"python312.zip\r\n.\r\n..\\..\\..\\..\\Tools\\pylibs\r\n"
                                                     b"Lib\\site-packages\r\nimport site\r\n")
@@ -89,7 +76,7 @@ def test_a_pth_files_line_that_puts_another_torch_first_becomes_a_comment(tmp_pa
 
 
 def test_a_pth_file_in_the_user_site_that_adds_another_torch_first_loses_only_that_line(tmp_path, capsys):
-    image = drive(tmp_path / "img")
+    image = windows_drive(tmp_path / "img")
     python_at(image, PYTHON)
     pip_install(image, realfiles.TORCH_241, PYTHON + r"\Lib\site-packages", keep=torch_core)
     pip_install(image, realfiles.TORCH_240, LIBS, keep=torch_core)
@@ -106,7 +93,7 @@ def test_a_pth_file_in_the_user_site_that_adds_another_torch_first_loses_only_th
 
 
 def test_one_pythonpath_entry_is_taken_out_and_the_others_kept(tmp_path, capsys):
-    image = drive(tmp_path / "img")
+    image = windows_drive(tmp_path / "img")
     python_at(image, PYTHON)
     pip_install(image, realfiles.TORCH_241, PYTHON + r"\Lib\site-packages", keep=torch_core)
     pip_install(image, realfiles.TORCH_240, LIBS, keep=torch_core)
