@@ -82,13 +82,14 @@ ADVICE = ("install-vc-runtime", "place-libomp140", "upgrade-torch", "reinstall-t
           # errors of 2025-26 that are not PyTorch's DLLs: a GPU newer than the build, NumPy 2 beside a package made
           # for NumPy 1, companions built for another torch, CUDA libraries other packages need, no torch wheel
           "gpu-too-new", "numpy-2", "xformers-mismatch", "bitsandbytes-cuda", "onnxruntime-cuda", "ctranslate2-cuda",
-          "no-torch-build")
+          "no-torch-build", "torch-cuda-library")
 #: An advice that lists the likely causes in order (the text does not show which) names these fixes among them.
 LIKELY_COVERS = {"shm-likely": ("upgrade-torch", "install-vc-runtime", "reinstall-torch"),
                  "cuda-library-init": ("gpu-driver", "reinstall-torch"),
                  "cuda-version-mismatch": ("reinstall-torch",), "mixed-versions": ("reinstall-torch",),
                  "gpu-memory": ("not-torch",), "cuda-kernel-image": ("not-torch",), "gpu-too-new": ("not-torch",),
-                 "torchcodec-ffmpeg": ("reinstall-package",)}
+                 "torchcodec-ffmpeg": ("reinstall-package",),
+                 "torch-cuda-library": ("reinstall-torch", "install-vc-runtime", "restore-torch-files")}
 FIELDS = ("title", "explanation", "action")
 #: Tried in this order for each field; the first that exists and whose placeholders are all known is used.
 # _owner: words naming {owner}, the package whose DLL it is (with or without the DLL's name)
@@ -674,6 +675,8 @@ def _advice(kind: str, dll: Optional[str], dll_path: Optional[str], symbol: Opti
             return "upgrade-torch" if _SHM_230.search(text) else "shm-likely"
         if _CUDA_LIBRARY.match(name) and not in_torch:
             return "install-cudnn"
+        if _CUDA_LIBRARY.match(name):  # NVIDIA's library inside torch\lib (a CUDA build): cuDNN, said as cuDNN
+            return "torch-cuda-library"
         if dll or torch_text:
             return "install-vc-runtime"
         return "reinstall-package"
