@@ -17,6 +17,7 @@ from app.inventory.python_path import (
     PTH_LINE,
     PYTHONPATH,
     REGISTRY,
+    SITE,
     USER_SITE,
     VENV_HOME,
     TorchCopy,
@@ -24,6 +25,7 @@ from app.inventory.python_path import (
 )
 from app.probes.base import ENVIRONMENT, Probe, ProbeContext
 from app.probes.finding import BLOCKER, INFO, WARNING, Finding
+from app.system.folders import descend
 
 SET_ASIDE_TORCH = "set-aside-shadowing-torch"
 UNSET_VARIABLE, UNSET_MACHINE_VARIABLE = "unset-env-var", "unset-machine-variable"
@@ -172,6 +174,13 @@ def _shadowing(ctx: ProbeContext, imported: TorchCopy) -> Iterator[Finding]:
     others = [_described(ctx, c) for c in shadowed]
     same = all(o["version"] == first["version"] for o in others)
     repairs, extra = [], {}
+    if _own(ctx, imported):  # the environment's own copy is the one imported: the others are only hidden
+        yield ctx.finding("torch-shadowed", WARNING, {
+            "imported": first, "others": others, "folder": first["folder"], "version": first["version"],
+            "origin": first["origin"], "added_by": first["added_by"] or "-", "entry": first["entry"],
+            "other_folder": others[0]["folder"], "other_version": others[0]["version"],
+            "other_origin": others[0]["origin"]}, [], variant="hidden")
+        return
     if imported.entry.origin == USER_SITE and imported.kind != NAMESPACE:
         repairs.append(SET_ASIDE_TORCH)
     elif imported.entry.origin in (PTH_FILE, PTH_LINE):  # that one line becomes a comment
@@ -191,6 +200,15 @@ def _shadowing(ctx: ProbeContext, imported: TorchCopy) -> Iterator[Finding]:
         "other_folder": others[0]["folder"],
         "other_version": others[0]["version"],
         "other_origin": others[0]["origin"]}, repairs, variant=imported.entry.origin)
+
+
+def _own(ctx: ProbeContext, copy: TorchCopy) -> bool:
+    """The copy is the environment's own: in its own site-packages (also when its ._pth file lists that folder), never
+    a folder a PYTHONPATH entry, a registry key, a ._pth or .pth line adds from elsewhere, or the user site."""
+    if copy.entry.origin not in (SITE, PTH_FILE):
+        return False
+    own = descend(ctx.env.exec_prefix, "Lib", "site-packages")  # never env.site_packages: that is the imported one's
+    return own is not None and _same_folder(copy.entry.folder, own)
 
 
 def _brackets(ctx: ProbeContext) -> Iterator[Finding]:
