@@ -1,4 +1,4 @@
-"""Diagnosis benchmark (issue 4): a full `diagnose` of the real torch 2.4.0 image, without the live replay
+"""Diagnosis benchmark: a full `diagnose` of the real torch 2.4.0 image, without the live replay
 (an offline image cannot run programs), in a fresh child process; and in the same run, as a baseline, the
 engine alone (the dependency graph of torch\\lib), so the ratio shows what the other probes and reports cost.
 

@@ -1,9 +1,9 @@
-"""Engine benchmarks (issue 2), each measured in a fresh child process for an honest peak RSS.
+"""Engine benchmarks, each measured in a fresh child process for an honest peak RSS.
 
 1. The full dependency graph, with export checks, of the real torch 2.4.0 `torch\\lib` in an offline image.
 2. Reading a 4 GiB sparse DLL against a 4 MiB one with the same tables: the cost must not grow with size.
 3. The baseline, in the same run: pefile's default full parse of `torch_cpu.dll`.
-4. A crafted DLL (issue 16): 4,001 import entries sharing one list of 6,000 functions, against the same DLL with
+4. A crafted DLL: 4,001 import entries sharing one list of 6,000 functions, against the same DLL with
    one entry, read in the same run. Before the reader noticed shared lists it returned 24 million functions:
    116 s and 4.0 GB peak RSS here (23-32 s and 3-4 GB on a quieter machine). Now it is a PEError.
 

@@ -5,7 +5,7 @@ same run; and how many DLLs were parsed (a distinct file is parsed once, app/eng
 
     python benchmarks/bench_many_envs.py [--repeat 3] [--json FILE]
 
-The goal (issue 27): 16 environments in at most 3x the time of one, and at most 150 MB.
+The goal: 16 environments in at most 3x the time of one, and at most 150 MB.
 """
 
 from __future__ import annotations

@@ -572,7 +572,7 @@ def test_error_reports_of_something_else_are_not_dll_errors_and_do_not_talk_abou
         assert "torch" not in " ".join(cause.text(lang).values()).lower()
 
 
-# --- advice you can trust: a cause as fact only with its evidence (issue 26) -------------------------------
+# --- advice you can trust: a cause as fact only with its evidence -------------------------------
 
 @pytest.mark.parametrize(("text", "advice", "said"), [
     ("CUDA error: no kernel image is available for execution on the device\nCUDA kernel errors might be "

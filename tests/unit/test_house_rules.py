@@ -1,4 +1,4 @@
-"""Rules of the house that a reader should not have to check by hand (issue 27)."""
+"""Rules of the house that a reader should not have to check by hand."""
 
 from __future__ import annotations
 

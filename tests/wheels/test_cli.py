@@ -206,7 +206,7 @@ def test_a_repair_whose_check_afterwards_could_not_finish_is_never_called_fixed(
     assert json.loads((fresh_demo / "out.json").read_text(encoding="utf-8"))["state"] == "unchecked"
 
 
-# -- undo says what state PyTorch is in now (issue 16, item 11) --------------------------------------------------
+# -- undo says what state PyTorch is in now --------------------------------------------------
 @pytest.mark.parametrize("lang", ["en", "zh_CN"])
 def test_a_successful_undo_exits_0_and_says_pytorch_does_not_load_again_as_before(fresh_demo, lang):
     lib = fresh_demo / DEMO_TORCH_LIB[3:].replace("\\", "/")

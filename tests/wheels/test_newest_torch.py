@@ -1,4 +1,4 @@
-"""Today's PyTorch on real wheels from PyPI (issue 18): torch 2.10.0, 2.12.1 and the newest release, as
+"""Today's PyTorch on real wheels from PyPI: torch 2.10.0, 2.12.1 and the newest release, as
 `python -m app diagnose --root IMG --json -` sees them on a copied Windows drive.
 
 The newest is the one `resources/known_issues.json` names (`python_wheels_latest_torch`, 2.15.0 on 2026-12-01):
