@@ -91,20 +91,38 @@ def named_repair_ids() -> set[str]:
                             ids |= items(returned.value)
             return ids
 
-        for call in ast.walk(tree):
-            if not (isinstance(call, ast.Call) and getattr(call.func, "attr", None) == "finding"):
-                continue
-            argument = call.args[3] if len(call.args) > 3 else next(
-                (k.value for k in call.keywords if k.arg == "repairs"), None)
-            if argument is not None:
-                found |= items(argument)
+        def built(name: str, function: ast.AST) -> set[str]:
+            """A list the function builds in a local name: its `name = [...]`, `name += [...]` and
+            `name.append(...)`."""
+            ids = set()
+            for node in ast.walk(function):
+                if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None and any(
+                        isinstance(target, ast.Name) and target.id == name
+                        for target in getattr(node, "targets", [getattr(node, "target", None)])):
+                    ids |= items(node.value)
+                if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "append"
+                        and isinstance(node.func.value, ast.Name) and node.func.value.id == name):
+                    ids |= items(ast.List(elts=node.args))
+            return ids
+
+        for function in [tree, *functions.values()]:
+            for call in ast.walk(function):
+                if not (isinstance(call, ast.Call) and getattr(call.func, "attr", None) == "finding"):
+                    continue
+                argument = call.args[3] if len(call.args) > 3 else next(
+                    (k.value for k in call.keywords if k.arg == "repairs"), None)
+                if isinstance(argument, ast.Name) and function is not tree:
+                    found |= built(argument.id, function)
+                elif argument is not None:
+                    found |= items(argument)
     return found
 
 
 def test_the_repair_ids_are_read_from_every_probe():
     ids = named_repair_ids()
     assert {"install-64bit-python", "update-gpu-driver", "install-vc-runtime", "place-libomp140",
-            "enable-long-paths", "unset-env-var", "remove-path-entry", "remove-duplicate-openmp"} <= ids
+            "enable-long-paths", "unset-env-var", "remove-path-entry", "remove-duplicate-openmp",
+            "take-out-path-entry", "install-numpy-1", "upgrade-bitsandbytes", "install-torch-for-gpu"} <= ids
     assert "disk" not in ids and "blocker" not in ids  # words of conditions and evidence are not repairs
 
 
