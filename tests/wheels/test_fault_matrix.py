@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -42,6 +43,10 @@ def prepare(image, action: str) -> list[str]:
     if action == "remove-path-entry":
         image.set_variable("user", "PATH", r"C:\Gone\bin;" + PYTHON_HOME)
         return [*base, "--action", "remove-path-entry"]
+    if action == "take-out-path-entry":  # a copy of the environment's torch, first on sys.path through PYTHONPATH
+        shutil.copytree(image.host(VENV + r"\Lib\site-packages\torch"), image.host(r"C:\Tools\pylibs\torch"))
+        image.set_variable("user", "PYTHONPATH", r"C:\Tools\scripts;C:\Tools\pylibs")
+        return [*base, "--action", "take-out-path-entry"]
     if action == "enable-long-paths":  # as on Windows, the key is there, and long paths are off
         image.set_value(r"HKLM\SYSTEM\CurrentControlSet\Control\FileSystem", "LongPathsEnabled", "REG_DWORD", 0)
         image.save()
@@ -58,7 +63,7 @@ def state_of(image) -> dict[str, str]:
 
 
 ACTIONS = ["place-libomp140:create", "place-libomp140:replace", "unset-env-var", "remove-path-entry",
-           "enable-long-paths"]
+           "enable-long-paths", "take-out-path-entry"]
 
 
 @pytest.mark.slow
@@ -89,7 +94,8 @@ def test_a_kill_at_every_journal_point_is_found_and_one_rollback_restores_every_
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("action", ["place-libomp140:replace", "unset-env-var", "enable-long-paths"])
+@pytest.mark.parametrize("action", ["place-libomp140:replace", "unset-env-var", "enable-long-paths",
+                                    "take-out-path-entry"])
 def test_a_second_process_never_undoes_a_repair_held_at_any_point(torch_image, data_dir, tmp_path, action, capsys):
     image = torch_image(libomp=action != "place-libomp140:replace")
     argv = prepare(image, action)

@@ -22,12 +22,6 @@ USER_SITE = HOME + r"\AppData\Roaming\Python\Python312\site-packages"
 LIBS = r"C:\Tools\pylibs"
 
 
-
-
-
-
-
-
 def diagnose(image, capsys, env) -> tuple[int, dict]:
     capsys.readouterr()
     code = main(["diagnose", "--root", str(image.root), "--env", env, "--json", "-", "--no-redact"])
