@@ -19,7 +19,6 @@ import ntpath
 import os
 import re
 import time
-from collections import deque
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
@@ -286,42 +285,45 @@ def _walk(start: Path, max_depth: int, deadline: float, cancel: Optional[CancelT
     entry is what os.walk does (a name, a type): only the names that say something are kept."""
     skip = _ai_apps()["skip"]
     wanted = WANTED_NAMES | marker_names()
-    # a whole name of those, between the NULs that join a folder's names
-    wanted_pattern = re.compile(r"(?:^|\0)(?:" + "|".join(sorted(map(re.escape, wanted))) + r"|python3[^\0]*)(?:\0|$)")
-    queue: deque[tuple[str, int]] = deque([(str(start), 0)])
-    while queue:
-        if time.monotonic() > deadline:
-            report.out_of_time = True  # what is still queued was never visited
-            return
-        check(cancel)
-        folder, depth = queue.popleft()
-        key = folder.lower()
-        if key in walked:
-            continue
-        walked.add(key)
-        report.folders_visited += 1
-        try:
-            with os.scandir(folder) as listing:
-                entries = list(listing)
-        except OSError:
-            continue
-        lowered = "\0".join([entry.name for entry in entries]).lower()  # one call for the folder, not one a name
-        names: set[str] = set()
-        if wanted_pattern.search(lowered):  # most folders: one search in C, and nothing more
-            split = lowered.split("\0")
-            names = set(split) & wanted
-            names.update(n for n in split if n.startswith("python3") and FREE_THREADED_EXE.match(n))
-        if names:
-            known = homes_among(names)
-            if known:  # a launcher's home: its environments are where its layout puts them, below any depth
-                for launcher in known:
-                    yield from environments_in(launcher, Path(folder))
+    # a whole name of those, between the NULs that frame and join a folder's names: the leading NUL lets the regex
+    # engine jump from name to name instead of trying every character
+    wanted_pattern = re.compile(r"\0(?:" + "|".join(sorted(map(re.escape, wanted))) + r"|python3[^\0]*)\0")
+    level, depth = [str(start)], 0
+    while level:  # one level at a time: breadth-first, with no per-folder bookkeeping beyond the name
+        below: list[str] = []
+        for folder in level:
+            if time.monotonic() > deadline:
+                report.out_of_time = True  # what is still queued was never visited
+                return
+            check(cancel)
+            key = folder.lower()
+            if key in walked:
                 continue
-            if "python.exe" in names or "pyvenv.cfg" in names or any(FREE_THREADED_EXE.match(n) for n in names):
-                yield Path(folder)
+            walked.add(key)
+            report.folders_visited += 1
+            try:
+                with os.scandir(folder) as listing:
+                    entries = list(listing)
+            except OSError:
                 continue
-        if depth >= max_depth:
-            continue
-        subfolders = sorted([entry.path for entry in entries
-                             if entry.is_dir(follow_symlinks=False) and entry.name.lower() not in skip])
-        queue.extend((p, depth + 1) for p in subfolders)
+            framed = "\0".join(["", *[entry.name for entry in entries], ""]).lower()  # one call, not one a name
+            if wanted_pattern.search(framed):  # most folders: one search in C, and nothing more
+                split = framed.split("\0")
+                names = set(split) & wanted
+                names.update(n for n in split if n.startswith("python3") and FREE_THREADED_EXE.match(n))
+                known = homes_among(names)
+                if known:  # a launcher's home: its environments are where its layout puts them, below any depth
+                    for launcher in known:
+                        yield from environments_in(launcher, Path(folder))
+                    continue
+                if "python.exe" in names or "pyvenv.cfg" in names or any(FREE_THREADED_EXE.match(n) for n in names):
+                    yield Path(folder)
+                    continue
+            if depth >= max_depth:
+                continue
+            subfolders = [entry.path for entry in entries
+                          if entry.is_dir(follow_symlinks=False) and entry.name.lower() not in skip]
+            if subfolders:
+                subfolders.sort()
+                below += subfolders
+        level, depth = below, depth + 1

@@ -11,7 +11,7 @@ from app.engine.pe import CPU_NAMES, PEError, read_cpu_type, read_pe
 from app.inventory.launchers import placed
 from app.inventory.python_path import MODULE, Interpreter, PythonLoading, model_loading, read_interpreter
 from app.system.base import System
-from app.system.folders import child, children, descend
+from app.system.folders import child, children, descend, one_look
 
 KINDS = ("python.org", "conda", "embedded", "venv", "store")
 # python.org's free-threaded interpreter beside python.exe (PEP 703): python3.13t.exe, pythonw3.14t.exe
@@ -78,6 +78,11 @@ class PythonEnvironment:
 def inspect_environment(system: System, location: Path) -> Optional[PythonEnvironment]:
     """Describe the environment at `location` (its folder, its Scripts folder, or its python.exe); None if
     there is no python.exe there."""
+    with one_look():
+        return _inspect(system, location)
+
+
+def _inspect(system: System, location: Path) -> Optional[PythonEnvironment]:
     folder = location.parent if location.suffix.lower() == ".exe" else location
     if folder.name.lower() == "scripts" and child(folder.parent, "pyvenv.cfg"):
         folder = folder.parent

@@ -2,21 +2,56 @@
 
 from __future__ import annotations
 
+import os
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
-from typing import Optional
+from typing import Iterator, Optional
+
+_listings: ContextVar[Optional[dict[str, list[str]]]] = ContextVar("listings", default=None)
+
+
+@contextmanager
+def one_look() -> Iterator[None]:
+    """Inside it, each folder is listed once: for a reader that takes in one moment of a folder tree (an
+    environment's description asks for the same few folders twenty times)."""
+    token = _listings.set({})
+    try:
+        yield
+    finally:
+        _listings.reset(token)
+
+
+def _names(folder: Path) -> list[str]:
+    memo = _listings.get()
+    if memo is None:
+        return os.listdir(folder)
+    key = str(folder)
+    names = memo.get(key)
+    if names is None:
+        names = memo[key] = os.listdir(folder)  # an error is raised again at the next ask, never remembered
+    return names
 
 
 def children(folder: Optional[Path]) -> list[Path]:
     """The folder's entries, sorted; [] when it is missing or unreadable."""
     try:
-        return sorted(folder.iterdir()) if folder else []
+        return sorted(folder / name for name in _names(folder)) if folder else []
     except (OSError, ValueError):  # ValueError: a NUL character in a damaged image's path
         return []
 
 
 def child(folder: Optional[Path], name: str) -> Optional[Path]:
+    """The entry named `name` in any case; of two that differ only in case (a copy made on Linux), the first in
+    sorted order, as `children` lists them."""
+    if not folder:
+        return None
     lower = name.lower()
-    return next((p for p in children(folder) if p.name.lower() == lower), None)
+    try:
+        matches = [n for n in _names(folder) if n.lower() == lower]  # names only: no Path for each entry
+    except (OSError, ValueError):
+        return None
+    return folder / min(matches) if matches else None
 
 
 def descend(folder: Optional[Path], *names: str) -> Optional[Path]:
