@@ -59,18 +59,9 @@ def started_as() -> str:
 INSTALLED_COMMANDS = ("torch-dll-doctor-cli", "torch-dll-doctor")
 
 
-def language_for(explicit: Optional[str], system: object = None) -> str:
-    """--lang, else the display language of the computer looked at when it is this one (not a copied drive),
-    else LANG: the one rule of the command line and the wizard."""
-    from app.system.offline import OfflineImage
-
-    live = system is not None and not isinstance(system, OfflineImage)
-    return pick_language(explicit, getattr(system, "ui_language", None) if live else None,
-                         getattr(system, "code_page", None) if live else None)
-
-
-def pick_language(explicit: Optional[str], ui_language: Optional[str] = None, code_page: Optional[int] = None) -> str:
-    """--lang wins; then the machine's display language (zh-* or code page 936); then LANG; else English."""
+def language_for(explicit: Optional[str], ui_language: Optional[str] = None, code_page: Optional[int] = None) -> str:
+    """The one rule of the command line and the wizard: --lang wins; then the display language of the computer the
+    person sits at (zh-* or code page 936: `System.display_language()`); then LANG; else English."""
     if explicit:
         return supported(explicit)
     if (ui_language or "").lower().startswith("zh") or code_page == 936:

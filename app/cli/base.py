@@ -91,8 +91,8 @@ def machine_filter(root: Optional[str], demo: bool = False) -> Optional[dict]:
 def demo_computer() -> Path:
     """The demo computer of the command line: built once in the app's data folder, and kept as the repairs left
     it, so that `repair --demo`, `diagnose --demo` and `undo --demo` act on the same one, as on a real PC."""
+    from app.data_folder import data_folder
     from app.demo.computer import build_demo_image
-    from app.repair.journal import data_folder
 
     root = data_folder() / "demo-computer"
     if not (root / "registry.json").is_file():

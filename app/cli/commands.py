@@ -10,7 +10,7 @@ from app.cancel import Cancelled
 from app.cli import deps, diagnose, explain, history, repair, undo
 from app.cli.base import ExitCode, UsageError
 from app.cli.output import Output
-from app.i18n import pick_language, words
+from app.i18n import language_for, words
 
 Command = Callable[[argparse.Namespace, Output], int]
 COMMANDS: dict[str, Command] = {
@@ -27,7 +27,7 @@ def run_command(args: argparse.Namespace, output: Optional[Output] = None) -> in
     """Run `args.command`; a usage error, a cancel or an internal error is one line and exit 2 (repair and undo
     say their own failures, through app.failures.failure_text, and exit 1)."""
     output = output or Output()
-    lang = pick_language(getattr(args, "lang", None))
+    lang = language_for(getattr(args, "lang", None))
     try:
         return COMMANDS[args.command](args, output)
     except UsageError as exc:
@@ -47,7 +47,7 @@ def run_command(args: argparse.Namespace, output: Optional[Output] = None) -> in
 def _logged(args: argparse.Namespace, error: BaseException) -> Optional[str]:
     """The failure, with its traceback, in the same rotating log the wizard writes (user names redacted, as
     Picard's cli/base.py logs); where it went, or None when no log could be written."""
-    from app.ui.log import log_failure, log_file  # no Qt there: the log needs only the data folder
+    from app.report.log import log_failure, log_file  # no Qt there: the log needs only the data folder
 
     try:
         log_failure(f"the command {args.command}", error)

@@ -44,5 +44,5 @@ def run(args: argparse.Namespace, output: Output) -> ExitCode:
         document = {"schema": SCHEMA, **graph.to_dict(system.windows_path)}
         output.document(args.json, json.dumps(document, indent=2, ensure_ascii=False))
     else:
-        output.line(render_tree(graph, system.windows_path, language_for(args.lang, system)))
+        output.line(render_tree(graph, system.windows_path, language_for(args.lang, *system.display_language())))
     return ExitCode.PROBLEM if any(graph.status(root) in BLOCKING for root in graph.roots) else ExitCode.OK

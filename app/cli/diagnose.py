@@ -38,7 +38,7 @@ def run(args: argparse.Namespace, output: Output) -> ExitCode:
     else:
         system = open_system(args.root)
         source, root = ("image", str(Path(args.root).resolve())) if args.root else ("live", None)
-    lang = language_for(args.lang, system)
+    lang = language_for(args.lang, *system.display_language())
     from app.repair.journal import Journal
 
     warn_unfinished(Journal(), lang, output)

@@ -22,7 +22,7 @@ def _language(explicit: Optional[str]) -> str:
         system = open_system(None)
     except Exception:  # noqa: BLE001 - no live system: LANG decides, as elsewhere
         return language_for(explicit)
-    return language_for(explicit, system)
+    return language_for(explicit, *system.display_language())
 
 
 MAX_FILE_BYTES = 4 << 20  # a pasted traceback is kilobytes; a log of megabytes is read from its start

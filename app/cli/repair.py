@@ -96,7 +96,7 @@ def run(args: argparse.Namespace, output: Output) -> ExitCode:
     if ALIASES.get(args.action, args.action) not in ACTIONS:  # a repair id that does not exist: a typing mistake
         raise UsageError("repair.refused.unknown_action", action=args.action, actions=", ".join([*ACTIONS, *ALIASES]))
     system = open_system(str(demo_computer()) if args.demo else args.root)
-    lang = language_for(args.lang, system)
+    lang = language_for(args.lang, *system.display_language())
     if not args.env and not args.demo:
         raise UsageError("error.repair_needs_env")
     journal = Journal()

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from app.cli.base import ExitCode
 from app.cli.output import Output
-from app.i18n import pick_language, words
+from app.i18n import language_for, words
 
 
 def run(args: argparse.Namespace, qt_arguments: list[str], output: Output) -> int:
-    lang = pick_language(args.lang)
+    lang = language_for(args.lang)
     try:
         from app.ui.application import debian_package, missing_xcb_libraries, no_window_reason, will_use_xcb
         from app.ui.application import run as run_window
@@ -29,7 +30,10 @@ def run(args: argparse.Namespace, qt_arguments: list[str], output: Output) -> in
         return ExitCode.ERROR
     if args.screenshot_pages and (missing or no_window_reason()) and "-platform" not in qt_arguments:
         qt_arguments = [*qt_arguments, "-platform", "offscreen"]  # pictures need no screen
+    if args.screenshot_pages:
+        from app.ui.screenshots import render_all
+
+        return render_all(Path(args.screenshot_pages), args.scale, qt_arguments)
     return run_window(demo=args.demo, root=args.root, env=args.wizard_env, lang=args.lang,
-                      screenshot_pages=args.screenshot_pages, scale=args.scale,
                       first_window_exit=args.first_window_exit, qt_arguments=qt_arguments,
                       first_problem_exit=args.first_problem_exit)

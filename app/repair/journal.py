@@ -31,7 +31,6 @@ import os
 import re
 import secrets
 import shutil
-import sys
 import zlib
 from dataclasses import dataclass
 from enum import Enum
@@ -39,6 +38,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator, Optional
 
 from app.cancel import CancelToken
+from app.data_folder import data_folder
 from app.failures import local_time, refusal_kind
 from app.i18n import words
 from app.repair.changes import (
@@ -60,9 +60,8 @@ from app.system.base import ElevationDeclined, RegistryValue, System
 from app.system.locks import LockHeld, ProcessLock, is_held, read_owner
 
 __all__ = ["FILE", "VARIABLE", "PACKAGES", "INSTALLER", "MACHINE_VALUE", "CRASH_AT", "RollbackStopped", "State",
-           "Transaction", "Journal", "TransactionBusy", "RepairBusy", "data_folder", "crash_point"]
+           "Transaction", "Journal", "TransactionBusy", "RepairBusy", "crash_point"]
 
-APP_FOLDER = "TorchDllDoctor"
 LOCK = "lock"
 RETRYABLE_STOPS = ("refused", "packages-not-restored", "declined")  # "declined": No at the permission prompt
 ONE_AT_A_TIME = "one-repair-at-a-time.lock"
@@ -150,21 +149,6 @@ class RepairBusy(Exception):
 
     def text(self, lang: str) -> str:
         return words("repair.busy", lang, pid=self.owner.get("pid") or "?", since=local_time(self.owner.get("since")))
-
-
-def data_folder() -> Path:
-    """Where transactions are kept: TDD_DATA_DIR, else the per-user data folder, where platformdirs'
-    `user_data_dir("TorchDllDoctor", appauthor=False)` puts it (a test checks they agree). Written with the
-    standard library because `diagnose`, which looks for interrupted repairs, runs in the user's own Python."""
-    override = os.environ.get("TDD_DATA_DIR")
-    if override:
-        return Path(override)
-    if os.name == "nt":
-        return Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local") / APP_FOLDER
-    if sys.platform == "darwin":
-        return Path.home() / "Library" / "Application Support" / APP_FOLDER
-    xdg = os.environ.get("XDG_DATA_HOME", "").strip()
-    return Path(xdg if xdg else Path.home() / ".local" / "share") / APP_FOLDER
 
 
 def _now() -> str:

@@ -168,6 +168,10 @@ class System(ABC):
     def ui_language(self) -> Optional[str]:
         """The user's display language as a locale name ("zh-CN", "en-US"); None when unknown."""
 
+    def display_language(self) -> tuple[Optional[str], Optional[int]]:
+        """(ui_language, code_page) of the person's own screen, for `i18n.language_for`."""
+        return self.ui_language, self.code_page
+
     can_run_programs: bool = True  # False where run() always raises NotAvailable
 
     @abstractmethod

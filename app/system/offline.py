@@ -315,6 +315,10 @@ class OfflineImage(System):
             self.problems.append(f"the active code page is not a number: {data!r:.40}")
             return None
 
+    def display_language(self) -> tuple[Optional[str], Optional[int]]:
+        """None: a copied drive's language is its owner's, not that of the person looking at it."""
+        return None, None
+
     @property
     def ui_language(self) -> Optional[str]:
         for key, name in ((r"HKCU\Control Panel\International", "LocaleName"),

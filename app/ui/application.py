@@ -68,7 +68,8 @@ def new_wizard(*, demo: bool = False, root: Optional[str] = None, env: Optional[
         chosen = choose_environment(session.system, env)
         if chosen is not None:
             session.choose_environment(chosen, only=True)
-    session.set_language(language_for(lang, session.system))
+    facts = session.system.display_language() if session.system is not None else ()
+    session.set_language(language_for(lang, *facts))
     wizard = DoctorWizard(session)
     if demo:
         wizard.pages[ENVIRONMENTS].start_demo()
@@ -84,14 +85,9 @@ class _FirstPaint(QObject):
         return False
 
 
-def run(*, demo: bool, root: Optional[str], env: Optional[str], lang: Optional[str],
-        screenshot_pages: Optional[str], scale: Optional[float], first_window_exit: bool,
+def run(*, demo: bool, root: Optional[str], env: Optional[str], lang: Optional[str], first_window_exit: bool,
         qt_arguments: list[str], first_problem_exit: bool = False) -> int:
     started = time.perf_counter()
-    if screenshot_pages:
-        from app.ui.screenshots import render_all
-
-        return render_all(Path(screenshot_pages), scale, qt_arguments)
     app = application(qt_arguments)
     wizard = new_wizard(demo=demo, root=root, env=env, lang=lang)
     if first_window_exit:

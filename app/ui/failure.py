@@ -10,7 +10,7 @@ from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import QMessageBox, QWidget
 
 from app.failures import failure_text
-from app.ui.log import log_file, redacted
+from app.report.log import log_file, redacted
 
 
 def failure_words(error: BaseException, lang: str) -> str:

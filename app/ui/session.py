@@ -182,7 +182,7 @@ class Session:
         """The report as text, HTML or JSON (`fmt`), user names redacted, with the end of this session's log."""
         document, trees = diagnosis_report(diagnosis or self.after or self.diagnosis, self.system, lang=self.lang,
                                            source=self.source, source_root=self.root)
-        from app.ui.log import log_tail
+        from app.report.log import log_tail
 
         tail = log_tail()
         if tail:  # what went wrong in this session, for whoever helps (written redacted)

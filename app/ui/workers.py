@@ -16,7 +16,7 @@ from PySide6.QtCore import QObject, QRunnable, Qt, QThreadPool, Signal
 
 from app.cancel import Cancelled, CancelToken
 from app.failures import settle
-from app.ui.log import log_failure
+from app.report.log import log_failure
 
 
 class WorkerSignals(QObject):

@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QLabel, QMessageBox, QWizard
 
 import app.probes.runner as runner
-from app.ui.log import log_failure, log_file
+from app.report.log import log_failure, log_file
 from app.ui.pages.base import DIAGNOSE, ENVIRONMENTS, FINDINGS, PLAN
 from app.ui.pages.diagnose import CheckState
 from app.ui.pages.environments import SearchState

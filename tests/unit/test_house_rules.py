@@ -48,3 +48,48 @@ def test_only_the_session_writes_its_fields():
 def test_the_rule_sees_a_write():
     code = "self.session.env = None\nsession.outcomes.append(1)\na, session.lang = 1, 2"
     assert sorted(_writes(ast.parse(code))) == [1, 2, 3]
+
+
+def _top_level_modules() -> set[str]:
+    """app's own modules and packages, as import-linter names them."""
+    app = REPO / "app"
+    return ({f"app.{p.stem}" for p in app.glob("*.py") if p.stem != "__init__"}
+            | {f"app.{p.name}" for p in app.iterdir() if (p / "__init__.py").is_file()})
+
+
+def _contracts() -> list[dict]:
+    import tomllib
+
+    return tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]["contracts"]
+
+
+def _named_in_layers(layers: list[str]) -> set[str]:
+    names = set()
+    for layer in layers:
+        for part in layer.replace("|", ":").split(":"):
+            names.add(part.strip().strip("()").strip())
+    return names
+
+
+def _left_out(modules: set[str], layers: list[str]) -> set[str]:
+    return modules - _named_in_layers(layers)
+
+
+def test_every_module_of_app_is_in_a_layer():
+    (layers,) = [c["layers"] for c in _contracts() if c["type"] == "layers"]
+    modules = _top_level_modules()
+    assert {"app.i18n", "app.cancel", "app.failures", "app.resources", "app.data_folder", "app.system"} <= modules
+    assert _left_out(modules, layers) == set()
+    assert _named_in_layers(layers) <= modules  # and nothing named that is gone
+
+
+def test_the_layer_rule_sees_a_module_left_out():
+    assert _left_out({"app.system", "app.newcomer"}, ["app.ui", "(app.repair) | app.system"]) == {"app.newcomer"}
+
+
+def test_the_qt_and_windows_rules_name_every_module_but_their_own():
+    contracts = {c["name"]: c for c in _contracts()}
+    modules = _top_level_modules()
+    assert set(contracts["Only app/ui imports Qt"]["source_modules"]) == modules - {"app.ui"}
+    assert set(contracts["Only app/system touches winreg and ctypes"]["source_modules"]) == modules - {
+        "app.ui", "app.repair", "app.system"}

@@ -10,7 +10,7 @@ import pytest
 
 from app.demo.image_builder import ImageBuilder
 from app.demo.pe_writer import build_pe
-from app.i18n import pick_language
+from app.i18n import language_for
 from app.inventory.discovery import discover
 from app.inventory.integrity import check_torch_files
 from app.inventory.machine import nvidia_version, read_machine_facts
@@ -110,7 +110,7 @@ def test_windows_facts_paths_and_variables(image):
     assert facts.windows_version == "10.0.22631" and facts.windows_build == 22631 and facts.architecture == "AMD64"
     assert facts.long_paths_enabled is False
     assert facts.code_page == 936 and facts.ui_language == "zh-CN"
-    assert pick_language(None, facts.ui_language, facts.code_page) == "zh_CN"
+    assert language_for(None, facts.ui_language, facts.code_page) == "zh_CN"
     assert facts.known_dlls == frozenset({"kernel32.dll"})
     assert facts.system32.name == "System32" and facts.syswow64 is None
     assert facts.variables == {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True", "KMP_DUPLICATE_LIB_OK": "TRUE"}

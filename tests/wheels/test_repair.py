@@ -436,7 +436,7 @@ def test_a_dead_entry_of_the_users_path_is_removed_and_undo_restores_the_path(to
 def test_the_journal_lives_where_platformdirs_says(monkeypatch):
     import platformdirs
 
-    from app.repair.journal import data_folder
+    from app.data_folder import data_folder
 
     monkeypatch.delenv("TDD_DATA_DIR")
     assert data_folder() == Path(platformdirs.user_data_dir("TorchDllDoctor", appauthor=False))

@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QGroupBox, QHBoxLayout, QScrollArea, QVBoxLayout, 
 
 from app.failures import failure_text
 from app.repair.names import repair_name
-from app.ui.log import log_folder
+from app.report.log import log_folder
 from app.ui.pages.base import Page, button, local_when, named, wrapped
 from app.ui.pages.plan import guide_widget
 from app.ui.repair_run import UndoResult, undo_transactions

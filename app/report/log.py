@@ -1,8 +1,7 @@
 """The wizard's log file: the traceback of every piece of work that failed, user names redacted as in the report.
 
-No Qt here, so it is tested and read without a display. It lives in app/ui, not beside app/main.py, because it
-needs the data folder (app.repair.journal) and the report's redaction (app.report.document), which only the
-layers above app/report may import; the wizard and the command line (an internal error) write it.
+No Qt here, so it is tested and read without a display. It sits with the report because it redacts as the report
+does (app.report.document); the wizard and the command line (an internal error) write it.
 
     <data folder>/logs/torch-dll-doctor.log   (rotating: 1 MB, then .1 .2 .3)
 
@@ -26,7 +25,7 @@ from typing import Iterable, Optional
 
 from app import __version__
 from app.cancel import Cancelled
-from app.repair.journal import data_folder
+from app.data_folder import data_folder
 from app.report.document import redact
 
 LOG_FILE = "torch-dll-doctor.log"
