@@ -14,11 +14,12 @@ from typing import Optional
 from app.i18n import words
 
 
-def failure_text(error: BaseException, lang: str, otherwise: str = "cli.repair.failed") -> str:
+def failure_text(error: BaseException, lang: str, otherwise: str = "cli.repair.failed",
+                 changes_left: Optional[str] = None) -> str:
     """`otherwise`: the words (with {error}) for a failure that has none of its own; work that changes nothing
     passes "ui.failed", an undo "cli.undo.failed". A repair whose rollback did not finish (`changes_left`, the
-    transaction's id, set by apply_plan) says so, and how to undo it, whatever the failure."""
-    left = getattr(error, "changes_left", None)
+    transaction's id: RepairFailed's) says so, and how to undo it, whatever the failure."""
+    left = changes_left
     said = getattr(error, "text", None)
     if callable(said):
         return f"{said(lang)}\n{words('repair.changes_left', lang, id=left)}" if left else said(lang)

@@ -64,7 +64,7 @@ def main() -> None:
         source_hash = sha256_of(source)
         def prepared(name: str, folder: Path, known_hash) -> None:
             intent: dict = {}
-            rounds[name].append(measured(lambda: intent.update(file_change.prepare(
+            rounds[name].append(measured(lambda: intent.update(file_change.backed_up(
                 system, folder, 1, target, source, known_hash))))
             if intent["after"] != source_hash or intent["before"]["sha256"] != sha256_of(folder / "backups" / "1"):
                 raise SystemExit("prepare recorded the wrong hashes")

@@ -83,7 +83,7 @@ def typed_environment(system: System, typed: str) -> PythonEnvironment:
 
 def machine_filter(root: Optional[str], demo: bool = False) -> Optional[dict]:
     """The journal's name for the copied drive at `root` (or the demo computer); None (every computer) without it."""
-    from app.repair.run import machine_of
+    from app.system.identity import machine_of
 
     return machine_of(open_system(str(demo_computer()) if demo else root)) if root or demo else None
 

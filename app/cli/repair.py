@@ -49,16 +49,23 @@ def say_guide(guide, lang: str, output: Output, shown: Callable[[str], str] = la
         output.line(shown(line))
 
 
-def download_printer(lang: str, output: Output) -> Callable:
-    """Progress lines on stderr for a download: bytes done of the total, speed, time left."""
+def event_printer(lang: str, output: Output) -> Callable:
+    """What a running repair tells, on stderr: the lines a step prints as it goes (pip's, the installer's waits),
+    indented, and a download's progress (bytes done of the total, speed, time left) at most every
+    PROGRESS_EVERY_S."""
+    from app.repair.run import DownloadMoved, OutputLine
+
     last = [0.0]
 
     def show(event) -> None:
-        now = time.monotonic()
-        if now - last[0] < PROGRESS_EVERY_S and event.done != event.total:
-            return
-        last[0] = now
-        output.note(words("cli.repair.downloading", lang, progress=download_line(event, lang)))
+        if isinstance(event, OutputLine):
+            output.note("    " + (event.text[lang] if isinstance(event.text, dict) else event.text).rstrip())
+        elif isinstance(event, DownloadMoved):
+            progress, now = event.progress, time.monotonic()
+            if now - last[0] < PROGRESS_EVERY_S and progress.done != progress.total:
+                return
+            last[0] = now
+            output.note(words("cli.repair.downloading", lang, progress=download_line(progress, lang)))
 
     return show
 
@@ -91,7 +98,7 @@ def run(args: argparse.Namespace, output: Output) -> ExitCode:
     from app.repair.journal import Journal
     from app.repair.names import ALIASES
     from app.repair.plan import PlanRefused
-    from app.repair.run import apply_plan, plan_repair
+    from app.repair.run import RepairFailed, apply_plan, plan_repair
 
     if ALIASES.get(args.action, args.action) not in ACTIONS:  # a repair id that does not exist: a typing mistake
         raise UsageError("repair.refused.unknown_action", action=args.action, actions=", ".join([*ACTIONS, *ALIASES]))
@@ -118,15 +125,16 @@ def run(args: argparse.Namespace, output: Output) -> ExitCode:
         return declined
     try:
         with ctrl_c_stops(lang, output.note) as token:
-            outcome = apply_plan(system, env, plan, diagnosis, journal, on_output=_output_printer(lang, output),
-                                 on_progress=download_printer(lang, output), token=token)
-    except Exception as failed:  # noqa: BLE001 - whatever stopped it, it was rolled back: say why, plainly
+            outcome = apply_plan(system, env, plan, journal, event_printer(lang, output), token)
+    except RepairFailed as failed:  # whatever stopped it, it was rolled back (or says it was not): say why, plainly
         output.note(failure_text(failed, lang))  # the same words the wizard shows
-        left = getattr(failed, "left_installed", "")
-        if left:  # read from the registry after the rollback: what the installer left stays
-            output.note(words("repair.left_installed", lang, runtimes=left))
-        if left and getattr(failed, "restart_needed", False):
-            output.note(words("repair.left_installed.restart", lang))
+        if failed.left_installed:  # read from the registry after the rollback: what the installer left stays
+            output.note(words("repair.left_installed", lang, runtimes=failed.left_installed))
+            if failed.restart_needed:
+                output.note(words("repair.left_installed.restart", lang))
+        return ExitCode.PROBLEM
+    except Exception as failed:  # noqa: BLE001 - refused before anything changed (busy, files in use): why
+        output.note(failure_text(failed, lang))
         return ExitCode.PROBLEM
     return _say_outcome(args, outcome, lang, output)
 
@@ -139,14 +147,6 @@ def _guided(args: argparse.Namespace, plan, guide, diagnosis, lang: str, output:
         output.document(args.json, outcome_document(plan, "guided", [p.lead.code for p in diagnosis.problems
                                                                      if p.severity == "blocker"]))
     return ExitCode.PROBLEM
-
-
-def _output_printer(lang: str, output: Output) -> Callable:
-    """What a step prints as it goes (pip's lines, the installer's waits), indented on stderr."""
-    def show(line) -> None:
-        output.note("    " + (line[lang] if isinstance(line, dict) else line).rstrip())
-
-    return show
 
 
 def _say_outcome(args: argparse.Namespace, outcome, lang: str, output: Output) -> ExitCode:

@@ -25,7 +25,8 @@ def state_after(after, environment: str, lang: str) -> str:
 def run(args: argparse.Namespace, output: Output) -> ExitCode:
     from app.failures import failure_text
     from app.repair.journal import KEPT, ROLLED_BACK, Journal
-    from app.repair.run import left_installed, system_for, undo
+    from app.repair.run import left_installed, undo
+    from app.system.identity import system_for
 
     lang = language_for(args.lang)
     journal = Journal()

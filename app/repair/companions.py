@@ -17,6 +17,7 @@ from app.inventory.machine import MachineFacts
 from app.inventory.packages import installed_versions
 from app.probes.companions import CODE
 from app.probes.finding import Finding
+from app.repair.changes.packages import ChangePackages
 from app.repair.journal import Transaction
 from app.repair.plan import Change, Plan, PlanRefused, cannot_here, said
 from app.repair.upgrade import index_arguments, package_set
@@ -49,7 +50,7 @@ class MatchCompanions:
     def apply(self, system: System, plan: Plan, transaction: Transaction,
               on_output: Callable[[str], None] = lambda line: None, on_progress=None,
               token: Optional[CancelToken] = None) -> None:
-        transaction.change_packages(system, plan.packages, on_output, token)
+        transaction.step(system, ChangePackages(plan.packages, on_output, token))
 
 
 def proposal(system: System, env: PythonEnvironment,

@@ -35,9 +35,8 @@ import zlib
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Optional
+from typing import Iterable, Iterator, Optional
 
-from app.cancel import CancelToken
 from app.data_folder import data_folder
 from app.failures import local_time, refusal_kind
 from app.i18n import words
@@ -47,16 +46,12 @@ from app.repair.changes import (
     MACHINE_VALUE,
     PACKAGES,
     VARIABLE,
+    Change,
     RollbackStopped,
     kind_of,
 )
-from app.repair.changes import files as file_change
-from app.repair.changes import installers as installer_change
-from app.repair.changes import machine_values as machine_value_change
-from app.repair.changes import packages as packages_change
-from app.repair.changes import user_settings as user_setting_change
 from app.repair.changes.faults import CRASH_AT, crash_point
-from app.system.base import ElevationDeclined, RegistryValue, System
+from app.system.base import ElevationDeclined, System
 from app.system.locks import LockHeld, ProcessLock, is_held, read_owner
 
 __all__ = ["FILE", "VARIABLE", "PACKAGES", "INSTALLER", "MACHINE_VALUE", "CRASH_AT", "RollbackStopped", "State",
@@ -389,66 +384,18 @@ class Transaction:
         if record["kind"] == Record.INTENT:
             self._last_step = max(self._last_step, record["step"])
 
-    def _next_step(self) -> int:
-        return self._last_step + 1
-
-    def _step(self, number: int, intent: dict, change: Callable[[], Optional[dict]]) -> None:
+    def step(self, system: System, change: Change) -> None:
         """Record the intent, make the change, record that it was made (with what the change reports)."""
         if not self._lock.held:
             raise RuntimeError(f"transaction {self.id} is changed without holding its lock")
+        number = self._last_step + 1
+        intent = change.prepare(system, self, number)
         self._write({"kind": Record.INTENT, "step": number, **intent})
         crash_point(f"intent:{number}")
-        result = change() or {}
+        result = change.apply(system, self, intent) or {}
         crash_point(f"change:{number}")
         self._write({"kind": Record.APPLIED, "step": number, **result})
         crash_point(f"applied:{number}")
-
-    def put_file(self, system: System, target: Path, source: Path, sha256: Optional[str] = None) -> None:
-        """Place `source` at `target` (creating or replacing it), backing up what is there first. `sha256`: the
-        source's hash when the caller has just checked it (read again otherwise)."""
-        number = self._next_step()
-        intent = file_change.prepare(system, self.folder, number, target, source, sha256)
-        self._step(number, intent, lambda: file_change.apply(system, target, source))
-
-    def rename_file(self, system: System, source: Path, target: Path) -> None:
-        """Rename `source` to `target` in place (a file set aside, never deleted); its SHA-256 is recorded first."""
-        from app.repair.changes import renames as rename_change
-
-        number = self._next_step()
-        intent = rename_change.prepare(system, source, target)
-        self._step(number, intent, lambda: rename_change.apply(system, source, target))
-
-    def set_user_variable(self, system: System, name: str, value: Optional[str]) -> None:
-        number = self._next_step()
-        intent = user_setting_change.prepare(system, name, value)
-        self._step(number, intent, lambda: user_setting_change.apply(system, name, value))
-
-    def set_machine_value(self, system: System, key: str, name: str, value: Optional[RegistryValue]) -> None:
-        """A machine-wide value (HKLM): the value before is recorded, then Windows' reg.exe writes it elevated."""
-        number = self._next_step()
-        intent = machine_value_change.prepare(system, key, name, value)
-        self._step(number, intent, lambda: machine_value_change.apply(system, self, key, name, value))
-
-    def change_packages(self, system: System, packages: packages_change.PackageSet,
-                        on_output: Callable[[str], None] = lambda line: None,
-                        token: Optional[CancelToken] = None) -> None:
-        """pip install the `install` pins; `pip freeze` and the exact versions before are recorded first.
-        Cancelling `token` ends pip's whole process tree; the rollback then installs the versions before again."""
-        number = self._next_step()
-        intent = packages_change.prepare(system, packages)
-        self._step(number, intent, lambda: packages_change.apply(system, packages, on_output, token))
-
-    def run_installer(self, system: System, arch: str, installer: Path,
-                      runner: Callable[[list[str]], tuple[int, str]]) -> None:
-        """Run a system-wide installer (Microsoft's, elevated). Recorded, but never undone."""
-        number = self._next_step()
-        intent = installer_change.prepare(system, arch, installer)
-
-        def run() -> dict:
-            code, outcome = runner(intent["argv"])
-            return {"exit_code": code, "outcome": outcome}
-
-        self._step(number, intent, run)
 
     def note(self, record: dict) -> None:
         """Facts worth keeping with the transaction (where a download came from, its checks)."""
@@ -457,7 +404,6 @@ class Transaction:
     def finish(self, outcome: dict) -> None:
         self._write({"kind": Record.FINISH, "outcome": outcome})
         crash_point("finish")
-        self.tidy()
 
     def keep(self) -> None:
         """The user leaves a stopped rollback as it is: it is no longer offered at every start."""
@@ -466,19 +412,6 @@ class Transaction:
             self._write({"kind": Record.KEPT})
         finally:
             self.release()
-
-    def tidy(self) -> None:
-        """Only what an undo needs stays: the backups and the journal, not the downloads (25 MB installers,
-        whole wheels). The installers' own logs (a few KB) stay too, for the report."""
-        downloads = self.folder / "downloads"
-        if not downloads.is_dir():
-            return
-        for item in downloads.iterdir():
-            if item.is_dir():
-                shutil.rmtree(item, ignore_errors=True)
-            elif item.suffix.lower() != ".log":
-                with contextlib.suppress(OSError):
-                    item.unlink()
 
     # -- undoing ---------------------------------------------------------------------------------------
     def rollback(self, system: System) -> None:
@@ -526,7 +459,6 @@ class Transaction:
             self._write({"kind": Record.ROLLBACK_STOPPED, "step": None, "code": stop.code, **stop.values})
             raise stop
         self._write({"kind": Record.ROLLED_BACK})
-        self.tidy()
 
 
 def _order(folder: Path) -> tuple:
@@ -555,9 +487,28 @@ class Journal:
         finally:
             lock.release()
 
+    @contextlib.contextmanager
+    def transaction(self, purpose: str, *, facts: Optional[dict] = None,
+                    existing: Optional[Transaction] = None) -> Iterator[Transaction]:
+        """The locks' one sequence, for a repair and for an undo: this user's one-at-a-time lock (RepairBusy), then
+        the transaction's own, of a new transaction begun with `facts` (`begin`'s: machine, action, source,
+        environment, plan), or of `existing`, read again under its lock (TransactionBusy, TransactionChanged).
+        Both are let go, in reverse order, however the work ends."""
+        with self.exclusive(purpose):
+            if existing is None:
+                transaction = self.begin(**(facts or {}))
+            else:
+                existing.hold()
+                transaction = existing
+            try:
+                yield transaction
+            finally:
+                transaction.release()
+
     def begin(self, machine: dict, action: str, source: Optional[str], environment: Optional[str],
               plan: dict) -> Transaction:
-        """A new transaction, held by this process until it is finished or rolled back (then `release()`)."""
+        """A new transaction, held by this process until `release()`: `transaction()` is the way a repair takes
+        it (the tests begin one alone, to stand for a process killed while it held one)."""
         stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S-%f")
         folder = self.folder / f"{stamp}-{secrets.token_hex(3)}"
         (folder / "backups").mkdir(parents=True)

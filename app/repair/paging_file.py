@@ -19,6 +19,7 @@ from app.inventory.environment import PythonEnvironment
 from app.inventory.machine import MachineFacts
 from app.inventory.paging import MEMORY_MANAGEMENT_KEY, PAGING_FILES, SYSTEM_MANAGED_ALL_DRIVES, parse_paging_files
 from app.probes.finding import Finding
+from app.repair.changes.machine_values import SetMachineValue
 from app.repair.journal import Transaction
 from app.repair.plan import Change, Plan, PlanRefused, cannot_here, said
 from app.system.base import RegistryValue, System
@@ -54,7 +55,7 @@ class PagingFileSystemManaged:
     def apply(self, system: System, plan: Plan, transaction: Transaction,
               on_output: Callable[[str], None] = lambda line: None, on_progress=None,
               token: Optional[CancelToken] = None) -> None:
-        transaction.set_machine_value(system, MEMORY_MANAGEMENT_KEY, PAGING_FILES,
-                                      RegistryValue("REG_MULTI_SZ", list(SYSTEM_MANAGED_SETTING)))
+        transaction.step(system, SetMachineValue(MEMORY_MANAGEMENT_KEY, PAGING_FILES,
+                                                 RegistryValue("REG_MULTI_SZ", list(SYSTEM_MANAGED_SETTING))))
         transaction.note({"restart_needed": True, "reason": "paging-file",
                           "setting": list(SYSTEM_MANAGED_SETTING)})

@@ -22,6 +22,8 @@ from app.inventory.machine import MachineFacts
 from app.inventory.python_path import PTH_FILE, PTH_LINE, PYTHONPATH, entry_folder
 from app.probes.finding import Finding
 from app.probes.python_loading import TAKE_OUT_ENTRY
+from app.repair.changes.files import PutFile
+from app.repair.changes.user_settings import SetUserVariable
 from app.repair.journal import Transaction
 from app.repair.plan import Change, Plan, PlanRefused, said
 from app.system.base import System
@@ -107,7 +109,7 @@ class TakeOutPathEntry:
               token: Optional[CancelToken] = None) -> None:
         if not plan.download:
             for change in plan.changes:
-                transaction.set_user_variable(system, change.target, change.value)
+                transaction.step(system, SetUserVariable(change.target, change.value))
             return
         file = Path(plan.download["file"])
         if sha256_of(file) != plan.download["sha256"]:  # written since the plan: check again first
@@ -120,7 +122,7 @@ class TakeOutPathEntry:
         edited = transaction.folder / "edits" / file.name
         edited.parent.mkdir(parents=True, exist_ok=True)
         edited.write_bytes(new)
-        transaction.put_file(system, file, edited)
+        transaction.step(system, PutFile(file, edited))
 
 
 def _same(entry: Path) -> Callable[[Optional[Path]], bool]:

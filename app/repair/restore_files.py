@@ -29,6 +29,7 @@ from app.inventory.integrity import RecordEntry, RecordFolders, installed_record
 from app.inventory.machine import MachineFacts
 from app.inventory.packages import canonical
 from app.probes.finding import Finding
+from app.repair.changes.files import PutFile
 from app.repair.journal import Transaction
 from app.repair.plan import Change, Plan, PlanRefused, said
 from app.sources.download import DownloadError, RangeNotSupported, download, new_session
@@ -236,7 +237,7 @@ class RestoreTorchFiles:
             if token is not None:
                 token.check()
             target.parent.mkdir(parents=True, exist_ok=True)  # a whole folder quarantined: its files come back
-            transaction.put_file(system, target, copy, sha256=digest)
+            transaction.step(system, PutFile(target, copy, sha256=digest))
             copy.unlink()  # the backup of what was there, and the journal, are what undo needs
 
     def _fetch(self, package: dict, folder: Path, session: requests.Session, transaction: Transaction,

@@ -3,12 +3,14 @@ journal transaction, then diagnose again; and undoing one. The CLI and the wizar
 
 from __future__ import annotations
 
+import contextlib
+import shutil
 from dataclasses import dataclass, field
 from enum import Enum
-from pathlib import Path
 from typing import Callable, Optional, Union
 
 from app.cancel import CancelToken
+from app.failures import failure_text
 from app.i18n import words
 from app.inventory.environment import PythonEnvironment, inspect_environment
 from app.probes.runner import BLIND, Diagnosis, not_seen, run_diagnosis
@@ -18,7 +20,7 @@ from app.repair.in_use import processes_using
 from app.repair.journal import ROLLED_BACK, Journal, NewerRepairFirst, RollbackStopped, Transaction
 from app.repair.plan import Plan
 from app.system.base import System
-from app.system.offline import OfflineImage
+from app.system.identity import machine_of, system_for
 
 
 class Outcome(str, Enum):
@@ -79,25 +81,6 @@ def _names(holders: list[dict]) -> str:
     return ", ".join(f"{h['name']} ({h['pid']})" for h in holders)
 
 
-def machine_of(system: System) -> dict:
-    """Which computer a transaction belongs to: this one, or a copied drive (by its folder)."""
-    if isinstance(system, OfflineImage):
-        return {"kind": "image", "root": str(system.root)}
-    return {"kind": "live"}
-
-
-def system_for(machine: dict, owner_window: int = 0) -> System:
-    """The computer a transaction belongs to; `owner_window`: the window Windows' permission prompt belongs to
-    (the wizard's), so an undo's prompt is not a flashing taskbar button behind it."""
-    if machine.get("kind") == "image":
-        return OfflineImage(Path(machine["root"]))
-    from app.system.live import LiveWindows  # only on Windows
-
-    system = LiveWindows()
-    system.owner_window = owner_window
-    return system
-
-
 def diagnose_environment(system: System, env: PythonEnvironment) -> Diagnosis:
     return run_diagnosis(system, [env])
 
@@ -106,7 +89,6 @@ def diagnose_environment(system: System, env: PythonEnvironment) -> Diagnosis:
 class RepairOutcome:
     plan: Plan
     transaction: Transaction
-    before: Diagnosis
     after: Diagnosis
     problems_left: list = field(default_factory=list)
 
@@ -133,60 +115,95 @@ def plan_repair(system: System, env: PythonEnvironment, action: str, source: Opt
     return plan, diagnosis
 
 
-def apply_plan(system: System, env: PythonEnvironment, plan: Plan, diagnosis: Diagnosis,
-               journal: Optional[Journal] = None, on_step: Callable[[RunStep], None] = lambda s: None,
-               on_output: Callable[[str], None] = lambda line: None, on_progress=None,
+class RepairFailed(Exception):
+    """A repair that stopped after its transaction began: why (`cause`), and what the journal says it left."""
+
+    def __init__(self, cause: BaseException, transaction: Transaction, changes_left: Optional[str],
+                 left_installed: str, restart_needed: bool) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+        self.transaction = transaction
+        self.changes_left = changes_left  # the transaction's id when its rollback did not finish; None when it did
+        self.left_installed = left_installed  # what its installers left installed ("x64 14.44.35211.0"), or ""
+        self.restart_needed = restart_needed  # a 3010 that a Stop let finish
+
+    def text(self, lang: str) -> str:
+        return failure_text(self.cause, lang, changes_left=self.changes_left)
+
+    @property
+    def rolled_back(self) -> bool:
+        """It put back what it changed: its own rollback neither stopped nor failed to finish."""
+        return self.changes_left is None and not isinstance(self.cause, RollbackStopped)
+
+
+def apply_plan(system: System, env: PythonEnvironment, plan: Plan, journal: Journal,
+               events: Callable[[RunEvent], None] = lambda event: None,
                token: Optional[CancelToken] = None) -> RepairOutcome:
-    """Apply a confirmed plan. One repair or undo at a time (RepairBusy); files a running program holds are refused
-    before anything changes (FilesInUse). Cancelling `token` stops the step under way (a download, pip, the
-    installer) and rolls everything back. An error raised after the transaction began carries it as
-    `error.transaction`."""
-    journal = journal or Journal()
-    with journal.exclusive(plan.action):
-        if system.can_run_programs:
-            held = processes_using([c.host_target for c in plan.changes if c.host_target is not None])
-            if held:
-                raise FilesInUse(held)
-        transaction = journal.begin(machine_of(system), plan.action, plan.source, plan.environment,
-                                    plan.to_dict())
+    """Apply a confirmed plan: what happens is told to `events` as it happens. One repair or undo at a time
+    (RepairBusy); files a running program holds are refused before anything changes (FilesInUse). Cancelling
+    `token` stops the step under way (a download, pip, the installer) and rolls everything back. A failure after
+    the transaction began is a RepairFailed: its cause, and what the journal says was left."""
+    if system.can_run_programs:
+        held = processes_using([c.host_target for c in plan.changes if c.host_target is not None])
+        if held:
+            raise FilesInUse(held)
+    facts = {"machine": machine_of(system), "action": plan.action, "source": plan.source,
+             "environment": plan.environment, "plan": plan.to_dict()}
+    with journal.transaction(plan.action, facts=facts) as transaction:
         try:
-            return _apply(system, env, plan, diagnosis, transaction, on_step, on_output, on_progress, token)
-        except BaseException as error:
-            error.transaction = transaction  # type: ignore[attr-defined]
+            return _apply(system, env, plan, transaction, events, token)
+        except Exception as error:
             # the journal's word, never assumed: its rollback did not finish (a journal that could not be written, a
             # failure after the last step), so its changes stay, recorded (a stopped rollback says so itself)
-            error.changes_left = (None if transaction.state == ROLLED_BACK or isinstance(error, RollbackStopped)
-                                  else transaction.id)  # type: ignore[attr-defined]
-            error.left_installed = left_installed(system, transaction)  # type: ignore[attr-defined]
-            error.restart_needed = transaction.restart_needed  # type: ignore[attr-defined] # a stopped 3010
-            raise
-        finally:
-            transaction.release()
+            left = None if transaction.state == ROLLED_BACK or isinstance(error, RollbackStopped) else transaction.id
+            raise RepairFailed(error, transaction, left, left_installed(system, transaction),
+                               transaction.restart_needed) from error
 
 
-def _apply(system: System, env: PythonEnvironment, plan: Plan, diagnosis: Diagnosis, transaction: Transaction,
-           on_step: Callable[[RunStep], None], on_output: Callable[[str], None], on_progress,
-           token: Optional[CancelToken]) -> RepairOutcome:
-    on_step(RunStep.APPLYING)
+def _apply(system: System, env: PythonEnvironment, plan: Plan, transaction: Transaction,
+           events: Callable[[RunEvent], None], token: Optional[CancelToken]) -> RepairOutcome:
+    events(StepReached(RunStep.APPLYING))
     try:
-        action_for(plan.action).apply(system, plan, transaction, on_output, on_progress, token)
+        action_for(plan.action).apply(system, plan, transaction, lambda line: events(OutputLine(line)),
+                                      lambda progress: events(DownloadMoved(progress)), token)
         if token is not None:
             token.check()  # cancelled after the last step: rolled back all the same
     except BaseException:
-        on_step(RunStep.ROLLING_BACK)
-        transaction.rollback(system)  # a step failed (disk full, denied, cancelled): nothing stays half done
+        events(StepReached(RunStep.ROLLING_BACK))
+        roll_back(system, transaction)  # a step failed (disk full, denied, cancelled): nothing stays half done
         raise
-    on_step(RunStep.VERIFYING)
+    events(StepReached(RunStep.VERIFYING))
     refreshed = inspect_environment(system, env.python) or env
     after = diagnose_environment(system, refreshed)
     if token is not None and token.cancelled:  # Stop (Ctrl+C) while it checked again: put back, as Stop promises
-        on_step(RunStep.ROLLING_BACK)
-        transaction.rollback(system)
+        events(StepReached(RunStep.ROLLING_BACK))
+        roll_back(system, transaction)
         token.check()
     left = [p for p in after.problems if p.severity == "blocker"]
-    outcome = RepairOutcome(plan, transaction, diagnosis, after, left)
+    outcome = RepairOutcome(plan, transaction, after, left)
     transaction.finish({"state": outcome.state.value, "problems_left": [p.lead.code for p in left]})
+    tidy(transaction)
     return outcome
+
+
+def roll_back(system: System, transaction: Transaction) -> None:
+    """Undo every step of a held transaction (Transaction.rollback), then keep only what is worth keeping."""
+    transaction.rollback(system)
+    tidy(transaction)
+
+
+def tidy(transaction: Transaction) -> None:
+    """Once a transaction is finished or undone, only what an undo needs stays: the backups and the journal, not
+    the downloads (25 MB installers, whole wheels). The installers' own logs (a few KB) stay too, for the report."""
+    downloads = transaction.folder / "downloads"
+    if not downloads.is_dir():
+        return
+    for item in downloads.iterdir():
+        if item.is_dir():
+            shutil.rmtree(item, ignore_errors=True)
+        elif item.suffix.lower() != ".log":
+            with contextlib.suppress(OSError):
+                item.unlink()
 
 
 def left_installed(system: System, transaction: Transaction) -> str:
@@ -204,19 +221,15 @@ def undo(transaction: Transaction, journal: Optional[Journal] = None, owner_wind
     (TransactionBusy), or a program holds its files (FilesInUse)."""
     journal = journal or Journal(transaction.folder.parent.parent)
     system = system_for(transaction.machine, owner_window)
-    with journal.exclusive(f"undo {transaction.id}"):
-        transaction.hold()
-        try:
-            newer = journal.newer_on_same_files(transaction)
-            if newer is not None:
-                raise NewerRepairFirst(transaction.id, newer)
-            if system.can_run_programs:
-                held = processes_using(transaction.targets())
-                if held:
-                    raise FilesInUse(held)
-            transaction.rollback(system)
-        finally:
-            transaction.release()
+    with journal.transaction(f"undo {transaction.id}", existing=transaction):
+        newer = journal.newer_on_same_files(transaction)
+        if newer is not None:
+            raise NewerRepairFirst(transaction.id, newer)
+        if system.can_run_programs:
+            held = processes_using(transaction.targets())
+            if held:
+                raise FilesInUse(held)
+        roll_back(system, transaction)
     try:  # the undo is done and recorded: a check after it that cannot look says so, never "the undo failed"
         python = system.host_path(transaction.begin.get("environment") or "")
         env = inspect_environment(system, python) if python is not None and python.exists() else None

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Optional
 
 from app.cancel import CancelToken
+from app.repair.changes.renames import RenameFile
 from app.repair.journal import Transaction
 from app.repair.plan import Change, Plan
 from app.system.base import System
@@ -47,4 +48,4 @@ class SetAside:
         for change in plan.changes:
             if token is not None:
                 token.check()
-            transaction.rename_file(system, change.host_target, change.host_source)
+            transaction.step(system, RenameFile(change.host_target, change.host_source))

@@ -17,7 +17,7 @@ from app.inventory.environment import PythonEnvironment
 from app.inventory.machine import MachineFacts
 from app.inventory.packages import installed_versions
 from app.probes.finding import Finding
-from app.repair.changes.packages import PackageSet
+from app.repair.changes.packages import ChangePackages, PackageSet
 from app.repair.journal import Transaction
 from app.repair.plan import Change, Plan, PlanRefused, cannot_here, said
 from app.resources import known_issues
@@ -73,4 +73,4 @@ class UpgradeTorch:
     def apply(self, system: System, plan: Plan, transaction: Transaction,
               on_output: Callable[[str], None] = lambda line: None, on_progress=None,
               token: Optional[CancelToken] = None) -> None:
-        transaction.change_packages(system, plan.packages, on_output, token)
+        transaction.step(system, ChangePackages(plan.packages, on_output, token))

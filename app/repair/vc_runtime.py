@@ -29,6 +29,7 @@ from app.i18n import words
 from app.inventory.environment import PythonEnvironment
 from app.inventory.machine import CORE_VC_DLLS, MachineFacts, read_machine_facts
 from app.probes.finding import Finding
+from app.repair.changes.installers import RunInstaller
 from app.repair.journal import Transaction
 from app.repair.plan import Change, Plan, PlanRefused, cannot_here, said
 from app.resources import download_catalog
@@ -183,7 +184,7 @@ class InstallVCRuntime:
                 outcomes.append(outcome)
                 return code, outcome
 
-            transaction.run_installer(system, arch, installer, runner)
+            transaction.step(system, RunInstaller(arch, installer, runner))
         after = read_machine_facts(system)
         minimum = download_catalog()["vc_redist"]["min_version"]
         missing = [a for a in plan.download["archs"] if not runtime_ok(after, a, minimum)]

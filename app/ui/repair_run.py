@@ -25,16 +25,18 @@ from app.repair.run import (
     UNCHECKED,
     DownloadMoved,
     OutputLine,
+    RepairFailed,
     RepairOutcome,
     RunEvent,
     RunStep,
     StepReached,
     apply_plan,
     left_installed,
-    system_for,
     undo,
 )
+from app.repair.vc_runtime import InstallerFailed
 from app.sources.download import DownloadCancelled, DownloadProgress
+from app.system.identity import system_for
 
 PROGRESS_EVERY_S = 0.1  # at most ten progress updates a second reach the GUI thread
 
@@ -159,7 +161,8 @@ class RepairRun:
         error = self.error or self.installer_running
         if error is None:
             return ""
-        text, left = failure_text(error, self.session.lang), getattr(error, "left_installed", "")
+        text = failure_text(error, self.session.lang)
+        left = error.left_installed if isinstance(error, RepairFailed) else ""
         return f"{text}\n{words('repair.left_installed', self.session.lang, runtimes=left)}" if left else text
 
     # -- running ---------------------------------------------------------------------------------------------
@@ -177,21 +180,20 @@ class RepairRun:
         item.phase, item.progress = Phase.APPLYING, None
         self.changed()
         session, plan = self.session, item.option.plan
-        system, env, diagnosis, journal = session.system, session.env, session.diagnosis, session.journal
+        system, env, journal = session.system, session.env, session.journal
 
         def work(worker):
             last = [0.0]  # the throttle is the worker's own: nothing here is shared with the GUI thread
 
-            def progress(event: DownloadProgress) -> None:
-                now = time.monotonic()
-                if now - last[0] >= PROGRESS_EVERY_S or event.done == event.total:
+            def event(told: RunEvent) -> None:
+                if isinstance(told, DownloadMoved):
+                    now, progress = time.monotonic(), told.progress
+                    if now - last[0] < PROGRESS_EVERY_S and progress.done != progress.total:
+                        return
                     last[0] = now
-                    worker.emit(DownloadMoved(event))
+                worker.emit(told)
 
-            return apply_plan(system, env, plan, diagnosis, journal,
-                              on_step=lambda step: worker.emit(StepReached(step)),
-                              on_output=lambda line: worker.emit(OutputLine(line)),
-                              on_progress=progress, token=worker.token)
+            return apply_plan(system, env, plan, journal, event, worker.token)
 
         worker = None
 
@@ -235,11 +237,12 @@ class RepairRun:
         self._worker = None
         item = self.items[self.current]
         self.log.append(getattr(error, "details", None) or f"{error.__class__.__name__}: {error}")
-        if getattr(error, "left_installed", ""):
+        cause = error.cause if isinstance(error, RepairFailed) else error
+        if isinstance(error, RepairFailed) and error.left_installed:
             self.left_installed.append(error.left_installed)
-            self.left_needs_restart = self.left_needs_restart or getattr(error, "restart_needed", False)
-        stopped = isinstance(error, (Cancelled, DownloadCancelled))
-        running = getattr(error, "installer_running", False)
+            self.left_needs_restart = self.left_needs_restart or error.restart_needed
+        stopped = isinstance(cause, (Cancelled, DownloadCancelled))
+        running = isinstance(cause, InstallerFailed) and cause.installer_running
         if running:
             self.installer_running = error
         if stopped or self.state == RunState.ROLLING_BACK:
@@ -345,7 +348,6 @@ class RepairRun:
 
 
 def rolled_itself_back(error: BaseException) -> bool:
-    """A repair that failed put back what it changed, unless its own rollback stopped or could not finish."""
-    from app.repair.journal import RollbackStopped
-
-    return not isinstance(error, RollbackStopped) and not getattr(error, "changes_left", None)
+    """A repair that failed put back what it changed, unless its own rollback stopped or could not finish (one
+    refused before its transaction began changed nothing)."""
+    return error.rolled_back if isinstance(error, RepairFailed) else True

@@ -100,9 +100,9 @@ def begin(tmp_path: Path, python: Path, site: Path, wheels: Path, applied: bool)
                                           ("--no-index", "--find-links", str(wheels)))
     transaction = Journal().begin({"kind": "image", "root": str(tmp_path / "image")}, "upgrade-torch", None, None, {})
     if applied:
-        transaction.change_packages(system, packages)
+        transaction.step(system, packages_change.ChangePackages(packages))
     else:
-        intent = packages_change.prepare(system, packages)
+        intent = packages_change.ChangePackages(packages).prepare(system, transaction, 1)
         transaction._write({"kind": "intent", "step": 1, **intent})
     transaction.release()  # the lock dies with the process
     return system, Journal().get(transaction.id)
@@ -186,7 +186,7 @@ def test_an_undo_pip_did_not_finish_goes_on_from_there_next_time_never_blames_th
     both = packages_change.PackageSet(str(python), str(site), {NAME: "1.0", COMPANION: "1.0"},
                                       {NAME: "2.0", COMPANION: "2.0"}, ("--no-index", "--find-links", str(wheels)))
     transaction = Journal().begin({"kind": "image", "root": str(tmp_path / "image")}, "upgrade-torch", None, None, {})
-    transaction.change_packages(system, both)
+    transaction.step(system, packages_change.ChangePackages(both))
     transaction.release()
     real_install = packages_change.pip_install
 

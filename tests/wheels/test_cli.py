@@ -290,15 +290,20 @@ def test_sizes_pick_a_unit_and_a_pair_shares_the_larger_ones():
 
 
 def test_the_cli_prints_a_download_at_most_twice_a_second_and_always_its_end(monkeypatch):
+    from app.repair.run import DownloadMoved, OutputLine, RunStep, StepReached
+
     clock = iter([10.0, 10.1, 10.2, 10.9])
     monkeypatch.setattr(repair_command.time, "monotonic", lambda: next(clock))
     err = io.StringIO()
-    show = repair_command.download_printer("zh_CN", Output(io.StringIO(), err))
+    show = repair_command.event_printer("zh_CN", Output(io.StringIO(), err))
     for done, eta in ((1_000_000, 9.0), (2_000_000, 8.0), (10_000_000, 0.0), (10_000_000, 0.0)):
-        show(progress(done, 10_000_000, 1_000_000, eta))
+        show(DownloadMoved(progress(done, 10_000_000, 1_000_000, eta)))
+    show(StepReached(RunStep.VERIFYING))  # the command line says nothing of its own steps
+    show(OutputLine({"en": "Waiting…\n", "zh_CN": "正在等待…\n"}))
     lines = err.getvalue().splitlines()
     assert lines[0] == "正在下载：1.0 / 10.0 MB，1.0 MB/秒，还剩 9 秒"
-    assert len(lines) == 3 and all(line.startswith("正在下载：10.0 / 10.0 MB") for line in lines[1:])
+    assert len(lines) == 4 and all(line.startswith("正在下载：10.0 / 10.0 MB") for line in lines[1:3])
+    assert lines[3] == "    正在等待…"
 
 
 # -- one rule for a typed path ---------------------------------------------------------------------------------

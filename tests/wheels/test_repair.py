@@ -167,7 +167,7 @@ def test_a_damaged_backup_is_never_restored(torch_image, capsys):
     transaction = next(Journal().transactions())
     (transaction.folder / "backups" / "1").write_bytes(b"damaged")
     with pytest.raises(RollbackStopped) as stopped:
-        transaction.rollback(__import__("app.repair.run", fromlist=["system_for"]).system_for(transaction.machine))
+        transaction.rollback(__import__("app.system.identity", fromlist=["system_for"]).system_for(transaction.machine))
     assert stopped.value.code == "backup-damaged"
     assert image.host(LIBOMP).read_bytes() == placed
     capsys.readouterr()

@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ import pytest
 from app.failures import failure_text
 from app.i18n import words
 from app.main import main
+from app.repair.changes.files import PutFile
 from app.repair.journal import (
     DONE,
     INTERRUPTED,
@@ -28,7 +30,7 @@ from app.repair.journal import (
     Transaction,
     TransactionChanged,
 )
-from app.repair.run import undo
+from app.repair.run import roll_back, tidy, undo
 from app.system.offline import OfflineImage
 from tests.conftest import TORCH_LIB, VENV, tree_hashes
 
@@ -115,6 +117,20 @@ def killed_after_the_change(image, data_dir: Path, tmp_path: Path) -> Transactio
     return transaction
 
 
+@dataclass(frozen=True)
+class AsPipLeftIt:
+    """A packages step with its record as pip's upgrade leaves it, and no pip run."""
+
+    intent: dict
+    op = "packages"
+
+    def prepare(self, system, transaction, number: int) -> dict:
+        return self.intent
+
+    def apply(self, system, transaction, intent: dict) -> None:
+        return None
+
+
 def test_a_file_restored_in_torch_and_a_torch_upgraded_after_it_are_undone_newest_first(torch_image, data_dir):
     """The upgrade changes torch's whole folder (pip replaces every file in it); a repair that put back one DLL in
     it before is the same files: its undo waits for the upgrade's (else pip's undo would put the old DLL over the
@@ -126,17 +142,17 @@ def test_a_file_restored_in_torch_and_a_torch_upgraded_after_it_are_undone_newes
     source.write_bytes(b"restored")
     journal = Journal()
     restore = journal.begin({"id": "m"}, "restore-torch-files", None, "env", {})
-    restore.put_file(system, lib / "torch_cpu.dll", source)
+    restore.step(system, PutFile(lib / "torch_cpu.dll", source))
     restore.finish({"state": "fixed"})
     restore.release()
     upgrade = journal.begin({"id": "m"}, "upgrade-torch", None, "env", {})
-    upgrade._step(upgrade._next_step(), {"op": "packages", "site_packages": str(lib.parent.parent),
-                                         "before": {"torch": "2.4.0"}, "after": {"torch": "2.4.1"}}, lambda: None)
+    upgrade.step(system, AsPipLeftIt({"op": "packages", "site_packages": str(lib.parent.parent),
+                                      "before": {"torch": "2.4.0"}, "after": {"torch": "2.4.1"}}))
     upgrade.finish({"state": "fixed"})
     upgrade.release()
     assert journal.newer_on_same_files(restore).id == upgrade.id
     other = journal.begin({"id": "m"}, "place-libomp140", None, "env", {})
-    other.put_file(system, image.root / "elsewhere" / "torch_cpu.dll", source)  # not inside torch's folder
+    other.step(system, PutFile(image.root / "elsewhere" / "torch_cpu.dll", source))  # not inside torch's folder
     other.finish({"state": "fixed"})
     other.release()
     assert journal.newer_on_same_files(upgrade) is None
@@ -392,10 +408,11 @@ def test_downloads_are_not_kept_once_a_repair_is_finished_or_rolled_back(data_di
         downloads.mkdir()
         (downloads / "vc_redist.x64.exe").write_bytes(b"MZ" + bytes(1 << 20))
         (downloads / "vc_redist.x64.log").write_text("the installer's own log")
-        if end == "finish":
+        if end == "finish":  # as apply_plan ends a repair
             transaction.finish({"state": "fixed"})
+            tidy(transaction)
         else:
-            transaction.rollback(None)
+            roll_back(None, transaction)
         transaction.release()
         assert [p.name for p in downloads.iterdir()] == ["vc_redist.x64.log"]  # the installer is gone, its log stays
         assert (transaction.folder / "journal.jsonl").exists()
@@ -650,7 +667,7 @@ def test_a_replaced_file_removed_since_the_repair_gets_its_original_back_on_undo
     replacement = image.root / "asmjit.replacement.dll"
     replacement.write_bytes(original + b"\0replaced")
     transaction = Journal().begin({"kind": "image", "root": str(image.root)}, "test-replace", None, None, {})
-    transaction.put_file(system, target, replacement)
+    transaction.step(system, PutFile(target, replacement))
     transaction.finish({"state": "fixed"})
     transaction.release()
     target.unlink()  # quarantined
@@ -690,7 +707,7 @@ def test_undo_of_a_replaced_file_keeps_what_was_written_meanwhile_and_says_so(tm
     system = OfflineImage(image.root)
     journal = Journal()
     transaction = journal.begin({"kind": "image", "root": str(image.root)}, "test", None, None, {})
-    transaction.put_file(system, target, source)
+    transaction.step(system, PutFile(target, source))
     transaction.finish({"state": "fixed"})
     transaction.release()
     undo, go = start_paused_command(["undo", "--last", "--root", str(image.root)], data_dir,

@@ -4,6 +4,7 @@ aside first, checked as set aside, and only then removed, so that nothing writte
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
@@ -13,8 +14,8 @@ from app.system.base import System
 from app.system.files import copy_file, sha256_of
 
 
-def prepare(system: System, folder: Path, number: int, target: Path, source: Path,
-            source_sha256: Optional[str] = None) -> dict:
+def backed_up(system: System, folder: Path, number: int, target: Path, source: Path,
+              source_sha256: Optional[str] = None) -> dict:
     """The intent of placing `source` at `target`, with a backup of what is there now. The original is read once
     (hashed while it is copied), the backup once to check it; `source_sha256`, when the caller has just checked
     the source, spares reading that too (torch's DLLs reach 1 GB)."""
@@ -29,10 +30,6 @@ def prepare(system: System, folder: Path, number: int, target: Path, source: Pat
         crash_point(f"backup:{number}")
     return {"op": FILE, "target": str(target), "shown": system.windows_path(target), "before": before,
             "after": source_sha256 or sha256_of(source)}
-
-
-def apply(system: System, target: Path, source: Path) -> None:
-    system.copy_file(source, target)
 
 
 def undo(system: System, transaction, intent: dict, applied: bool) -> None:
@@ -100,3 +97,23 @@ def _put_back(system: System, transaction, intent: dict, target: Path, aside: Op
 def targets(intent: dict) -> list[Path]:
     """The files this change touches (checked for programs that hold them before an undo)."""
     return [Path(intent["target"])]
+
+
+@dataclass(frozen=True)
+class PutFile:
+    """Place `source` at `target` (creating or replacing it), backing up what is there first. `sha256`: the
+    source's hash when the caller has just checked it (read again otherwise)."""
+
+    target: Path
+    source: Path
+    sha256: Optional[str] = None
+    op = FILE
+
+    def prepare(self, system: System, transaction, number: int) -> dict:
+        return backed_up(system, transaction.folder, number, self.target, self.source, self.sha256)
+
+    def apply(self, system: System, transaction, intent: dict) -> None:
+        system.copy_file(self.source, self.target)
+
+    undo = staticmethod(undo)
+    targets = staticmethod(targets)

@@ -4,19 +4,14 @@ Installer makes when System Restore is on, removes it."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from app.inventory.machine import installed_runtime
 from app.repair.changes import INSTALLER
 from app.system.base import System
 from app.system.files import sha256_of
-
-
-def prepare(system: System, arch: str, installer: Path) -> dict:
-    """The installer's command line and hash, and the runtime the registry names before it runs ("before")."""
-    argv = [system.windows_path(installer), "/install", "/quiet", "/norestart"]  # its own log: %TEMP% (vc_runtime)
-    return {"op": INSTALLER, "arch": arch, "argv": argv, "sha256": sha256_of(installer), "shown": argv[0],
-            "before": installed_runtime(system, arch)}
 
 
 def kept_runtimes(system: System, transaction) -> str:
@@ -41,3 +36,27 @@ def undo(system: System, transaction, intent: dict, applied: bool) -> None:
 
 def targets(intent: dict) -> list:
     return []
+
+
+@dataclass(frozen=True)
+class RunInstaller:
+    """Run a system-wide installer (Microsoft's, elevated) through `runner` (argv -> exit code, outcome). Recorded,
+    but never undone."""
+
+    arch: str
+    installer: Path
+    runner: Callable[[list[str]], tuple[int, str]]
+    op = INSTALLER
+
+    def prepare(self, system: System, transaction, number: int) -> dict:
+        """The installer's command line and hash, and the runtime the registry names before it runs ("before")."""
+        argv = [system.windows_path(self.installer), "/install", "/quiet", "/norestart"]  # its log: %TEMP%
+        return {"op": INSTALLER, "arch": self.arch, "argv": argv, "sha256": sha256_of(self.installer),
+                "shown": argv[0], "before": installed_runtime(system, self.arch)}
+
+    def apply(self, system: System, transaction, intent: dict) -> dict:
+        code, outcome = self.runner(intent["argv"])
+        return {"exit_code": code, "outcome": outcome}
+
+    undo = staticmethod(undo)
+    targets = staticmethod(targets)

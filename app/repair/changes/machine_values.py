@@ -11,6 +11,7 @@ back: no folder, no program, no text of anyone's choosing reaches the machine's 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Optional
 
 from app.inventory.machine import LONG_PATHS_KEY
@@ -57,18 +58,6 @@ def allowed(key: str, name: str, value: Optional[dict]) -> bool:
     return isinstance(data, list) and all(isinstance(d, str) and (d == "" or PAGING_FILE_ENTRY.match(d)) for d in data)
 
 
-def prepare(system: System, key: str, name: str, value: Optional[RegistryValue]) -> dict:
-    after = value_json(value)
-    if not allowed(key, name, after):
-        raise ValueError(f"{key}\\{name} = {after!r:.100} is not a value this app writes")
-    return {"op": MACHINE_VALUE, "key": key, "name": name, "shown": f"{key}\\{name}",
-            "before": value_json(system.registry_value(key, name)), "after": after}
-
-
-def apply(system: System, transaction, key: str, name: str, value: Optional[RegistryValue]) -> None:
-    system.set_machine_value(key, name, value)
-
-
 def undo(system: System, transaction, intent: dict, applied: bool) -> None:
     now = value_json(system.registry_value(intent["key"], intent["name"]))
     if now == value_json(value_of(intent["before"])):
@@ -82,3 +71,26 @@ def undo(system: System, transaction, intent: dict, applied: bool) -> None:
 
 def targets(intent: dict) -> list:
     return []
+
+
+@dataclass(frozen=True)
+class SetMachineValue:
+    """A machine-wide value (HKLM): the value before is recorded, then Windows' reg.exe writes it elevated."""
+
+    key: str
+    name: str
+    value: Optional[RegistryValue]
+    op = MACHINE_VALUE
+
+    def prepare(self, system: System, transaction, number: int) -> dict:
+        after = value_json(self.value)
+        if not allowed(self.key, self.name, after):
+            raise ValueError(f"{self.key}\\{self.name} = {after!r:.100} is not a value this app writes")
+        return {"op": MACHINE_VALUE, "key": self.key, "name": self.name, "shown": f"{self.key}\\{self.name}",
+                "before": value_json(system.registry_value(self.key, self.name)), "after": after}
+
+    def apply(self, system: System, transaction, intent: dict) -> None:
+        system.set_machine_value(self.key, self.name, self.value)
+
+    undo = staticmethod(undo)
+    targets = staticmethod(targets)

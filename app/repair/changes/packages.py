@@ -49,16 +49,6 @@ class PackageSet:
                 "after": self.after, "index": list(self.index), "install": self.install, "restore": self.restore}
 
 
-def prepare(system: System, packages: PackageSet) -> dict:
-    freeze = system.run([packages.python, "-m", "pip", "freeze", "--disable-pip-version-check"], timeout=300)
-    return {"op": PACKAGES, **packages.to_dict(), "shown": ", ".join(packages.install), "freeze": freeze.stdout}
-
-
-def apply(system: System, packages: PackageSet, on_output: Callable[[str], None],
-          token: Optional[CancelToken] = None) -> None:
-    pip_install(system, packages.python, packages.install, list(packages.index), on_output, token)
-
-
 def pip_install(system: System, python: str, pins: list[str], index: list[str],
                 on_output: Callable[[str], None] = lambda line: None, token: Optional[CancelToken] = None,
                 force: bool = False) -> None:
@@ -128,3 +118,27 @@ def targets(intent: dict) -> list[Path]:
     """The torch folder: a program that has any DLL or extension file below it loaded holds what pip must replace
     (app/repair/in_use.py)."""
     return [Path(intent["site_packages"]) / "torch"]
+
+
+@dataclass(frozen=True)
+class ChangePackages:
+    """pip install the `install` pins; `pip freeze` and the exact versions before are recorded first. Cancelling
+    `token` ends pip's whole process tree; the rollback then installs the versions before again."""
+
+    packages: PackageSet
+    on_output: Callable[[str], None] = lambda line: None
+    token: Optional[CancelToken] = None
+    op = PACKAGES
+
+    def prepare(self, system: System, transaction, number: int) -> dict:
+        freeze = system.run([self.packages.python, "-m", "pip", "freeze", "--disable-pip-version-check"],
+                            timeout=300)
+        return {"op": PACKAGES, **self.packages.to_dict(), "shown": ", ".join(self.packages.install),
+                "freeze": freeze.stdout}
+
+    def apply(self, system: System, transaction, intent: dict) -> None:
+        pip_install(system, self.packages.python, self.packages.install, list(self.packages.index), self.on_output,
+                    self.token)
+
+    undo = staticmethod(undo)
+    targets = staticmethod(targets)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from app.repair.changes import RENAME, RollbackStopped
@@ -32,21 +33,6 @@ def _size(path: Path) -> int:
     return path.stat().st_size if not path.is_dir() else 0
 
 
-def prepare(system: System, source: Path, target: Path) -> dict:
-    """The intent of renaming `source` to `target` (in the same folder); refused when `target` is taken."""
-    if target.exists():
-        raise FileExistsError(17, "a file of that name is already there", str(target))
-    return {"op": RENAME, "source": str(source), "target": str(target), "shown": system.windows_path(source),
-            "shown_target": system.windows_path(target), "sha256": fingerprint(source),
-            "size": _size(source), "folder": source.is_dir()}
-
-
-def apply(system: System, source: Path, target: Path) -> None:
-    if target.exists():  # taken between the plan and now: never overwrite
-        raise FileExistsError(17, "a file of that name is already there", str(target))
-    system.rename_file(source, target)
-
-
 def undo(system: System, transaction, intent: dict, applied: bool) -> None:
     source, target = Path(intent["source"]), Path(intent["target"])
     if not target.exists():
@@ -64,3 +50,28 @@ def undo(system: System, transaction, intent: dict, applied: bool) -> None:
 def targets(intent: dict) -> list[Path]:
     """The files this change touches (checked for programs that hold them before an undo)."""
     return [Path(intent["source"]), Path(intent["target"])]
+
+
+@dataclass(frozen=True)
+class RenameFile:
+    """Rename `source` to `target` in place (a file set aside, never deleted); its fingerprint is recorded first."""
+
+    source: Path
+    target: Path
+    op = RENAME
+
+    def prepare(self, system: System, transaction, number: int) -> dict:
+        """Refused when `target` is taken."""
+        if self.target.exists():
+            raise FileExistsError(17, "a file of that name is already there", str(self.target))
+        return {"op": RENAME, "source": str(self.source), "target": str(self.target),
+                "shown": system.windows_path(self.source), "shown_target": system.windows_path(self.target),
+                "sha256": fingerprint(self.source), "size": _size(self.source), "folder": self.source.is_dir()}
+
+    def apply(self, system: System, transaction, intent: dict) -> None:
+        if self.target.exists():  # taken between the plan and now: never overwrite
+            raise FileExistsError(17, "a file of that name is already there", str(self.target))
+        system.rename_file(self.source, self.target)
+
+    undo = staticmethod(undo)
+    targets = staticmethod(targets)

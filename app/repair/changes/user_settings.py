@@ -4,6 +4,7 @@ step wrote."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Optional
 
 from app.repair.changes import VARIABLE, RollbackStopped
@@ -12,16 +13,6 @@ from app.system.base import USER_ENVIRONMENT_KEY, System
 
 def current(system: System, name: str) -> Optional[str]:
     return next((v for k, v in system.environment("user").items() if k.lower() == name.lower()), None)
-
-
-def prepare(system: System, name: str, value: Optional[str]) -> dict:
-    stored = system.registry_value(USER_ENVIRONMENT_KEY, name)  # None in an image without the user's registry
-    return {"op": VARIABLE, "name": name, "shown": name, "before": current(system, name), "after": value,
-            "before_type": stored.type if stored is not None else None}
-
-
-def apply(system: System, name: str, value: Optional[str]) -> None:
-    system.set_user_variable(name, value)
 
 
 def undo(system: System, transaction, intent: dict, applied: bool) -> None:
@@ -35,3 +26,23 @@ def undo(system: System, transaction, intent: dict, applied: bool) -> None:
 
 def targets(intent: dict) -> list:
     return []
+
+
+@dataclass(frozen=True)
+class SetUserVariable:
+    """Set (or, with None, remove) one of the user's own environment variables."""
+
+    name: str
+    value: Optional[str]
+    op = VARIABLE
+
+    def prepare(self, system: System, transaction, number: int) -> dict:
+        stored = system.registry_value(USER_ENVIRONMENT_KEY, self.name)  # None in an image without the registry
+        return {"op": VARIABLE, "name": self.name, "shown": self.name, "before": current(system, self.name),
+                "after": self.value, "before_type": stored.type if stored is not None else None}
+
+    def apply(self, system: System, transaction, intent: dict) -> None:
+        system.set_user_variable(self.name, self.value)
+
+    undo = staticmethod(undo)
+    targets = staticmethod(targets)

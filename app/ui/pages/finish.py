@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QGroupBox, QHBoxLayout, QScrollArea, QVBoxLayout, 
 
 from app.failures import failure_text
 from app.repair.names import repair_name
+from app.repair.plan import runs_installer
 from app.report.log import log_folder
 from app.ui.pages.base import Page, button, local_when, named, wrapped
 from app.ui.pages.plan import guide_widget
@@ -77,7 +78,7 @@ class FinishPage(Page):
             if not transactions:  # every one undone: no button to point at any more
                 text = self.tr("<p>{heading}</p><ul>{items}</ul><p>They were undone: everything they changed is "
                                "back as it was.</p>")
-            elif any(t.begin.get("action") == "install-vc-runtime" for t in transactions):
+            elif any(runs_installer(t.begin.get("plan") or {}) for t in transactions):
                 text = self.tr("<p>{heading}</p><ul>{items}</ul><p>Each one is recorded; “Undo these changes” puts "
                                "everything back as it was, now or later, except Microsoft's Visual C++ runtime: it "
                                "stays installed because other programs share it.</p>")

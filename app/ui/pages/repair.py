@@ -129,7 +129,7 @@ class RepairPage(Page):
 
     def _status_words(self) -> str:
         state = self.state
-        if state == RunState.RUNNING and any(item.action == "install-vc-runtime" for item in self.run.items):
+        if state == RunState.RUNNING and any(item.option.plan.runs_installer for item in self.run.items):
             return self.tr("Working. You can stop at any time: whatever was changed is put back. Microsoft's "
                            "installer, once it runs, is let finish, and the runtime it installs stays.")
         if state == RunState.RUNNING:
