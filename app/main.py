@@ -1,5 +1,5 @@
 """The entry point (`python -m app`, the .exe): parse the command line, then run the command,
-or open the wizard when there is none. The commands live in app/cli/; DESIGN.md has the contract."""
+or open the wizard when there is none. The commands live in app/cli/; docs/design.md has the contract."""
 
 from __future__ import annotations
 

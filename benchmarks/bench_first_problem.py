@@ -78,7 +78,7 @@ def main() -> None:
         commands = {"wizard": ["--env", install, "--first-problem-exit", "-platform", "offscreen"],
                     "cli": ["diagnose", "--env", install, "--json", "-"],
                     "start": ["--version"]}
-        for number in range(args.repeat + 1):  # the first round warms Wine and the file cache
+        for number in range(args.repeat + 1):  # the first run warms Wine and the file cache
             order = list(commands) if number % 2 else list(reversed(commands))  # drift hits both alike
             for name in order:
                 seconds, done = timed(lab, build.exe, commands[name], env)

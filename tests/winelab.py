@@ -630,7 +630,7 @@ class WineLab:
     def font_dir(self) -> Path:
         """``fonts/``: DejaVu Sans and WenQuanYi Micro Hei (Latin and Chinese), for ``TDD_FONT_DIR``.
 
-        Qt's offscreen platform under Wine finds no fonts at all (KNOWLEDGE.md); the app adds every TTF/TTC of
+        Qt's offscreen platform under Wine finds no fonts at all (docs/knowledge.md); the app adds every TTF/TTC of
         ``TDD_FONT_DIR`` with QFontDatabase.addApplicationFont. Copied from the host's Debian font packages.
         """
         missing = [f for f in HOST_FONTS if not os.path.isfile(f)]

@@ -1,13 +1,13 @@
 """The release's notes and checksums, for .github/workflows/windows.yml (and by hand).
 
 Usage:
-    python tools/release_files.py notes README.md OUT.md   the README's "## What changed" section, without its heading
+    python tools/release_files.py notes CHANGELOG.md OUT.md  the changelog's "## Unreleased" section, no heading
     python tools/release_files.py sums DIR                 DIR/SHA256SUMS of every file in DIR (`sha256sum -c` reads it)
     python tools/release_files.py unpacked EXE DIR         the programs (.exe, .dll, .pyd) a one-file build unpacks into
                                                            %TEMP% at every start, extracted into DIR for `signtool
                                                            verify` (needs PyInstaller, whose archive reader it uses)
 
-Exit 0 done, 1 when the README has no "What changed" section or it is empty, DIR holds no file, or EXE carries no
+Exit 0 done, 1 when the changelog has no "Unreleased" section or it is empty, DIR holds no file, or EXE carries no
 program.
 """
 
@@ -17,13 +17,13 @@ import hashlib
 import sys
 from pathlib import Path
 
-HEADING = "## What changed"
+HEADING = "## Unreleased"
 SUMS = "SHA256SUMS"
 
 
-def what_changed(readme: str) -> str:
-    """The text under the README's "## What changed" heading, up to the next heading of that level ("" if none)."""
-    lines = readme.splitlines()
+def what_changed(changelog: str) -> str:
+    """The text under the changelog's "## Unreleased" heading, up to the next heading of that level ("" if none)."""
+    lines = changelog.splitlines()
     try:
         start = next(i for i, line in enumerate(lines) if line.strip() == HEADING) + 1
     except StopIteration:

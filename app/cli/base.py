@@ -16,7 +16,7 @@ from app.system.typed_path import resolve_typed_path
 
 
 class ExitCode(IntEnum):
-    """The process's exit status (DESIGN.md, "CLI contract")."""
+    """The process's exit status (docs/design.md, "CLI contract")."""
 
     OK = 0  # no blocker and every check ran; repaired; undone; shown
     PROBLEM = 1  # a blocker, a check that could not finish, or a repair or undo refused, failed or not done

@@ -1,4 +1,4 @@
-"""The command line's grammar: the wizard's options and one subcommand per command (DESIGN.md, "CLI
+"""The command line's grammar: the wizard's options and one subcommand per command (docs/design.md, "CLI
 contract"), and Qt's own options set apart for the wizard."""
 
 from __future__ import annotations

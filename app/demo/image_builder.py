@@ -1,4 +1,4 @@
-"""Write offline images (a Windows drive in a folder, DESIGN.md): for the demo machine and the tests."""
+"""Write offline images (a Windows drive in a folder, docs/design.md): for the demo machine and the tests."""
 
 from __future__ import annotations
 

@@ -363,7 +363,7 @@ class DependencyGraph:
 
     # -- output ------------------------------------------------------------------------------------------
     def to_dict(self, display_path: Callable[[Path], str] = str, all_functions: bool = True) -> dict:
-        """The JSON form DESIGN.md specifies: nodes and edges with statuses. Each edge lists the functions it
+        """The JSON form docs/design.md specifies: nodes and edges with statuses. Each edge lists the functions it
         imports; with `all_functions` False only an edge into a DLL with a problem of its own does (a diagnosis
         report of many environments would otherwise hold every import of every DLL, hundreds of thousands of
         names, that no reader of the report needs)."""

@@ -24,7 +24,8 @@ VC_RUNTIMES_KEY_32 = r"HKLM\SOFTWARE\WOW6432Node\Microsoft\VisualStudio\14.0\VC\
 CORE_VC_DLLS = ("vcruntime140.dll", "vcruntime140_1.dll", "msvcp140.dll")  # what torch itself loads first
 RUNTIME_DLLS = (*CORE_VC_DLLS, "vcomp140.dll")
 LONG_PATHS_KEY = r"HKLM\SYSTEM\CurrentControlSet\Control\FileSystem"
-# Smart App Control's state (Windows 11): 0 off, 1 on (enforced), 2 evaluation (README "Newer setups": sources)
+# Smart App Control's state (Windows 11): 0 off, 1 on (enforced), 2 evaluation
+# (docs/knowledge.md, "Newer setups": sources)
 CI_POLICY_KEY = r"HKLM\SYSTEM\CurrentControlSet\Control\CI\Policy"
 SMART_APP_CONTROL_STATES = {0: "off", 1: "on", 2: "evaluation"}
 DISPLAY_CLASS_KEY = r"HKLM\SYSTEM\CurrentControlSet\Control\Class\{4d36e968-e325-11ce-bfc1-08002be10318}"

@@ -1,4 +1,4 @@
-"""Findings: what the diagnosis found, with stable codes (DESIGN.md) and plain words from a catalogue.
+"""Findings: what the diagnosis found, with stable codes (docs/design.md) and plain words from a catalogue.
 
 The words live in `resources/findings.json`, one entry per code (or `code@variant`), each with `en` and
 `zh_CN` texts: a title, what it means for the user, and what to do next. Evidence values fill the

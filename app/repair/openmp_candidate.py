@@ -1,9 +1,9 @@
 """May this file be placed in a torch\\lib folder as libomp140.x86_64.dll? (repair `place-libomp140`)
 
-torch 2.4.0's fbgemm.dll and torch_cpu.dll import libomp140.x86_64.dll *by number* (KNOWLEDGE.md, "The torch
+torch 2.4.0's fbgemm.dll and torch_cpu.dll import libomp140.x86_64.dll *by number* (docs/knowledge.md, "The torch
 2.4.0 regression"), so a stand-in must be a 64-bit DLL that has, at every number they ask for, the function
 Microsoft's libomp140 has there; and it must be a working OpenMP runtime, not Intel's single-threaded stub
-(KNOWLEDGE.md, "Where libomp140.x86_64.dll comes from").
+(docs/knowledge.md, "Where libomp140.x86_64.dll comes from").
 
 How the stub is recognised (measured on the torch 2.4.0 wheel's libiomp5md.dll and libiompstubs5md.dll):
 both are x64, both carry version 5.0.2024.320 and the FileDescription "Intel(R) OpenMP* Runtime Library",

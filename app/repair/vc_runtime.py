@@ -47,7 +47,7 @@ TIMEOUT_S = 1800.0
 BUSY_WAIT_S = 60  # 1618: another installation is running; waited this long before asking again
 BUSY_TRIES = 3  # each try is a permission prompt of its own
 BUSY_POLL_S = 2.0  # how often Windows Installer's busy flag is looked at while it is set
-# exit code -> outcome (KNOWLEDGE.md)
+# exit code -> outcome (docs/knowledge.md)
 OK_CODES = {0: "installed", 1638: "newer-present", 5100: "newer-present", 3010: "restart-needed",
             1641: "restart-started"}
 RESTART_OUTCOMES = ("restart-needed", "restart-started")

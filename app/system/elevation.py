@@ -1,8 +1,9 @@
 r"""What runs with administrator rights, and nothing else: Microsoft's own programs, started "runas".
 
-DESIGN.md, "Repair transactions", and README "Decisions": the app itself stays `asInvoker`, and no code of ours
-ever runs elevated (its files lie where the user unzipped it, where any program of that user could swap them
-while the permission prompt is up). What is elevated is one of two programs administrators own or Microsoft signs:
+docs/design.md, "Repair transactions", and docs/architecture.md, "Decisions": the app itself stays `asInvoker`, and
+no code of ours ever runs elevated (its files lie where the user unzipped it, where any program of that user could
+swap them while the permission prompt is up). What is elevated is one of two programs administrators own or Microsoft
+signs:
 - Microsoft's Visual C++ installer itself (`vc_redist.<arch>.exe /install /quiet /norestart`), the very file that
   was checked after the download, held open (`pinned_file`) so that nobody can change, replace, rename or delete it
   between its check and the moment Windows has started it; the prompt names Microsoft Corporation;

@@ -5,7 +5,8 @@ windowed (console=False), and cached by a hash of app/, resources/, packaging/ a
 changes only runs the scenarios. Every scenario reads the .exe's standard output through a pipe: a windowed
 program prints only because packaging/rthook_windows.py keeps (or attaches) its streams.
 
-What this cannot show (README, "What the lab cannot show"): a UAC prompt, a real vc_redist, SmartScreen, signatures.
+What this cannot show (docs/lab.md, "What the lab cannot show"): a UAC prompt, a real vc_redist, SmartScreen,
+signatures.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ every run counts the real LiveWindows.run_elevated calls (one call, one permissi
 
 The installer is the stand-in vc_redist (tests/standin: a real mingw-w64 program with a 14.44.35211.0 version
 resource) signed with osslsigncode by a certificate made for the run with subject CN "Microsoft Corporation".
-Wine's WinVerifyTrust does not check roots (KNOWLEDGE.md "Signatures under Wine"), so it answers "trusted":
+Wine's WinVerifyTrust does not check roots (docs/knowledge.md "Signatures under Wine"), so it answers "trusted":
 this proves OUR flow, not Windows' trust decision. The real trust checks (genuine Microsoft files trusted, a
 self-made "Microsoft Corporation" certificate refused by the pinned roots, tampering, no signature) are in
 tests/wheels/test_signature.py and tests/lab/test_live_signature.py. The unsigned copy is refused under Wine too.

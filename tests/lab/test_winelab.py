@@ -1,6 +1,6 @@
 """The Windows lab itself: real Windows CPython and real torch 2.4.0 wheels under Wine.
 
-These tests reproduce, on Linux, the facts the product is built on (shared KNOWLEDGE.md, "The Windows lab
+These tests reproduce, on Linux, the facts the product is built on (docs/knowledge.md, "The Windows lab
 on Linux"). They skip when Wine or the downloads are unavailable, unless ``TDD_REQUIRE_WINE=1``.
 """
 
@@ -21,8 +21,8 @@ pytestmark = [pytest.mark.wine, pytest.mark.slow]
 
 
 def test_path_mapping():
-    assert to_windows_path("/work/x y/a.dll") == "Z:\\work\\x y\\a.dll"
-    assert str(from_windows_path("Z:\\work\\x y\\a.dll")) == "/work/x y/a.dll"
+    assert to_windows_path("/srv/x y/a.dll") == "Z:\\srv\\x y\\a.dll"
+    assert str(from_windows_path("Z:\\srv\\x y\\a.dll")) == "/srv/x y/a.dll"
     assert str(from_windows_path("\\\\?\\Z:\\work")) == "/work"
     assert str(from_windows_path("C:\\windows\\system32", prefix="/p")) == "/p/drive_c/windows/system32"
 

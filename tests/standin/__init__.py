@@ -13,7 +13,7 @@ source's header comment is the full description.
 The exe carries a version resource (vc_redist_standin.rc, compiled by ``x86_64-w64-mingw32-windres``:
 14.44.35211.0, CompanyName "Microsoft Corporation"). :func:`sign_standin` signs a copy with a certificate made
 for the run (openssl + osslsigncode; Debian package ``osslsigncode``) whose subject CN is "Microsoft
-Corporation": not trusted by Windows, but Wine's WinVerifyTrust does not check roots (KNOWLEDGE.md).
+Corporation": not trusted by Windows, but Wine's WinVerifyTrust does not check roots (docs/knowledge.md).
 """
 
 from __future__ import annotations

@@ -161,7 +161,7 @@ def test_chinese_entry_point_message_box_gives_function_and_dll_path():
 
 
 def test_entry_point_message_naming_only_a_dll_file_has_no_path():
-    # The seed document's message box (KNOWLEDGE.md): ordinal 703 of libomp140.
+    # The seed document's message box (docs/knowledge.md): ordinal 703 of libomp140.
     cause = classify_error("无法定位程序输入点 omp_get_max_threads 于动态链接库 libomp140.x86_64.dll 上")
     assert (cause.kind, cause.symbol, cause.dll, cause.dll_path) == (
         "procedure-not-found", "omp_get_max_threads", "libomp140.x86_64.dll", None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -93,3 +94,37 @@ def test_the_qt_and_windows_rules_name_every_module_but_their_own():
     assert set(contracts["Only app/ui imports Qt"]["source_modules"]) == modules - {"app.ui"}
     assert set(contracts["Only app/system touches winreg and ctypes"]["source_modules"]) == modules - {
         "app.ui", "app.repair", "app.system"}
+
+
+HISTORY = re.compile(
+    r"\b(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|\d+(st|nd|rd|th)|last|next) (session|round)\b"
+    r"|\bround (one|two|three|four|five|\d+)\b|\b(issue|item) \d+\b|\bmy own\b|\b(learned|found|done) this session\b"
+    r"|/work/|/root/|/home/[a-z]|\bthe same round\b|\.\./shared\b", re.IGNORECASE)
+# texts pasted from public threads, quoted as their authors wrote them; and this file, whose examples are the rule's
+SKIPPED = ("tests/data/", "tests/unit/test_house_rules.py")
+
+
+def _history_lines(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if HISTORY.search(line)]
+
+
+def test_the_documents_and_the_code_speak_of_the_product_alone():
+    """No work sessions, rounds, tracker numbers, first person, or paths of the machine it was built on."""
+    import subprocess
+
+    tracked = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True, check=True).stdout.split()
+    found = {}
+    for name in tracked:
+        path = REPO / name
+        if name.startswith(SKIPPED) or path.suffix in (".png", ".ico", ".qm", ".gz", ".pfx") or not path.is_file():
+            continue
+        lines = _history_lines(path.read_text(encoding="utf-8", errors="replace"))
+        if lines:
+            found[name] = lines
+    assert found == {}
+
+
+def test_the_history_rule_sees_history():
+    assert _history_lines("Measured in the eighth session.\nround three\nsee issue 28 item 1\n/work/main/app") == [
+        "Measured in the eighth session.", "round three", "see issue 28 item 1", "/work/main/app"]
+    assert _history_lines("What this session did (the wizard's report)\nthe round trip of a path") == []

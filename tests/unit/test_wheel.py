@@ -104,7 +104,7 @@ def test_the_sdist_holds_resources_and_builds_the_wheel(built):
         members = {name.split("/", 1)[1] for name in sdist.getnames() if "/" in name}
     resources = {name for name in built["files"] if name.startswith("resources/")}
     assert resources and resources - members == set()  # the .ts sources too, beside their .qm
-    assert {"pyproject.toml", "README.md", "MANIFEST.in"} <= members
+    assert {"pyproject.toml", "README.md", "CHANGELOG.md", "MANIFEST.in"} <= members
     # `python -m build` made the wheel from this sdist, so the wheel test above is also the sdist's.
 
 

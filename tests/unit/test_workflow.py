@@ -78,8 +78,8 @@ def test_a_v_tag_releases_the_zip_the_one_file_exe_the_wheel_and_the_sdist_with_
     publish = _step(release, "Publish the release")
     assert publish["uses"] == "softprops/action-gh-release@v2"
     assert publish["with"]["files"] == "dist/release/*" and publish["with"]["body_path"] == "release-notes.md"
-    assert _step(release, 'The release notes (README, "What changed")')["run"] == \
-        "python tools/release_files.py notes README.md release-notes.md"
+    assert _step(release, 'The release notes (CHANGELOG.md, "Unreleased")')["run"] == \
+        "python tools/release_files.py notes CHANGELOG.md release-notes.md"
 
 
 def test_the_release_is_signed_and_fails_without_a_certificate():
@@ -112,15 +112,15 @@ def _release_files(*arguments: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=60)
 
 
-def test_the_release_notes_are_the_readmes_what_changed_section(tmp_path):
+def test_the_release_notes_are_the_changelogs_unreleased_section(tmp_path):
     notes = tmp_path / "notes.md"
-    done = _release_files("notes", str(REPO_ROOT / "README.md"), str(notes))
+    done = _release_files("notes", str(REPO_ROOT / "CHANGELOG.md"), str(notes))
     assert done.returncode == 0, done.stderr
     text = notes.read_text(encoding="utf-8")
     assert text.strip() and "## " not in text  # the section alone, up to the next heading
-    readme = tmp_path / "README.md"
-    readme.write_text("# App\n\n## Usage\n\nno notes\n", encoding="utf-8")
-    assert _release_files("notes", str(readme), str(notes)).returncode == 1
+    changelog = tmp_path / "CHANGELOG.md"
+    changelog.write_text("# Changelog\n\n## 0.1.0\n\nreleased notes\n", encoding="utf-8")
+    assert _release_files("notes", str(changelog), str(notes)).returncode == 1
 
 
 def test_the_release_sums_are_what_sha256sum_checks(tmp_path):

@@ -376,7 +376,8 @@ def test_microsofts_real_installer_loads_no_dll_from_the_folder_it_runs_from(sys
     beside it, where any program of the user could put one during the prompt: each DLL it imports at start is one
     of Windows' KnownDLLs (always System32's) or an API set, unless its load configuration tells the loader to
     look in System32 only (DependentLoadFlags LOAD_LIBRARY_SEARCH_SYSTEM32, 0x800). Burn loads the rest itself,
-    after SetDefaultDllDirectories (WiX). The design of the elevated step (README, Decisions) rests on this."""
+    after SetDefaultDllDirectories (WiX). The design of the elevated step (docs/architecture.md, "Decisions") rests
+    on this."""
     from app.system.restart_manager import under_wine
 
     if under_wine():
