@@ -47,6 +47,13 @@ def known_issues() -> dict:
 
 
 @cache
+def ai_apps() -> dict:
+    """resources/ai_apps.json: AI apps by their folders (resources/schemas/ai_apps.schema.json), read once. Its
+    readers take what they need from it and never change it."""
+    return json.loads((resources_folder() / "ai_apps.json").read_text(encoding="utf-8"))
+
+
+@cache
 def download_catalog() -> dict:
     """resources/catalog.json: what the app downloads, and how each download is verified."""
     return json.loads((resources_folder() / "catalog.json").read_text(encoding="utf-8"))

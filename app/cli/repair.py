@@ -20,6 +20,7 @@ from app.cli.output import Output
 from app.cli.stop import ctrl_c_stops
 from app.demo.computer import DEMO_VENV
 from app.i18n import words
+from app.probes.finding import BLOCKER
 from app.repair.names import repair_name
 from app.report.units import download_line, size_text
 
@@ -145,7 +146,7 @@ def _guided(args: argparse.Namespace, plan, guide, diagnosis, lang: str, output:
     output.line(words("cli.guide.nothing_changed", lang))
     if args.json:
         output.document(args.json, outcome_document(plan, "guided", [p.lead.code for p in diagnosis.problems
-                                                                     if p.severity == "blocker"]))
+                                                                     if p.severity == BLOCKER]))
     return ExitCode.PROBLEM
 
 

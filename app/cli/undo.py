@@ -8,11 +8,12 @@ from app.cli.base import ExitCode, language_for, machine_filter
 from app.cli.output import Output
 from app.cli.stop import ctrl_c_stops
 from app.i18n import words
+from app.probes.finding import BLOCKER
 
 
 def state_after(after, environment: str, lang: str) -> str:
     """PyTorch as the undo left it: broken again as before the repair (and by what), loading, or not checked."""
-    blockers = [p for p in after.problems if p.severity == "blocker"]
+    blockers = [p for p in after.problems if p.severity == BLOCKER]
     if blockers:
         return words("cli.undo.state.broken", lang, problems="; ".join(p.lead.text(lang).title for p in blockers))
     if not after.complete:  # the check after the undo could not see everything (or could not read the environment)

@@ -14,7 +14,6 @@ it finite.
 
 from __future__ import annotations
 
-import json
 import ntpath
 import os
 import re
@@ -33,7 +32,7 @@ from app.inventory.environment import (
     inspect_environment,
 )
 from app.inventory.launchers import environments_in, homes_among, marker_names, recorded_homes
-from app.resources import resources_folder
+from app.resources import ai_apps
 from app.system.base import NotAvailable, System, UserProfile
 from app.system.folders import child, children, descend
 
@@ -56,11 +55,10 @@ class DiscoveryReport:
 
 @cache
 def _ai_apps() -> dict:
-    data = json.loads((resources_folder() / "ai_apps.json").read_text(encoding="utf-8"))
-    for app in data["apps"]:
-        app["pattern"] = re.compile(app["folder"], re.I)
-    data["skip"] = frozenset(data["skip"])
-    return data
+    """ai_apps.json as discovery reads it: each app's folder pattern compiled, the names never walked as a set."""
+    data = ai_apps()
+    return {"apps": [{**app, "pattern": re.compile(app["folder"], re.I)} for app in data["apps"]],
+            "places": data["places"], "user_places": data["user_places"], "skip": frozenset(data["skip"])}
 
 
 def app_name(python_folder: Path) -> Optional[str]:

@@ -16,7 +16,7 @@ from app.cancel import CancelToken
 from app.engine.pe import PEError, read_pe
 from app.inventory.discovery import app_name
 from app.inventory.environment import PythonEnvironment
-from app.resources import known_issues, resources_folder
+from app.resources import ai_apps, known_issues
 from app.system.folders import child, children
 
 SITE_PACKAGES, APP_FOLDER = "site-packages", "app"
@@ -91,7 +91,7 @@ def app_of(env: PythonEnvironment) -> Optional[str]:
 
 def known_apps() -> list[dict]:
     """resources/ai_apps.json's apps, in its order."""
-    return json.loads((resources_folder() / "ai_apps.json").read_text(encoding="utf-8"))["apps"]
+    return ai_apps()["apps"]
 
 
 def app_entry(name: Optional[str]) -> Optional[dict]:
@@ -108,8 +108,7 @@ def apps_importing_first(module: str) -> list[str]:
 
 
 def app_skip() -> frozenset[str]:
-    data = json.loads((resources_folder() / "ai_apps.json").read_text(encoding="utf-8"))
-    return frozenset(name.lower() for name in data["skip"]) - {"site-packages"}
+    return frozenset(name.lower() for name in ai_apps()["skip"]) - {"site-packages"}
 
 
 def list_runtime_copies(env: PythonEnvironment, *, budget_s: float = BUDGET_S, max_entries: int = MAX_ENTRIES,

@@ -10,13 +10,26 @@ from __future__ import annotations
 import json
 import string
 from dataclasses import dataclass, field
+from enum import Enum
 from functools import cache
 from typing import Any, Optional
 
 from app.i18n import supported
 from app.resources import resources_folder
 
-BLOCKER, WARNING, INFO = "blocker", "warning", "info"
+
+class Severity(str, Enum):
+    """How much a finding matters, with docs/design.md's strings (what the JSON document and the catalogue say)."""
+
+    BLOCKER = "blocker"  # PyTorch cannot load (or cannot load here) until this is fixed
+    WARNING = "warning"  # it loads, but something is fragile or will fail later
+    INFO = "info"  # a fact worth knowing
+
+    __str__ = str.__str__
+    __format__ = str.__format__
+
+
+BLOCKER, WARNING, INFO = Severity
 SEVERITY_ORDER = {BLOCKER: 0, WARNING: 1, INFO: 2}
 # Within a severity, the most telling finding first: the replayed failure, then the specific causes,
 # then the generic DLL findings they explain.
@@ -36,11 +49,14 @@ class FindingText:
 @dataclass
 class Finding:
     code: str
-    severity: str
+    severity: Severity  # a string of docs/design.md is taken too, and made a Severity
     evidence: dict[str, Any] = field(default_factory=dict)
     repairs: list[str] = field(default_factory=list)
     environment: Optional[str] = None  # python.exe (Windows spelling) it concerns; None: the whole machine
     variant: Optional[str] = None  # picks `code@variant` in the catalogue when present
+
+    def __post_init__(self) -> None:
+        self.severity = Severity(self.severity)
 
     @property
     def sort_key(self) -> tuple:

@@ -23,7 +23,7 @@ from app.inventory.machine import MachineFacts, read_machine_facts
 from app.probes import ALL_PROBES
 from app.probes.base import MACHINE, Probe, ProbeContext, Program
 from app.probes.causes import Problem, group_by_cause, reconcile
-from app.probes.finding import INFO, Finding
+from app.probes.finding import BLOCKER, INFO, Finding
 from app.probes.python_loading import SEEN_LIVE_ONLY
 from app.system.base import System
 
@@ -64,7 +64,7 @@ class Diagnosis:
 
     @property
     def blockers(self) -> list[Finding]:
-        return [f for f in self.findings if f.severity == "blocker"]
+        return [f for f in self.findings if f.severity == BLOCKER]
 
     @property
     def problems(self) -> list[Problem]:

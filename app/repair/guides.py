@@ -8,7 +8,6 @@ Finish, with a button that opens the page. Applying one is refused: there is not
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from functools import cache
@@ -21,11 +20,11 @@ from app.inventory.environment import PythonEnvironment
 from app.inventory.launchers import fresh_steps, launcher_of
 from app.inventory.machine import MachineFacts
 from app.probes.causes import Problem
-from app.probes.finding import Finding
+from app.probes.finding import BLOCKER, WARNING, Finding
 from app.probes.runner import Diagnosis
 from app.repair.journal import Transaction
 from app.repair.plan import Plan, PlanRefused, said
-from app.resources import known_issues, resources_folder
+from app.resources import ai_apps, known_issues
 from app.system.base import HIVES, System
 
 PYTHON_DOWNLOADS = "https://www.python.org/downloads/windows/"
@@ -443,8 +442,7 @@ def minimum_driver(cuda: str) -> Optional[str]:
 
 @cache
 def _apps() -> dict[str, dict]:
-    data = json.loads((resources_folder() / "ai_apps.json").read_text(encoding="utf-8"))
-    return {app["name"]: app["recreate"] for app in data["apps"] if "recreate" in app}
+    return {app["name"]: app["recreate"] for app in ai_apps()["apps"] if "recreate" in app}
 
 
 def app_recreate(env: Optional[PythonEnvironment]) -> Optional[dict]:
@@ -483,7 +481,7 @@ def is_guided(action: str) -> bool:
 
 def fresh_start_fits(problem: Problem) -> bool:
     """A problem that stops PyTorch and that no repair, automatic or guided, is named for."""
-    return problem.severity == "blocker" and not problem.contradicted and not problem.repairs
+    return problem.severity == BLOCKER and not problem.contradicted and not problem.repairs
 
 
 def guided_steps(system: System, envs: list[PythonEnvironment], diagnosis: Diagnosis) -> list[tuple[Problem, Guide]]:
@@ -492,7 +490,7 @@ def guided_steps(system: System, envs: list[PythonEnvironment], diagnosis: Diagn
     by_python = {system.windows_path(env.python): env for env in envs}
     found = []
     for problem in sorted(diagnosis.problems, key=lambda p: p.sort_key):
-        if problem.severity not in ("blocker", "warning") or problem.contradicted:
+        if problem.severity not in (BLOCKER, WARNING) or problem.contradicted:
             continue
         actions = [a for a in problem.repairs if is_guided(a)] + ([START_FRESH] if fresh_start_fits(problem) else [])
         env = by_python.get(problem.environment or "")

@@ -13,6 +13,7 @@ from app.cancel import CancelToken
 from app.failures import failure_text
 from app.i18n import words
 from app.inventory.environment import PythonEnvironment, inspect_environment
+from app.probes.finding import BLOCKER
 from app.probes.runner import BLIND, Diagnosis, not_seen, run_diagnosis
 from app.repair.actions import action_for
 from app.repair.changes.installers import kept_runtimes
@@ -179,7 +180,7 @@ def _apply(system: System, env: PythonEnvironment, plan: Plan, transaction: Tran
         events(StepReached(RunStep.ROLLING_BACK))
         roll_back(system, transaction)
         token.check()
-    left = [p for p in after.problems if p.severity == "blocker"]
+    left = [p for p in after.problems if p.severity == BLOCKER]
     outcome = RepairOutcome(plan, transaction, after, left)
     transaction.finish({"state": outcome.state.value, "problems_left": [p.lead.code for p in left]})
     tidy(transaction)

@@ -16,7 +16,7 @@ from app.engine.pe import CPU_NAMES
 from app.inventory.environment import PythonEnvironment
 from app.inventory.machine import MachineFacts
 from app.probes.causes import count_by_severity, group_by_cause
-from app.probes.finding import Finding
+from app.probes.finding import BLOCKER, INFO, WARNING, Finding
 from app.probes.runtime_copies import program_imports
 from app.report.html import html_report
 from app.report.text import text_report
@@ -107,7 +107,7 @@ def build_document(machine: MachineFacts, environments: list[PythonEnvironment],
         "nothing_checked": nothing_checked,  # "no-windows" / "no-torch": nothing was there to check
         "elapsed_s": round(elapsed_s, 3),
         "program": program,  # {"app", "imports_first"}: the program the checks assumed, when the user named one
-        "summary": {"blockers": counts["blocker"], "warnings": counts["warning"], "infos": counts["info"],
+        "summary": {"blockers": counts[BLOCKER], "warnings": counts[WARNING], "infos": counts[INFO],
                     "findings": len(findings)},
         "machine": {
             "windows_version": machine.windows_version, "windows_build": machine.windows_build,

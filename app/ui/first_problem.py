@@ -15,12 +15,13 @@ from typing import Optional, TextIO
 from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import QApplication, QWidget, QWizard
 
+from app.probes.finding import BLOCKER, WARNING
 from app.ui.pages.base import DIAGNOSE, ENVIRONMENTS, FINDINGS, WELCOME
 from app.ui.wizard import DoctorWizard
 
 TIME_LIMIT_S = 600.0  # the live check's own budget is 180 s; a wizard that has not got there by this never will
 PAGE_NAMES = {WELCOME: "welcome", ENVIRONMENTS: "environments", DIAGNOSE: "diagnose", FINDINGS: "findings"}
-PROBLEM_SEVERITIES = ("blocker", "warning")
+PROBLEM_SEVERITIES = (BLOCKER, WARNING)
 
 
 def process_age() -> Optional[float]:

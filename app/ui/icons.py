@@ -6,6 +6,7 @@ from functools import cache
 
 from PySide6.QtGui import QIcon
 
+from app.probes.finding import BLOCKER, INFO, WARNING
 from app.resources import resources_folder
 
 NAMES = ("app", "ok", "problem", "warning", "info", "running", "waiting", "path", "unknown")
@@ -18,4 +19,4 @@ def icon(name: str) -> QIcon:
     return QIcon(str(resources_folder() / "icons" / f"{name}.svg"))
 
 
-SEVERITY_ICON = {"blocker": "problem", "warning": "warning", "info": "info"}
+SEVERITY_ICON = {BLOCKER: "problem", WARNING: "warning", INFO: "info"}

@@ -33,7 +33,7 @@ from app.engine.graph import (
 )
 from app.engine.loader import PATH_FALLBACK
 from app.inventory.environment import PythonEnvironment
-from app.probes.finding import Finding
+from app.probes.finding import BLOCKER, INFO, SEVERITY_ORDER, WARNING, Finding
 from app.probes.runner import FAILED as PROBE_FAILED
 from app.probes.runner import ProbeEvent
 from app.ui.icons import icon
@@ -150,7 +150,7 @@ class ChecklistModel(QAbstractListModel):
             severities = {f.severity for f in event.findings}
             crashed = event.state == PROBE_FAILED or any(f.code == "check-failed" for f in event.findings)
             row["state"] = (CRASHED if crashed
-                            else FAILED if "blocker" in severities else WARNED if "warning" in severities else PASSED)
+                            else FAILED if BLOCKER in severities else WARNED if WARNING in severities else PASSED)
         index = self.index(self._index[key])
         self.dataChanged.emit(index, index)
 
@@ -167,7 +167,7 @@ class ChecklistModel(QAbstractListModel):
         of its own for the same cause."""
         evidence_of = {id(f): p for p in problems for f in p.evidence}
         for number, row in enumerate(self.rows):
-            blockers = [f for f in row["findings"] if f.severity == "blocker"]
+            blockers = [f for f in row["findings"] if f.severity == BLOCKER]
             if row["state"] == FAILED and blockers and all(id(f) in evidence_of for f in blockers):
                 row["state"], row["confirms"] = CONFIRMS, evidence_of[id(blockers[0])].lead
                 self.dataChanged.emit(self.index(number), self.index(number))
@@ -188,7 +188,7 @@ class ChecklistModel(QAbstractListModel):
         if row["state"] == CONFIRMS:
             return self.tr("confirms the same cause: {title}").format(title=row["confirms"].text(lang).title)
         worst = _worst(row["findings"])
-        if worst is None or worst.severity == "info" and row["state"] == PASSED and worst.code != "import-ok":
+        if worst is None or worst.severity == INFO and row["state"] == PASSED and worst.code != "import-ok":
             return self.tr("no problems found")
         return worst.text(lang).title
 
@@ -207,7 +207,7 @@ class ChecklistModel(QAbstractListModel):
 
 
 def _worst(findings) -> Optional[Finding]:
-    order = {"blocker": 0, "warning": 1, "info": 2}
+    order = SEVERITY_ORDER
     return min(findings, key=lambda f: order.get(f.severity, 3), default=None)
 
 

@@ -19,6 +19,7 @@ from app.inventory.environment import PythonEnvironment, inspect_environment
 from app.inventory.runtime_copies import SITE_PACKAGES, apps_importing_first
 from app.probes.base import Program
 from app.probes.causes import RUNTIME_COPY, Problem
+from app.probes.finding import BLOCKER, WARNING
 from app.probes.runner import Diagnosis, ProbeEvent, run_diagnosis
 from app.probes.runtime_copies import FIRST_IMPORT_VARIANTS
 from app.repair.guides import START_FRESH, Guide, fresh_start_fits, guide_of
@@ -176,7 +177,7 @@ class Session:
         return sorted(diagnosis.problems, key=lambda p: p.sort_key) if diagnosis else []
 
     def blockers(self, diagnosis: Optional[Diagnosis] = None) -> list[Problem]:
-        return [p for p in self.problems(diagnosis) if p.severity == "blocker"]
+        return [p for p in self.problems(diagnosis) if p.severity == BLOCKER]
 
     def report_text(self, fmt: str, diagnosis: Optional[Diagnosis] = None) -> str:
         """The report as text, HTML or JSON (`fmt`), user names redacted, with the end of this session's log."""
@@ -278,7 +279,7 @@ def program_choices(problem: Problem) -> list[Program]:
 def offered_actions(problem: Problem) -> list[str]:
     """The repairs (or guided steps) the plan page offers for a problem: its own, else the fresh start where it
     stops PyTorch; none for information or a problem the live check contradicted."""
-    if problem.severity not in ("blocker", "warning") or problem.contradicted:
+    if problem.severity not in (BLOCKER, WARNING) or problem.contradicted:
         return []
     return list(problem.repairs) or ([START_FRESH] if fresh_start_fits(problem) else [])
 
@@ -305,7 +306,7 @@ def recommended(options: list[RepairOption]) -> list[RepairOption]:
     for automatic in (True, False):
         for option in options:
             key = id(option.problem)
-            if (option.possible and (option.guide is None) == automatic and option.problem.severity == "blocker"
+            if (option.possible and (option.guide is None) == automatic and option.problem.severity == BLOCKER
                     and key not in seen):
                 seen.add(key)
                 chosen.append(option)

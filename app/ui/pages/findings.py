@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 
 from app.probes.base import Program
 from app.probes.causes import RUNTIME_COPY
+from app.probes.finding import BLOCKER, INFO
 from app.ui.icons import SEVERITY_ICON
 from app.ui.pages.base import Page, button, card, icon_label, named, wrapped
 from app.ui.pages.tree import DependencyTreePanel
@@ -98,9 +99,9 @@ class FindingsPage(Page):
                 widget.deleteLater()
         if self.session.diagnosis is None:
             return
-        problems = [p for p in self.session.problems() if p.severity != "info" or p.lead.code == "import-ok"]
+        problems = [p for p in self.session.problems() if p.severity != INFO or p.lead.code == "import-ok"]
         notes = [p for p in self.session.problems() if p not in problems]
-        blockers = [p for p in problems if p.severity == "blocker"]
+        blockers = [p for p in problems if p.severity == BLOCKER]
         if not self.session.diagnosis.complete:
             self.headline.setText(self.tr("Some checks could not finish or could not see everything, so this list "
                                           "may be incomplete."))
@@ -126,7 +127,7 @@ class FindingsPage(Page):
                                              "matter on this computer."), selectable=True))
         column.addWidget(wrapped(self.tr("<b>What this means:</b> {text}").format(
             text=html.escape(self._explanation(problem, text))), selectable=True))
-        if problem.severity != "info":
+        if problem.severity != INFO:
             column.addWidget(wrapped(self.tr("<b>How we can fix it:</b> {text}").format(
                 text=html.escape(text.action)), selectable=True))
         self._ask_program(problem, column)
