@@ -8,20 +8,23 @@ import os
 import sys
 from typing import Optional, Sequence
 
-from app.cli.commands import run_command
-from app.cli.output import Output
 from app.cli.parser import build_parser, split_qt_arguments
-from app.system.console import console_output_cp, output_encoding
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Only what the command asks for is imported: `--version` and `--help` end in the parser, a command imports its
+    own module (app/cli/commands.py), and the wizard imports Qt."""
     ours, qt_arguments = split_qt_arguments(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(_pasted_as_text(ours))
     _choose_encodings()
+    from app.cli.output import Output
+
     if args.command is None:
         from app.cli import wizard
 
         return int(wizard.run(args, qt_arguments, Output()))
+    from app.cli.commands import run_command
+
     return int(run_command(args, Output()))
 
 
@@ -61,6 +64,8 @@ def _choose_encodings() -> None:
     where Python applied it. A character that encoding cannot write becomes "?": a report is never cut short by
     a folder's name (a Chinese user name on an English Windows). JSON written to `-` is kept readable in every
     code page by app/cli/output.py."""
+    from app.system.console import console_output_cp, output_encoding
+
     asked, _, handler = os.environ.get("PYTHONIOENCODING", "").partition(":")
     for stream in (sys.stdout, sys.stderr):
         if not (stream and hasattr(stream, "reconfigure")):

@@ -1,6 +1,8 @@
-"""The wizard's start: importing its modules (what a double-click pays before the first window, less Qt's own start),
-against importing Qt's widgets alone in the same kind of process, in the same run. Fresh processes, alternating,
-median of --repeat. The wizard's modules must not load the HTTP library (requests, urllib3): only a download does.
+"""The start. The wizard's: importing its modules (what a double-click pays before the first window, less Qt's own
+start), against importing Qt's widgets alone in the same kind of process. The command line's: `--version`, a short
+`explain` and `history` as whole processes, against a bare Python's start (`python -c pass`); each command imports
+only what it needs. Fresh processes, alternating, median of --repeat, in the same run. The wizard's modules must
+not load the HTTP library (requests, urllib3): only a download does.
 
     python benchmarks/bench_start.py [--repeat 7] [--json FILE]
 """
@@ -8,6 +10,7 @@ median of --repeat. The wizard's modules must not load the HTTP library (request
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -24,10 +27,21 @@ WIZARD = ("import sys, app.ui.wizard, app.ui.application; "
 QT_ONLY = "import PySide6.QtWidgets"
 
 
+COMMANDS = {"version": ["-m", "app", "--version"], "explain": ["-m", "app", "explain", "[WinError 126] fbgemm.dll"],
+            "history": ["-m", "app", "history"]}
+BARE = ["-c", "pass"]
+
+
 def timed(code: str) -> tuple[float, str]:
     started = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
     return time.perf_counter() - started, done.stdout.strip()
+
+
+def process(arguments: list[str]) -> float:
+    started = time.perf_counter()
+    subprocess.run([sys.executable, *arguments], cwd=REPO, capture_output=True, check=False)
+    return time.perf_counter() - started
 
 
 def main() -> None:
@@ -48,6 +62,20 @@ def main() -> None:
     report["ratio"] = round(report["wizard_modules_s"] / report["qt_widgets_only_s"], 2)
     print(f"wizard's modules {report['wizard_modules_s']:.3f} s, Qt's widgets alone {report['qt_widgets_only_s']:.3f} s"
           f": {report['ratio']:.2f}x")
+    for arguments in (BARE, *COMMANDS.values()):
+        process(arguments)  # warm-up
+    runs: dict[str, list[float]] = {name: [] for name in ("bare", *COMMANDS)}
+    for _ in range(args.repeat):
+        runs["bare"].append(process(BARE))
+        for name, arguments in COMMANDS.items():
+            runs[name].append(process(arguments))
+    bare = statistics.median(runs["bare"])
+    report["bare_python_s"] = round(bare, 4)
+    for name in COMMANDS:
+        seconds = statistics.median(runs[name])
+        report[f"cli_{name}_s"], report[f"cli_{name}_ratio"] = round(seconds, 4), round(seconds / bare, 2)
+        print(f"{name}: {seconds:.3f} s, {seconds / bare:.2f}x a bare Python ({bare:.3f} s)")
+    report["load_average"] = list(os.getloadavg())
     save_results(args.json, report)
 
 

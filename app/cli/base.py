@@ -6,13 +6,13 @@ from __future__ import annotations
 import os
 from enum import IntEnum
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from app.i18n import language_for, words  # noqa: F401 - language_for: every command asks here
-from app.inventory.environment import PythonEnvironment, inspect_environment
-from app.system.base import System
-from app.system.offline import OfflineImage
-from app.system.typed_path import resolve_typed_path
+
+if TYPE_CHECKING:  # imported by the functions that use them: `explain` and `history` never wait for them
+    from app.inventory.environment import PythonEnvironment
+    from app.system.base import System
 
 
 class ExitCode(IntEnum):
@@ -57,6 +57,8 @@ def open_system(root: Optional[str]) -> System:
             raise UsageError("error.image_is_file", path=root)
         if not Path(root).is_dir():
             raise UsageError("error.no_image", path=root)
+        from app.system.offline import OfflineImage
+
         return OfflineImage(Path(root))
     if os.name == "nt":
         from app.system.live import LiveWindows
@@ -67,6 +69,8 @@ def open_system(root: Optional[str]) -> System:
 
 def typed_path(system: System, typed: str) -> Path:
     """A path the user typed, on this machine (app/system/typed_path.py has the rule); a usage error if absent."""
+    from app.system.typed_path import resolve_typed_path
+
     path = resolve_typed_path(system, typed)
     if path is None:
         raise UsageError("error.no_such_path", path=typed)
@@ -75,6 +79,8 @@ def typed_path(system: System, typed: str) -> Path:
 
 def typed_environment(system: System, typed: str) -> PythonEnvironment:
     """The Python environment at a typed folder or python.exe; a usage error if there is none."""
+    from app.inventory.environment import inspect_environment
+
     env = inspect_environment(system, typed_path(system, typed))
     if env is None:
         raise UsageError("error.no_python", path=typed)

@@ -7,20 +7,31 @@ import traceback
 from typing import Callable, Optional
 
 from app.cancel import Cancelled
-from app.cli import deps, diagnose, explain, history, repair, undo
 from app.cli.base import ExitCode, UsageError
 from app.cli.output import Output
 from app.i18n import language_for, words
 
-Command = Callable[[argparse.Namespace, Output], int]
-COMMANDS: dict[str, Command] = {
-    "deps": deps.run,
-    "diagnose": diagnose.run,
-    "explain": explain.run,
-    "repair": repair.run,
-    "undo": undo.run,
-    "history": history.run,
-}
+COMMANDS = ("deps", "diagnose", "explain", "repair", "undo", "history")  # app/cli/<name>.py: run(args, output)
+
+
+def command(name: str) -> Callable[[argparse.Namespace, Output], int]:
+    """A command's `run`, its module imported only now (`explain` never waits for what `diagnose` needs); written out,
+    not computed, so that PyInstaller sees every one."""
+    if name == "deps":
+        from app.cli import deps as module
+    elif name == "diagnose":
+        from app.cli import diagnose as module
+    elif name == "explain":
+        from app.cli import explain as module
+    elif name == "repair":
+        from app.cli import repair as module
+    elif name == "undo":
+        from app.cli import undo as module
+    elif name == "history":
+        from app.cli import history as module
+    else:
+        raise KeyError(name)
+    return module.run
 
 
 def run_command(args: argparse.Namespace, output: Optional[Output] = None) -> int:
@@ -29,7 +40,7 @@ def run_command(args: argparse.Namespace, output: Optional[Output] = None) -> in
     output = output or Output()
     lang = language_for(getattr(args, "lang", None))
     try:
-        return COMMANDS[args.command](args, output)
+        return command(args.command)(args, output)
     except UsageError as exc:
         output.note(exc.text(lang))
     except (Cancelled, KeyboardInterrupt):  # Ctrl+C before anything changes (repair and undo take it themselves)

@@ -20,9 +20,9 @@ from app.engine.graph import SHARED_CACHE, DependencyGraph
 from app.i18n import LANGUAGES, words
 from app.inventory.environment import PythonEnvironment
 from app.inventory.machine import MachineFacts, read_machine_facts
-from app.probes import ALL_PROBES
 from app.probes.base import MACHINE, Probe, ProbeContext, Program
 from app.probes.causes import Problem, group_by_cause, reconcile
+from app.probes.every_probe import ALL_PROBES
 from app.probes.finding import BLOCKER, INFO, Finding
 from app.probes.python_loading import SEEN_LIVE_ONLY
 from app.system.base import System

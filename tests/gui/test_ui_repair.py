@@ -222,9 +222,9 @@ def _installer_still_running(torch_image, open_wizard, qtbot, monkeypatch, tmp_p
 @pytest.mark.parametrize("lang", ["en", "zh_CN"])
 def test_a_check_afterwards_that_could_not_finish_is_said_never_loads_now(torch_image, open_wizard, qtbot,
                                                                            monkeypatch, lang):
-    from app.probes import ALL_PROBES
     from app.probes import runner as runner_module
     from app.probes.base import ENVIRONMENT, Probe
+    from app.probes.every_probe import ALL_PROBES
     from app.ui.pages.base import VERIFY
     from app.ui.repair_run import Phase
     from tests.wheels.test_cli import blind_once_the_runtime_is_placed

@@ -288,7 +288,7 @@ def test_a_probe_that_fails_becomes_an_info_finding_and_the_rest_go_on(machine):
         raise RuntimeError("boom")
         yield
 
-    from app.probes import ALL_PROBES
+    from app.probes.every_probe import ALL_PROBES
 
     events = []
     probes = (*(p for p in ALL_PROBES if p.id != "dependencies"), Probe("dependencies", ENVIRONMENT, broken))
@@ -323,7 +323,7 @@ def test_progress_events_cover_every_probe(machine):
     events = []
     diagnose(machine, on_event=events.append)
     done = [e for e in events if e.state != "started"]
-    from app.probes import ALL_PROBES
+    from app.probes.every_probe import ALL_PROBES
 
     assert done[-1].done == done[-1].total == len(done) == len(ALL_PROBES) - 1  # all but the skipped replay
 

@@ -15,10 +15,10 @@ import pytest
 from app.cancel import Cancelled, CancelToken
 from app.demo.pe_writer import Export, Import, build_pe
 from app.main import main
-from app.probes import ALL_PROBES
 from app.probes import runner as runner_module
 from app.probes.base import ENVIRONMENT, Probe, ProbeContext
 from app.probes.causes import group_by_cause, reconcile
+from app.probes.every_probe import ALL_PROBES
 from app.probes.finding import BLOCKER, INFO, Finding
 from app.probes.replay import SCRIPT, _no_report, replay_script
 from app.system.process import run_process

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from app.cli import commands as commands_module
 from app.cli import repair as repair_command
 from app.cli.base import ExitCode
 from app.cli.commands import COMMANDS, run_command
@@ -124,6 +125,18 @@ def test_each_command_exits_with_the_contracts_code_and_writes_only_to_its_own_s
 def test_every_command_of_the_parser_has_a_module():
     (commands,) = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
     assert set(commands.choices) == set(COMMANDS)
+    assert all(commands_module.command(name).__module__ == f"app.cli.{name}" for name in COMMANDS)
+
+
+def test_a_command_imports_only_what_it_needs():
+    """`--version` ends in the parser, and `explain` reads a pasted error without the diagnosis's modules."""
+    code = ("import sys\nfrom app.main import main\ntry:\n    main({argv!r})\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('app.probes.every_probe', 'app.inventory', "
+            "'app.repair', 'app.report.sections', 'PySide6'))))")
+    for argv, allowed in ((["--version"], []), (["explain", "[WinError 126] fbgemm.dll"], [])):
+        done = subprocess.run([sys.executable, "-c", code.format(argv=argv)], cwd=REPO, capture_output=True,
+                              text=True, timeout=60)
+        assert done.stdout.strip().splitlines()[-1] == str(allowed), (argv, done.stdout[-500:], done.stderr[-500:])
 
 
 def test_main_and_python_dash_m_app_give_the_same_exit_code(capsys):
@@ -190,9 +203,9 @@ def blind_once_the_runtime_is_placed(ctx):
 
 @pytest.mark.parametrize("lang", ["en", "zh_CN"])
 def test_a_repair_whose_check_afterwards_could_not_finish_is_never_called_fixed(fresh_demo, monkeypatch, lang):
-    from app.probes import ALL_PROBES
     from app.probes import runner as runner_module
     from app.probes.base import ENVIRONMENT, Probe
+    from app.probes.every_probe import ALL_PROBES
 
     monkeypatch.setattr(runner_module, "ALL_PROBES", (*ALL_PROBES, Probe("gpu", ENVIRONMENT,
                                                                           blind_once_the_runtime_is_placed)))
@@ -447,7 +460,7 @@ def test_an_internal_error_is_one_line_and_its_traceback_goes_to_the_log_or_here
     def broken(args, output):
         raise ZeroDivisionError("deep inside")
 
-    monkeypatch.setitem(COMMANDS, "explain", broken)
+    monkeypatch.setattr(commands_module, "command", lambda name: broken if name == "explain" else None)
     assert main(["explain", "x"]) == 2
     err = capsys.readouterr().err
     assert "internal error (ZeroDivisionError: deep inside)" in err and "Traceback" not in err
