@@ -12,8 +12,9 @@ import bisect
 import os
 import re
 import struct
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import BinaryIO, Optional, Union
+from typing import BinaryIO, Iterator, Optional, Union
 
 CPU_NAMES = {0x14C: "x86", 0x8664: "x64", 0xAA64: "arm64", 0x1C4: "arm", 0x200: "ia64", 0xA641: "arm64ec"}
 
@@ -59,12 +60,65 @@ class ImportedDll:
     delay: bool = False
 
 
+class ExportNames(Mapping):
+    """The export name table, name -> ordinal, looked up as Windows' loader looks a name up: a binary search of the
+    names, which linkers write sorted. A name is decoded only when it is asked for (torch_cpu.dll has 50,000; an
+    importer asks for a few hundred); listing the table (a person opening a DLL's exports, a name not found by the
+    search in a table that is not sorted) decodes them all, once."""
+
+    def __init__(self, blob: bytes, low: int, rvas: tuple[int, ...], ordinals: tuple[int, ...]) -> None:
+        self._blob, self._low, self._rvas, self._ordinals = blob, low, rvas, ordinals
+        self._decoded: Optional[dict[str, int]] = None
+
+    def _raw(self, index: int) -> bytes:
+        at = self._rvas[index] - self._low
+        stop = self._blob.find(b"\0", at, at + MAX_NAME)
+        return self._blob[at:stop if stop >= 0 else at + MAX_NAME]  # unterminated: as far as a name may go
+
+    def __getitem__(self, name: str) -> int:
+        try:
+            wanted = name.encode("latin-1")
+        except UnicodeEncodeError:
+            raise KeyError(name) from None
+        low, high = 0, len(self._rvas)
+        while low < high:
+            middle = (low + high) // 2
+            if self._raw(middle) < wanted:
+                low = middle + 1
+            else:
+                high = middle
+        if low < len(self._rvas) and self._raw(low) == wanted:
+            return self._ordinals[low]
+        return self._all()[name]  # not found by the search: certain only once every name was read
+
+    def _all(self) -> dict[str, int]:
+        if self._decoded is None:
+            texts: dict[int, str] = {}  # by address: crafted tables point thousands of entries at one string
+            decoded: dict[str, int] = {}
+            for index, rva in enumerate(self._rvas):
+                text = texts.get(rva)
+                if text is None:
+                    text = texts[rva] = self._raw(index).decode("latin-1")
+                decoded.setdefault(text, self._ordinals[index])  # the first, as the search finds it
+            self._decoded = decoded
+        return self._decoded
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    def __repr__(self) -> str:
+        return f"ExportNames({len(self._rvas)} names)"
+
+
 @dataclass(frozen=True)
 class ExportTable:
     dll_name: str
     base: int
     ordinals: frozenset[int]  # ordinals whose address is set
-    names: dict[str, int]  # name -> ordinal
+    names: Mapping[str, int]  # name -> ordinal: ExportNames, or a dict where the names lie scattered
     forwarders: dict[int, str]  # ordinal -> "otherdll.function" or "otherdll.#12"
 
     def ordinal_of(self, function: ImportedFunction) -> Optional[int]:
@@ -458,44 +512,45 @@ class _Image:
                 if text is None:
                     text = texts[address] = self.cstring(address, "an export forwarder").decode("ascii", "replace")
                 forwarders[ordinal] = text
-        names: dict[str, int] = {}
+        names: Mapping[str, int] = {}
         if n_names:
             name_rvas = struct.unpack(f"<{n_names}I", self.read(names_rva, 4 * n_names, "the export name table"))
             indexes = struct.unpack(f"<{n_names}H", self.read(ordinals_rva, 2 * n_names, "the export index table"))
             if max(indexes) >= n_functions:
                 raise PEError("the export table names a function that does not exist")
-            read_name = self._bulk_names(name_rvas)
-            texts = {}
-            for name_at, index in zip(name_rvas, indexes):
-                name = texts.get(name_at)
-                if name is None:
-                    name = texts[name_at] = read_name(name_at).decode("latin-1")
-                names[name] = base + index
+            blob = self._names_blob(name_rvas)
+            if blob is not None:
+                names = ExportNames(blob, min(name_rvas), name_rvas, tuple(base + index for index in indexes))
+            else:
+                names = self._scattered_names(name_rvas, indexes, base)
         return ExportTable(dll_name, base, frozenset(ordinals), names, forwarders)
 
-    def _bulk_names(self, rvas: tuple[int, ...]):
-        """Read all export names in one span when they are packed together (they always are in practice)."""
+    def _scattered_names(self, rvas: tuple[int, ...], indexes: tuple[int, ...], base: int) -> dict[str, int]:
+        """Names that do not lie together in one section (never in a linker's output): each read where it is."""
+        names: dict[str, int] = {}
+        texts: dict[int, str] = {}
+        for name_at, index in zip(rvas, indexes):
+            name = texts.get(name_at)
+            if name is None:
+                name = texts[name_at] = self.cstring(name_at, "an export name").decode("latin-1")
+            names.setdefault(name, base + index)
+        return names
+
+    def _names_blob(self, rvas: tuple[int, ...]) -> Optional[bytes]:
+        """All export names in one read, when they are packed together in one section (as linkers write them)."""
         low, high = min(rvas), max(rvas)
         start = self.offset(low, "the export names")
         span = high - low + MAX_NAME
-        if span <= _MAX_BULK_READ:
-            end = min(self.src.size, start + span)
-            try:
-                same_section = self.offset(high, "the export names") - start == high - low
-            except PEError:
-                same_section = False
-            if same_section:
-                blob = self.src.read(start, end - start, "the export names")
-
-                def from_blob(rva: int) -> bytes:
-                    at = rva - low
-                    stop = blob.find(b"\0", at, at + MAX_NAME)
-                    if stop < 0:
-                        raise PEError("an export name is not terminated")
-                    return blob[at:stop]
-
-                return from_blob
-        return lambda rva: self.cstring(rva, "an export name")
+        if span > _MAX_BULK_READ:
+            return None
+        try:
+            same_section = self.offset(high, "the export names") - start == high - low
+        except PEError:
+            same_section = False
+        if not same_section:
+            return None
+        end = min(self.src.size, start + span)
+        return self.src.read(start, end - start, "the export names")
 
     def versions(self, warnings: list[str]) -> tuple[Optional[str], ...]:
         """FileVersion and ProductVersion (the fixed part), CompanyName, FileDescription, ProductName and

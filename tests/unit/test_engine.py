@@ -558,3 +558,29 @@ def test_copies_asked_for_at_once_from_several_threads_are_still_parsed_once(tmp
     unreadable = [p for p, r in results.items() if isinstance(r, graph.Unreadable)]
     assert len(unreadable) == 1
     assert all(results[p].path == str(p) for p in copies if p not in unreadable)
+
+
+def test_export_names_are_looked_up_as_the_loader_does_without_decoding_the_table(tmp_path):
+    """A binary search of the sorted names: asking for present names decodes only those; listing decodes all."""
+    from app.engine.pe import ExportNames
+
+    path = tmp_path / "many.dll"
+    path.write_bytes(build_pe(exports=[Export(i + 1, f"fn{i:05d}") for i in range(3000)]))
+    names = read_pe(path).exports.names
+    assert isinstance(names, ExportNames)
+    assert names["fn01234"] == 1235 and names.get("fn02999") == 3000 and "fn00000" in names
+    assert names._decoded is None  # nothing decoded but what was asked for
+    assert "fn99999" not in names and names.get("") is None and "fn\u4e00" not in names
+    assert len(names) == 3000 and sorted(names)[:2] == ["fn00000", "fn00001"]
+
+
+def test_a_name_table_out_of_order_still_answers_for_every_name():
+    """A linker writes the names sorted; a crafted file may not: a name the search misses is looked up in all."""
+    from app.engine.pe import ExportNames
+
+    blob = b"zeta\0alpha\0mid\0"
+    names = ExportNames(blob, 100, (100, 105, 111), (1, 2, 3))
+    assert (names["zeta"], names["alpha"], names["mid"]) == (1, 2, 3)
+    assert dict(names) == {"zeta": 1, "alpha": 2, "mid": 3} and "other" not in names
+    unterminated = ExportNames(b"abc", 0, (0,), (7,))
+    assert unterminated["abc"] == 7  # as far as the file goes, never an error later in the graph
