@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -77,6 +78,10 @@ class HttpsServer:
         self.files: dict[str, Union[bytes, Path]] = {}
         self.faults: dict[str, Fault] = {}
         self.log: list[Request] = []
+        # a link as users have it, for the benchmarks: each request waits `latency_s` before its answer, and the
+        # body goes out at `bytes_per_s` at most (0: as fast as the loopback goes)
+        self.latency_s = 0.0
+        self.bytes_per_s = 0.0
         self.stopping = threading.Event()
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(cert, key)
@@ -119,6 +124,8 @@ class _Handler(BaseHTTPRequestHandler):
         owner = self.owner
         path = self.path
         owner.log.append(Request(path, dict(self.headers.items())))
+        if owner.latency_s:
+            time.sleep(owner.latency_s)
         fault = owner.faults.get(path) or Fault()
         if fault.statuses:
             self._empty(fault.statuses.pop(0))
@@ -174,11 +181,16 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             if source is not None:
                 source.seek(start)
+            began, pace = time.monotonic(), self.owner.bytes_per_s
             while sent < limit:
                 n = min(BLOCK, limit - sent)
                 block = body[sent:sent + n] if source is None else source.read(n)
                 self.wfile.write(block)
                 sent += n
+                if pace:
+                    ahead = (sent - start) / pace - (time.monotonic() - began)
+                    if ahead > 0:
+                        time.sleep(ahead)
             self.wfile.flush()
         except OSError:
             return

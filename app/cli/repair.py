@@ -22,6 +22,7 @@ from app.demo.computer import DEMO_VENV
 from app.i18n import words
 from app.probes.finding import BLOCKER
 from app.repair.names import repair_name
+from app.report.plan_lines import change_lines
 from app.report.units import download_line, size_text
 
 SCHEMA = "torch-dll-doctor.repair/1"
@@ -32,8 +33,8 @@ YES = ("y", "yes", "是")
 def say_plan(plan, lang: str, output: Output) -> None:
     """What will change, where, from which source, the download, and that it can be undone."""
     output.line(words("cli.repair.plan", lang, action=repair_name(plan.action, lang), environment=plan.environment))
-    for change in plan.changes:
-        output.line("  - " + words(f"cli.repair.change.{change.kind}", lang, **change.to_dict()))
+    for line in change_lines(plan, lang):
+        output.line("  - " + line)
     for note in plan.notes:
         output.line("  " + note[lang])
     if plan.download_bytes:

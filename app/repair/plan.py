@@ -38,6 +38,7 @@ class Change:
     host_target: Optional[Path] = None
     host_source: Optional[Path] = None
     data_type: Optional[str] = None  # set-machine-value: the registry type written (REG_DWORD, REG_EXPAND_SZ)
+    size: Optional[int] = None  # a file's size, where the plan knows it (what a summary of many files adds up)
 
     def to_dict(self) -> dict:
         return {"kind": self.kind, "target": self.target, "source": self.source, "value": self.value}

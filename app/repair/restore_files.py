@@ -45,6 +45,7 @@ from app.sources.torch_wheels import (
     local_wheels_for,
 )
 from app.sources.wheel_member import (
+    BATCH_GAP,
     TAIL_BYTES,
     LocalWheel,
     RangedWheel,
@@ -183,7 +184,8 @@ class RestoreTorchFiles:
             for entry in item.files:
                 now, target = folders.find(entry.path)
                 kind = "repair-file" if now is not None else "restore-file"
-                changes.append(Change(kind, system.windows_path(target), shown_source, host_target=target))
+                changes.append(Change(kind, system.windows_path(target), shown_source, host_target=target,
+                                      size=entry.size))
                 files.append({"path": entry.path, "target": str(target), "sha256": hex_digest(entry.sha256),
                               "size": entry.size})
             packages.append({"name": package.name, "version": package.version, "wheel": package.wheel,
@@ -282,29 +284,55 @@ class RestoreTorchFiles:
                                  tuple(package["tags"]))
         index, found = find_on_index(shell, package["indexes"], session, token)
         facts.update(index=index, url=found.url, index_sha256=found.sha256)
-        budget = sum(f["size"] + (f["size"] >> 8) + MEMBER_SLACK for f in package["files"])
-        try:
-            with RemoteWheel(found.url, budget=budget + (32 << 20) + 2 * TAIL_BYTES, token=token,
-                             session=session) as wheel:
-                try:
-                    copies = _copy_members(wheel, package, folder, token)
-                finally:
-                    facts.update(ranged=True, transferred=wheel.fetched, wheel_bytes=wheel.size)
+        copies = fetch_members(found.url, found.sha256, found.size, package, folder, session, token, on_progress,
+                               facts)
+        host = urlparse(found.url).hostname
+        if facts["ranged"]:
             percent = max(1, round(100 * facts["transferred"] / max(1, facts["wheel_bytes"])))
             on_output(said("repair.restore.fetched.ranged", wheel=package["wheel"], count=len(copies),
-                           percent=percent, host=urlparse(found.url).hostname))
-        except RangeNotSupported:
-            path = folder / package["wheel"]
-            download(found.url, path, max_bytes=found.size or WHOLE_WHEEL_BYTES, sha256=found.sha256, token=token,
-                     progress=on_progress, session=session)
-            facts.update(ranged=False, transferred=path.stat().st_size, wheel_bytes=path.stat().st_size)
-            with LocalWheel(path) as wheel:
-                copies = _copy_members(wheel, package, folder, token)
-            path.unlink()
+                           percent=percent, host=host))
+        else:
             key = "repair.restore.fetched.whole" if found.sha256 else "repair.restore.fetched.whole_unhashed"
-            on_output(said(key, wheel=package["wheel"], count=len(copies), host=urlparse(found.url).hostname))
+            on_output(said(key, wheel=package["wheel"], count=len(copies), host=host))
         transaction.note({"restored_from": facts})
         return copies
+
+
+def fetch_members(url: str, sha256: Optional[str], size: Optional[int], package: dict, folder: Path,
+                  session: requests.Session, token: Optional[CancelToken], on_progress, facts: dict,
+                  ) -> list[tuple[Path, Path, str]]:
+    """The package's damaged files out of the wheel at `url`, each checked as RECORD pins it, the fastest way: its
+    members by ranges, neighbours together (one read per group); or the whole wheel, checked against the index's
+    `sha256`, when the server cannot do ranges or when that is faster (many reads, or most of the wheel: the
+    wheel's `cost`). `facts` gets what was fetched and how."""
+    # what the members need, the bytes between neighbours read together, and the directory
+    budget = sum(f["size"] + (f["size"] >> 8) + MEMBER_SLACK + BATCH_GAP for f in package["files"])
+    copies: Optional[list[tuple[Path, Path, str]]] = None
+    try:
+        with RemoteWheel(url, budget=budget + (32 << 20) + 2 * TAIL_BYTES, token=token, session=session) as wheel:
+            groups: list[list[str]] = []
+            try:
+                members = _members(wheel, package)
+                groups = wheel.batches([members[f["path"].lower()] for f in package["files"]
+                                        if f["path"].lower() in members])  # one missing: said when copied
+                if wheel.cost(groups) < wheel.size:
+                    copies = _copy_members(wheel, package, folder, token, groups)
+            finally:
+                facts.update(ranged=copies is not None, transferred=wheel.fetched, wheel_bytes=wheel.size,
+                             reads=len(groups))
+    except RangeNotSupported:
+        pass
+    if copies is not None:
+        return copies
+    path = folder / package["wheel"]
+    download(url, path, max_bytes=size or WHOLE_WHEEL_BYTES, sha256=sha256, token=token, progress=on_progress,
+             session=session)
+    facts.update(ranged=False, transferred=facts.get("transferred", 0) + path.stat().st_size,
+                 wheel_bytes=path.stat().st_size)
+    with LocalWheel(path) as wheel:
+        copies = _copy_members(wheel, package, folder, token)
+    path.unlink()
+    return copies
 
 
 def _members(wheel: RangedWheel, package: dict) -> dict[str, str]:
@@ -322,25 +350,31 @@ def _members(wheel: RangedWheel, package: dict) -> dict[str, str]:
     return members
 
 
-def _copy_members(wheel: RangedWheel, package: dict, folder: Path,
-                  token: Optional[CancelToken]) -> list[tuple[Path, Path, str]]:
-    """Each damaged file out of the wheel, checked against the size and SHA-256 the installed RECORD pins."""
+def _copy_members(wheel: RangedWheel, package: dict, folder: Path, token: Optional[CancelToken],
+                  groups: Optional[list[list[str]]] = None) -> list[tuple[Path, Path, str]]:
+    """Each damaged file out of the wheel, checked against the size and SHA-256 the installed RECORD pins. With
+    `groups` (a ranged wheel's `batches`), neighbours are read together, one read a group."""
     members = _members(wheel, package)
     missing = [f["path"] for f in package["files"] if f["path"].lower() not in members]
     if missing:
         raise WheelError(f"the package does not hold {', '.join(missing[:3])}", host=wheel.host)
+    numbered = {members[entry["path"].lower()]: (number, entry) for number, entry in enumerate(package["files"])}
     copies = []
-    for number, entry in enumerate(package["files"]):
-        if token is not None:
-            token.check()
-        out_path = folder / f"{number}.part"
-        with open(out_path, "wb") as out:
-            copied = wheel.copy(members[entry["path"].lower()], out, entry["size"])
-            out.flush()
-            os.fsync(out.fileno())
-        if copied.sha256 != entry["sha256"] or copied.size != entry["size"]:
-            out_path.unlink()
-            raise DownloadError("hash-mismatch", host=wheel.host)
-        copies.append((out_path, Path(entry["target"]), copied.sha256))
+    for group in groups if groups is not None else [[name] for name in numbered]:
+        if groups is not None:
+            wheel.hold(group)
+        for name in group:
+            if token is not None:
+                token.check()
+            number, entry = numbered[name]
+            out_path = folder / f"{number}.part"
+            with open(out_path, "wb") as out:
+                copied = wheel.copy(name, out, entry["size"])
+                out.flush()
+                os.fsync(out.fileno())
+            if copied.sha256 != entry["sha256"] or copied.size != entry["size"]:
+                out_path.unlink()
+                raise DownloadError("hash-mismatch", host=wheel.host)
+            copies.append((out_path, Path(entry["target"]), copied.sha256))
     return copies
 

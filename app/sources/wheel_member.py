@@ -44,10 +44,14 @@ LOCAL_HEADER_BYTES = 30
 TAIL_BYTES = 64 << 10  # fetched first: the end records and, for most wheels, the whole central directory
 END_SEARCH_BYTES = (1 << 16) + 22  # the longest read zipfile makes looking for the end record (a 64 KB comment)
 DIRECTORY_PIECE = 1 << 20  # the directory arrives in pieces this size, so too many entries stop it early
-READ_AHEAD = 1 << 20  # within a member, one ranged read fetches up to this much (a member streams through it)
+READ_AHEAD = 8 << 20  # within a member, one ranged read fetches up to this much (a member streams through it)
 MEMBER_CHUNK = 1 << 20  # inflated bytes asked of zipfile at a time
 MAX_DIRECTORY_BYTES = 32 << 20  # torch's wheels have about 3 MB
 MAX_ENTRIES = 100_000  # torch's wheels have about 15 000
+BATCH_BYTES = 16 << 20  # neighbouring members are fetched together, in one read of at most this much
+BATCH_GAP = 256 << 10  # ... when no more than this lies between them (other members' bytes, fetched and dropped)
+LOCAL_EXTRA_SLACK = 1 << 10  # a local header's extra field may be longer than the central directory's copy
+REQUEST_COST_BYTES = 2 << 20  # what one more request costs, as bytes (about 100 ms of a 20 MB/s link)
 JSON_ACCEPT = "application/vnd.pypi.simple.v1+json, text/html;q=0.1"
 
 ReadRange = Callable[[int, int], bytes]  # (start, length) -> bytes
@@ -202,6 +206,11 @@ class _RangeFile(io.RawIOBase):
         if length > 0:
             self._fetch(start, length)
 
+    def prefetch_window(self, start: int, length: int) -> None:
+        """One read that becomes the window the next members are read from (a batch of neighbours)."""
+        self.check_budget(length)
+        self.window = (start, self._get(start, length))
+
     def _spans(self) -> Iterator[tuple[int, bytes]]:
         yield from self.kept
         yield self.window
@@ -294,6 +303,46 @@ class RangedWheel:
 
     def names(self) -> list[str]:
         return self._zip.namelist()
+
+    def batches(self, names: list[str]) -> list[list[str]]:
+        """The members in the order they lie in the wheel, in groups that are one read each: neighbours with at most
+        BATCH_GAP bytes between them, up to BATCH_BYTES together (a member larger than that is a group alone)."""
+        spans = sorted((self._span(name), name) for name in names)
+        groups: list[list[str]] = []
+        start = end = -1
+        for (first, last), name in spans:
+            if groups and first - end <= BATCH_GAP and last - start <= BATCH_BYTES:
+                groups[-1].append(name)
+                end = max(end, last)
+            else:
+                groups.append([name])
+                start, end = first, last
+        return groups
+
+    def cost(self, groups: list[list[str]]) -> int:
+        """What reading these groups costs, as bytes: what they fetch, and REQUEST_COST_BYTES for each read. More
+        than the wheel's size: the whole wheel, in one download, is faster."""
+        total = 0
+        for group in groups:
+            first, last = self._group_span(group)
+            total += last - first + REQUEST_COST_BYTES * max(1, -(-(last - first) // READ_AHEAD))
+        return total
+
+    def hold(self, group: list[str]) -> None:
+        """One read of the span that holds these members: their reads then come from it."""
+        if len(group) > 1:
+            first, last = self._group_span(group)
+            self._file.prefetch_window(first, min(last, self.size) - first)
+
+    def _span(self, name: str) -> tuple[int, int]:
+        info = self._member(name, 1 << 62)
+        start = info.header_offset
+        return start, (start + LOCAL_HEADER_BYTES + len(info.orig_filename.encode("utf-8")) + len(info.extra)
+                       + LOCAL_EXTRA_SLACK + info.compress_size)
+
+    def _group_span(self, group: list[str]) -> tuple[int, int]:
+        spans = [self._span(name) for name in group]
+        return min(s for s, _ in spans), max(e for _, e in spans)
 
     def read(self, name: str, max_bytes: int) -> bytes:
         """The member's content, at most `max_bytes` (a member that claims or inflates to more is refused)."""

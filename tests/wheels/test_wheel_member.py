@@ -255,3 +255,30 @@ def test_a_gzipped_index_page_is_decoded_and_a_gzip_bomb_page_is_refused(server)
     with pytest.raises(DownloadError) as caught:
         fetch_page(url, accept="text/html", max_bytes=MB)
     assert caught.value.code == "too-large"
+
+
+def test_neighbouring_members_of_the_real_torch_wheel_come_in_a_few_reads_and_the_whole_wheel_when_cheaper(server):
+    """2,000 headers missing (an install cut short by the path limit): one read per 16 MB of neighbours, each
+    header as RECORD pins it; every member wanted at once costs more by ranges than the wheel: one download."""
+    torch_wheel = real(realfiles.download, realfiles.TORCH_240)
+    with zipfile.ZipFile(torch_wheel) as zipped:
+        infos = zipped.infolist()
+        headers = [i.filename for i in infos if i.filename.startswith("torch/include/")][:2000]
+        originals = {name: zipped.read(name) for name in headers}
+    url = serve(server, "/torch.whl", torch_wheel.read_bytes())
+    with RemoteWheel(url, budget=torch_wheel.stat().st_size) as remote:
+        groups = remote.batches(headers)
+        assert sorted(n for g in groups for n in g) == sorted(headers) and len(groups) <= 4
+        assert remote.cost(groups) < remote.size // 4
+        server.log.clear()
+        for group in groups:
+            remote.hold(group)
+            for name in group:
+                out = io.BytesIO()
+                remote.copy(name, out, 64 * MB)
+                assert out.getvalue() == originals[name]
+        assert len(server.requests_for("/torch.whl")) == len(groups)  # one read a group, none per member
+        everything = remote.batches([i.filename for i in infos if not i.is_dir()])
+        assert remote.cost(everything) >= remote.size  # ranges would be slower: the caller takes the whole wheel
+        few = remote.batches(["torch/lib/fbgemm.dll", "torch/lib/c10.dll", "torch/lib/torch_cpu.dll"])
+        assert remote.cost(few) < remote.size  # torch_cpu.dll's 69 MB in 8 MB reads: ranges still win

@@ -21,8 +21,8 @@ from PySide6.QtWidgets import (
     QWizard,
 )
 
-from app.i18n import words
 from app.repair.names import repair_name
+from app.report.plan_lines import change_lines
 from app.ui.failure import failure_words
 from app.ui.pages.base import Page, path_breaks, wrapped
 from app.ui.session import recommended, repair_options
@@ -176,8 +176,7 @@ class PlanPage(Page):
 
     def plan_html(self, plan, lang: str) -> str:
         """Exactly what a plan changes and where, its notes, the download, and whether Windows asks permission."""
-        items = "".join(f"<li>{paths_whole(words(f'cli.repair.change.{c.kind}', lang, **c.to_dict()))}</li>"
-                        for c in plan.changes)
+        items = "".join(f"<li>{paths_whole(line)}</li>" for line in change_lines(plan, lang))
         notes = "".join(f"<p>{paths_whole(note[lang])}</p>" for note in plan.notes)
         extra = []
         if plan.download_bytes:
