@@ -115,7 +115,7 @@ class RecordFolders:
             if found is None or not found.is_file():
                 return None
             size = found.stat().st_size
-            return os.stat(target).st_size if expected is not None and size != expected else size
+            return Path(target).stat().st_size if expected is not None and size != expected else size
         except OSError:
             return None
 
