@@ -130,14 +130,8 @@ class RecordFolders:
         writing, one changed through another hard link), so a file is never called changed on the listing's word.
         (A stale listing that still shows the expected size passes; the hash check, which reads every byte, does
         not.)"""
-        found, target = self._entry(relative)
-        try:
-            if found is None or not found.is_file():
-                return None
-            size = found.stat().st_size
-            return target, (target.stat().st_size if expected is not None and size != expected else size)
-        except OSError:
-            return None
+        size = self.size(relative, expected)
+        return (self.find(relative)[1], size) if size is not None else None
 
 
 def torch_records(site: Optional[Path]) -> list[Path]:
