@@ -38,6 +38,8 @@ def run_command(args: argparse.Namespace, output: Optional[Output] = None) -> in
     """Run `args.command`; a usage error, a cancel or an internal error is one line and exit 2 (repair and undo
     say their own failures, through app.failures.failure_text, and exit 1)."""
     output = output or Output()
+    if getattr(args, "json", None) == "-":
+        output = output.document_only_on_out()
     lang = language_for(getattr(args, "lang", None))
     try:
         return command(args.command)(args, output)

@@ -1,5 +1,9 @@
 """Where a command writes and reads: results on `out`, progress and errors on `err`, answers from `stdin`.
 
+A JSON document asked for on standard output (`--json -`) has standard output to itself: the command's readable
+lines then go to standard error (`document_only_on_out`), as diagnose's do, so a script reads one document and a
+person still sees what happened and why it ended as it did.
+
 Tests hand in io.StringIO; by default the process's own streams, taken when the Output is made (so pytest's
 capsys sees them). A stream may be None (a windowed .exe started without a console): nothing is written then.
 A reader that stops reading (`diagnose | head`) never stops the command: what is written after that is dropped,
@@ -23,6 +27,14 @@ class Output:
         self.out = out if out is not None else sys.stdout
         self.err = err if err is not None else sys.stderr
         self.stdin = stdin if stdin is not None else sys.stdin
+        self.documents = self.out  # where `document(..., "-")` writes
+
+    def document_only_on_out(self) -> Output:
+        """The same streams, with the readable result moved to standard error: standard output keeps the one
+        document only."""
+        moved = Output(self.err, self.err, self.stdin)
+        moved.out, moved.err, moved.documents = self.err, self.err, self.out  # None stays None (no console)
+        return moved
 
     def line(self, text: str = "") -> None:
         """One line of the command's result."""
@@ -51,7 +63,7 @@ class Output:
     def document(self, destination: str, text: str) -> None:
         """A document (JSON...) to a file, or to the result stream with `-`."""
         if destination == "-":
-            self.line(text if _is_utf8(self.out) else ascii_json(text))
+            self._write("documents", text if _is_utf8(self.documents) else ascii_json(text))
             return
         from app.cli.base import NotWritten
         from app.system.files import write_bytes

@@ -221,6 +221,9 @@ def _no_report(ctx: ProbeContext, python: str, code: int, stderr: str) -> Findin
                            variant="crashed")
     if step is not None or SCRIPT.name in stderr:  # Python ran our script, and the script itself failed
         return _script_failed(ctx, message)
+    if code == 0 and not lines:  # it ended as a program that succeeded, and said nothing: no answer, no failure
+        return ctx.finding("check-failed", INFO, {"check": PROBE.name, "probe": PROBE.id, "error": "no report",
+                                                  "python": python, "exit_code": code}, variant="no-report")
     return ctx.finding("import-failed", BLOCKER, evidence, variant="no-python")
 
 

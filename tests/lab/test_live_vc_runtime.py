@@ -178,7 +178,7 @@ def test_the_installer_succeeds(lab, setup, clean_runtimes, tmp_path, code, outc
     shown = whole_output(tmp_path, exit_code, stdout, stderr)
 
     assert exit_code == 0, shown
-    result = json.loads(stdout[stdout.index("{"):])
+    result = json.loads(stdout)  # standard output is the document alone; the words are on standard error
     assert result["state"] == "fixed" and result["plan"]["action"] == "install-vc-runtime", shown
     assert x64 == expected, shown
     intents, applied = installer_records(tmp_path)
@@ -196,13 +196,13 @@ def test_the_installer_succeeds(lab, setup, clean_runtimes, tmp_path, code, outc
     assert [(c["op"], c["arch"]) for c in item["changes"]] == [("installer", "x64")]
     assert [(r["exit_code"], r["outcome"]) for r in item["results"]] == [(code, outcome)]
     # the restore point is Windows Installer's own: the plan says so, and nothing of ours asks for one
-    assert "Windows Installer, which does the installer's work, makes a restore point itself" in stdout
+    assert "Windows Installer, which does the installer's work, makes a restore point itself" in stderr
     assert not [r for r in journal_records(tmp_path) if r["kind"] == "note" and "restore_point" in r]
     # its own log, from %TEMP%, is kept with the transaction for the report
     (transaction,) = (tmp_path / "journal" / "transactions").iterdir()
     (kept,) = (transaction / "downloads").glob("*.log")
     assert "Command line: action=install, ui=quiet, norestart=yes" in kept.read_text(encoding="utf-8-sig")
-    assert ("needs a restart" in stdout) == (code == 3010), shown
+    assert ("needs a restart" in stderr) == (code == 3010), shown
     print(f"exit {code}: repair took {seconds:.1f} s")
 
     if code == 0:  # undo leaves the shared runtime alone and says so, as it is now (never "every change put back")
@@ -313,7 +313,7 @@ def test_restart_needed_keeps_the_repair_when_the_old_dlls_wait_for_the_restart(
                                             runtime_dlls=to_windows_path(old_runtime_dll))
 
     assert exit_code in (0, 1) and x64 == INSTALLED, stderr[-4000:]
-    result = json.loads(stdout[stdout.index("{"):])
+    result = json.loads(stdout)
     assert result["state"] in ("fixed", "restart-needed"), result  # what torch 2.4.1 still needs: nothing
     assert exit_code == (0 if result["state"] == "fixed" else 1)
     _, applied = installer_records(tmp_path)
@@ -322,7 +322,7 @@ def test_restart_needed_keeps_the_repair_when_the_old_dlls_wait_for_the_restart(
     assert waiting["dll"].lower() == r"c:\windows\system32\vcruntime140.dll" and waiting["version"] == "14.29.30133.0"
     (item,) = history(lab, setup, tmp_path)
     assert item["state"] == "done" and item["restart_needed"] is True
-    assert "restart" in stdout.lower()
+    assert "restart" in stderr.lower()
     pending = subprocess.run(["wine", "reg", "query", r"HKLM\SYSTEM\CurrentControlSet\Control\Session Manager",
                               "/v", "PendingFileRenameOperations"], env=lab.base_env(), capture_output=True)
     assert b"vcruntime140.dll.tdd-pending" in pending.stdout.replace(b"\x00", b""), pending.stdout[-500:]

@@ -254,6 +254,13 @@ def test_a_python_that_never_started_is_reported_as_such(ctx):
     assert found.evidence["message"]["en"] == "a DLL that Python itself needs was not found"
 
 
+def test_a_python_that_ended_well_and_said_nothing_is_an_unfinished_check_not_a_python_that_cannot_start(ctx):
+    found = _no_report(ctx, ENV, 0, "")
+    assert (found.code, found.severity, found.variant) == ("check-failed", "info", "no-report")
+    assert "without an answer" in found.text("en").title and "没有给出结果" in found.text("zh_CN").title
+    assert _no_report(ctx, ENV, 0, "Fatal Python error: init_fs_encoding\n").code == "import-failed"
+
+
 def test_programs_we_start_get_the_users_path_without_the_folders_qt_added_for_itself():
     import PySide6
     import shiboken6

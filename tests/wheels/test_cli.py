@@ -219,6 +219,30 @@ def test_a_repair_whose_check_afterwards_could_not_finish_is_never_called_fixed(
     assert json.loads((fresh_demo / "out.json").read_text(encoding="utf-8"))["state"] == "unchecked"
 
 
+def test_a_repair_that_ends_in_exit_1_with_its_document_on_standard_output_says_why_on_standard_error(
+        fresh_demo, monkeypatch):
+    """`--json -`: standard output is the one JSON document, nothing else; how it ended, and why exit 1, is on
+    standard error, with the plan (a script reads the document, a person sees the words)."""
+    from app.probes import runner as runner_module
+    from app.probes.base import ENVIRONMENT, Probe
+    from app.probes.every_probe import ALL_PROBES
+
+    monkeypatch.setattr(runner_module, "ALL_PROBES", (*ALL_PROBES, Probe("gpu", ENVIRONMENT,
+                                                                          blind_once_the_runtime_is_placed)))
+    code, out, err = run(*place_argv(fresh_demo, "--yes", "--json", "-"))
+    assert code == ExitCode.PROBLEM, err
+    assert json.loads(out)["state"] == "unchecked"  # the whole of standard output is the document
+    assert words("cli.repair.unchecked", "en", checks=words("probe.gpu.name", "en")) in err
+    assert words("cli.repair.undoable", "en") in err
+
+
+def test_history_with_its_document_on_standard_output_writes_nothing_else_there(fresh_demo):
+    assert run(*place_argv(fresh_demo, "--yes"))[0] == ExitCode.OK
+    code, out, err = run("history", "--json", "-")
+    assert code == ExitCode.OK, err
+    assert json.loads(out)["transactions"]
+
+
 # -- undo says what state PyTorch is in now --------------------------------------------------
 @pytest.mark.parametrize("lang", ["en", "zh_CN"])
 def test_a_successful_undo_exits_0_and_says_pytorch_does_not_load_again_as_before(fresh_demo, lang):
