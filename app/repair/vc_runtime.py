@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Callable, Optional
 
-from app.cancel import Cancelled, CancelToken
+from app.cancel import CancelToken
 from app.engine.versions import version_tuple
 from app.i18n import words
 from app.inventory.environment import PythonEnvironment
@@ -40,7 +40,7 @@ from app.sources.vc_redist import (
     installer_refusal,
     local_installers,
 )
-from app.system.base import ElevationDeclined, StillRunning, System
+from app.system.base import ElevationDeclined, StillRunning, StoppedAfterEnd, System
 from app.system.files import write_bytes
 
 TIMEOUT_S = 1800.0
@@ -226,12 +226,11 @@ def run_installer(system: System, argv: list[str], on_output: Callable[[str], No
                 on_output(said("repair.vc.running"))
                 code = system.run_elevated([final, *argv[1:]], TIMEOUT_S, token,
                                            on_stop_asked=lambda: on_output(said("repair.vc.cannot_stop")))
-        except Cancelled as stopped:  # Stop while it ran: it was let finish, and what it said is kept
-            if getattr(stopped, "exit_code", None) is not None:
-                note({"installer_run": {"from": argv[0], "tries": [*tries, stopped.exit_code], "stopped": True}})
-                _installer_log(system, argv[0], started, kept_log)
-                if OK_CODES.get(stopped.exit_code) in RESTART_OUTCOMES:
-                    note({"restart_needed": True, "reason": "installer", "code": stopped.exit_code})
+        except StoppedAfterEnd as stopped:  # Stop while it ran: it was let finish, and what it said is kept
+            note({"installer_run": {"from": argv[0], "tries": [*tries, stopped.exit_code], "stopped": True}})
+            _installer_log(system, argv[0], started, kept_log)
+            if OK_CODES.get(stopped.exit_code) in RESTART_OUTCOMES:
+                note({"restart_needed": True, "reason": "installer", "code": stopped.exit_code})
             raise
         except ElevationDeclined:
             raise InstallerFailed("declined") from None

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, ContextManager, Optional, Union
 
-from app.cancel import CancelToken
+from app.cancel import Cancelled, CancelToken
 from app.system import files
 from app.system.signature import SignatureCheck, verify_here
 
@@ -51,6 +51,15 @@ class ElevationDeclined(Exception):
 
 class StillRunning(TimeoutError):
     """A program started elevated had not ended when the wait for it did: it still runs (it is not ended)."""
+
+
+class StoppedAfterEnd(Cancelled):
+    """A Stop asked for while a program ran elevated, honoured once it had ended: what it did (`exit_code`) is
+    kept, so that a 3010 still asks for the restart."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
 
 
 @dataclass(frozen=True)

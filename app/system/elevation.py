@@ -33,8 +33,8 @@ import time
 from ctypes import wintypes
 from typing import Callable, Iterator, Optional
 
-from app.cancel import Cancelled, CancelToken
-from app.system.base import ElevationDeclined, StillRunning
+from app.cancel import CancelToken
+from app.system.base import ElevationDeclined, StillRunning, StoppedAfterEnd
 from app.system.files import FILE_SHARE_READ, open_for_reading
 
 SEE_MASK_NOCLOSEPROCESS = 0x00000040
@@ -72,9 +72,9 @@ def installer_command(argv: list[str]) -> tuple[str, str]:
 def run_elevated(argv: list[str], timeout: float, cancel: Optional[CancelToken] = None, owner: int = 0,
                  on_stop_asked: Callable[[], None] = lambda: None) -> int:
     """Run `argv` elevated and return its exit code. Raises ElevationDeclined when the user says No at the consent
-    prompt, Cancelled when a Stop was asked for (before the start, or while it ran: then only after it ended, with
-    the program's `exit_code`),
-    StillRunning when it has not ended within `timeout`, OSError when it cannot start."""
+    prompt; Cancelled when a Stop was asked for before the start, StoppedAfterEnd (a Cancelled, with the program's
+    `exit_code`) when it was asked for while it ran, only once it had ended; StillRunning when it has not ended
+    within `timeout`; OSError when it cannot start."""
     program, parameters = installer_command(argv)
     if cancel is not None:
         cancel.check()
@@ -130,9 +130,8 @@ def run_elevated(argv: list[str], timeout: float, cancel: Optional[CancelToken] 
             error = ctypes.get_last_error()
             raise ctypes.WinError(error, f"could not read the exit code of {program}: {ctypes.FormatError(error)}")
         if stop_asked:
-            stopped = Cancelled(f"{ntpath.basename(program)} ended with {code.value} after Stop was asked for")
-            stopped.exit_code = int(code.value)  # what it did is kept: a 3010 still wants the restart
-            raise stopped
+            raise StoppedAfterEnd(f"{ntpath.basename(program)} ended with {code.value} after Stop was asked for",
+                                  int(code.value))
         return int(code.value)
     finally:
         kernel32.CloseHandle(process)

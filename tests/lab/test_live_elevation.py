@@ -31,7 +31,7 @@ PROLOGUE = r"""
 import json, sys, threading, time
 sys.path.insert(0, {repo!r})
 from app.cancel import Cancelled, CancelToken
-from app.system.base import ElevationDeclined
+from app.system.base import ElevationDeclined, StoppedAfterEnd
 from app.system.live import LiveWindows
 from app.inventory.machine import read_machine_facts
 ARGV = {argv!r}
@@ -248,8 +248,9 @@ threading.Timer(0.5, token.cancel).start()
 start = time.monotonic()
 try:
     out["code"] = system.run_elevated(ARGV, 60, token, on_stop_asked=lambda: told.append(time.monotonic() - start))
-except Cancelled:
+except StoppedAfterEnd as stopped:  # a Cancelled that keeps what the installer said
     out["cancelled_after"] = time.monotonic() - start
+    out["stopped_exit_code"] = stopped.exit_code
 out["told_after"] = told
 out["x64"] = {k: v.data for k, v in system.registry_values(RUNTIMES + "\\x64").items()}
 """
@@ -329,6 +330,7 @@ def test_a_stop_while_microsofts_installer_runs_waits_for_it_then_says_cancelled
     assert 0.4 < told < 1.5, "the Stop was not said while the installer ran"
     assert 2.9 < out["cancelled_after"] < 10, "Cancelled came before the installer had ended"
     assert log is not None and "Exit code: 0x0" in log, "the installer was ended halfway"
+    assert out["stopped_exit_code"] == 0
     assert out["x64"]["Installed"] == 1
 
 
