@@ -8,6 +8,7 @@ import pytest
 from app.demo.image_builder import ImageBuilder
 from tests import realfiles
 
+pytest.register_assert_rewrite("tests.helpers")  # a failed assert in a helper shows its values, as in a test
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # the wizard's tests need no screen
 
 PYTHON_HOME = r"C:\Users\alice\AppData\Local\Programs\Python\Python312"

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import subprocess
 import sys
@@ -25,61 +24,20 @@ from PySide6.QtWidgets import (
 )
 
 from app.repair.journal import Journal
-from app.ui.application import new_wizard
 from app.ui.models import ROLE_ITEM, CheckRow
 from app.ui.pages.base import DIAGNOSE, ENVIRONMENTS, FINDINGS, FINISH, PLAN, REPAIR, VERIFY, WELCOME
 from app.ui.workers import WorkerPool
 from tests import realfiles
 from tests.conftest import SITE, TORCH_LIB, VENV, real
+from tests.helpers.files import hashes
+from tests.helpers.wizard import WAIT_MS, forward, ready, to_plan
 from tests.https_server import Fault, HttpsServer
 
 REPO = Path(__file__).resolve().parents[2]
 LIBOMP = TORCH_LIB + r"\libomp140.x86_64.dll"
 PIP_INI = r"C:\Users\alice\AppData\Roaming\pip\pip.ini"
-WAIT_MS = 60_000
 
-
-@pytest.fixture(autouse=True)
-def data_dir(tmp_path, monkeypatch):
-    folder = tmp_path / "data"
-    monkeypatch.setenv("TDD_DATA_DIR", str(folder))
-    for name in ("REQUESTS_CA_BUNDLE", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
-        monkeypatch.delenv(name, raising=False)
-    return folder
-
-
-@pytest.fixture
-def open_wizard(qtbot):
-    made = []
-
-    def make(**kwargs):
-        wizard = new_wizard(lang=kwargs.pop("lang", "en"), **kwargs)
-        qtbot.addWidget(wizard)
-        wizard.show()
-        made.append(wizard)
-        return wizard
-
-    yield make
-    for wizard in made:  # as Vorta does: every worker is stopped and waited for in teardown
-        assert wizard.shutdown(30_000)
-        wizard.translations.use("en")  # its translators leave the application with it
-
-
-def hashes(folder: Path) -> dict[str, str]:
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir()) if p.is_file()}
-
-
-def forward(qtbot, wizard: QWizard, page_id: int) -> None:
-    """Press Next (or the commit button) once the page allows it, and wait for `page_id`."""
-    qtbot.waitUntil(lambda: wizard.currentPage().isComplete(), timeout=WAIT_MS)
-    buttons = QWizard.WizardButton
-    which = buttons.CommitButton if wizard.currentPage().isCommitPage() else buttons.NextButton
-    qtbot.mouseClick(wizard.button(which), Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: wizard.currentId() == page_id, timeout=WAIT_MS)
-
-
-def ready(qtbot, wizard: QWizard) -> None:
-    qtbot.waitUntil(lambda: wizard.currentPage().isComplete(), timeout=WAIT_MS)
+pytestmark = pytest.mark.usefixtures("data_dir")  # tests/gui/conftest.py
 
 
 # -- the whole way, as a user ------------------------------------------------------------------------------------
@@ -180,15 +138,6 @@ def intel_only_image(torch_image, mirror):
     mirror.files[path] = wheel.read_bytes()
     mirror.faults.clear()
     return image, path
-
-
-def to_plan(qtbot, wizard) -> None:
-    """From Welcome to the plan page, as a user clicks: the first environment, its diagnosis, the findings."""
-    forward(qtbot, wizard, ENVIRONMENTS)
-    qtbot.waitUntil(lambda: wizard.session.env is not None, timeout=WAIT_MS)
-    for page_id in (DIAGNOSE, FINDINGS, PLAN):
-        forward(qtbot, wizard, page_id)
-    ready(qtbot, wizard)
 
 
 def to_repair(qtbot, wizard) -> None:

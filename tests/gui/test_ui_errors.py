@@ -17,9 +17,9 @@ from app.report.log import log_failure, log_file
 from app.ui.pages.base import DIAGNOSE, ENVIRONMENTS, FINDINGS, PLAN
 from app.ui.pages.diagnose import CheckState
 from app.ui.pages.environments import SearchState
-from tests.gui.test_ui import WAIT_MS, data_dir, forward, open_wizard, ready  # noqa: F401 - fixtures
+from tests.helpers.wizard import WAIT_MS, forward, ready
 
-__all__ = ["data_dir", "open_wizard"]
+pytestmark = pytest.mark.usefixtures("data_dir")  # tests/gui/conftest.py
 
 
 def failure_box(qtbot, wizard) -> QMessageBox:
@@ -31,7 +31,7 @@ def logged() -> str:
     return log_file().read_text(encoding="utf-8") if log_file().exists() else ""
 
 
-def on_demo_environments(qtbot, open_wizard):  # noqa: F811 - the fixture, passed on
+def on_demo_environments(qtbot, open_wizard):
     wizard = open_wizard(demo=True)
     forward(qtbot, wizard, ENVIRONMENTS)
     page = wizard.pages[ENVIRONMENTS]
@@ -40,7 +40,7 @@ def on_demo_environments(qtbot, open_wizard):  # noqa: F811 - the fixture, passe
 
 
 # -- A: every failure says something, and is logged -------------------------------------------------------------
-def test_a_browse_that_fails_says_so_in_plain_words_and_logs_the_traceback(open_wizard, qtbot, monkeypatch):  # noqa: F811
+def test_a_browse_that_fails_says_so_in_plain_words_and_logs_the_traceback(open_wizard, qtbot, monkeypatch):
     wizard, page = on_demo_environments(qtbot, open_wizard)
     # a name that no folder can have: listing it raises ValueError deep in discovery (the file dialog is replaced,
     # as Vorta's tests replace theirs; the search itself runs for real)
@@ -64,7 +64,7 @@ def test_a_browse_that_fails_says_so_in_plain_words_and_logs_the_traceback(open_
         assert ("What went wrong" in text or 'id="log"' in text) and "ValueError" in text and "_browse" in text
 
 
-def test_a_demo_that_cannot_be_built_says_so_and_logs_it(open_wizard, qtbot, monkeypatch, tmp_path):  # noqa: F811
+def test_a_demo_that_cannot_be_built_says_so_and_logs_it(open_wizard, qtbot, monkeypatch, tmp_path):
     not_a_folder = tmp_path / "tmp-is-a-file"
     not_a_folder.write_text("")
     monkeypatch.setattr(tempfile, "tempdir", str(not_a_folder))  # the demo is built under here: it cannot be
@@ -77,7 +77,7 @@ def test_a_demo_that_cannot_be_built_says_so_and_logs_it(open_wizard, qtbot, mon
     assert "open_demo" in logged() or "start_demo" in logged()
 
 
-def test_a_paste_whose_explanation_fails_says_so_and_logs_it(open_wizard, qtbot, monkeypatch):  # noqa: F811
+def test_a_paste_whose_explanation_fails_says_so_and_logs_it(open_wizard, qtbot, monkeypatch):
     def classify_error(text):  # classify_error is built never to raise; its work is replaced, not the error path
         return {}["no-such-cause"]
 
@@ -90,7 +90,7 @@ def test_a_paste_whose_explanation_fails_says_so_and_logs_it(open_wizard, qtbot,
     assert "KeyError: 'no-such-cause'" in logged()
 
 
-def test_the_log_redacts_user_names_and_skips_a_stop_the_user_asked_for(data_dir):  # noqa: F811
+def test_the_log_redacts_user_names_and_skips_a_stop_the_user_asked_for(data_dir):
     from app.cancel import Cancelled
 
     try:
@@ -110,7 +110,7 @@ def test_the_log_redacts_user_names_and_skips_a_stop_the_user_asked_for(data_dir
     assert re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} ERROR ", text)
 
 
-def test_a_failed_search_says_why_through_the_failure_words(open_wizard, qtbot):  # noqa: F811
+def test_a_failed_search_says_why_through_the_failure_words(open_wizard, qtbot):
     wizard, page = on_demo_environments(qtbot, open_wizard)
     page._failed(PermissionError(13, "Access is denied"))
     assert page._state == SearchState.FAILED
@@ -137,7 +137,7 @@ def held_diagnosis(monkeypatch):
     return release
 
 
-def test_back_then_next_during_the_diagnosis_ignores_the_old_runs_result(open_wizard, qtbot, monkeypatch):  # noqa: F811
+def test_back_then_next_during_the_diagnosis_ignores_the_old_runs_result(open_wizard, qtbot, monkeypatch):
     release = held_diagnosis(monkeypatch)
     wizard, _ = on_demo_environments(qtbot, open_wizard)
     forward(qtbot, wizard, DIAGNOSE)
@@ -160,7 +160,7 @@ def test_back_then_next_during_the_diagnosis_ignores_the_old_runs_result(open_wi
 
 
 def test_switching_to_the_demo_while_discovery_streams_shows_only_the_demos_environments(
-        open_wizard, qtbot, tmp_path):  # noqa: F811
+        open_wizard, qtbot, tmp_path):
     from app.demo.image_builder import ImageBuilder
 
     image = ImageBuilder(tmp_path / "many")  # so many that discovery streams them for a good while
@@ -182,7 +182,7 @@ def test_switching_to_the_demo_while_discovery_streams_shows_only_the_demos_envi
     assert wizard.session.environments == shown
 
 
-def test_back_then_next_on_the_plan_page_offers_only_the_newest_plans(open_wizard, qtbot):  # noqa: F811
+def test_back_then_next_on_the_plan_page_offers_only_the_newest_plans(open_wizard, qtbot):
     wizard, _ = on_demo_environments(qtbot, open_wizard)
     for page_id in (DIAGNOSE, FINDINGS, PLAN):
         forward(qtbot, wizard, page_id)
@@ -202,7 +202,7 @@ def test_back_then_next_on_the_plan_page_offers_only_the_newest_plans(open_wizar
 
 
 # -- D: a card keeps its natural height -------------------------------------------------------------------------
-def test_a_findings_card_has_no_gap_between_its_sections_in_a_shown_window(open_wizard, qtbot):  # noqa: F811
+def test_a_findings_card_has_no_gap_between_its_sections_in_a_shown_window(open_wizard, qtbot):
     wizard, _ = on_demo_environments(qtbot, open_wizard)
     wizard.resize(800, 600)
     forward(qtbot, wizard, DIAGNOSE)
@@ -225,7 +225,7 @@ def test_a_findings_card_has_no_gap_between_its_sections_in_a_shown_window(open_
     wizard.set_language("en")
 
 
-def test_the_demos_skipped_live_check_speaks_of_the_demo_not_a_copied_drive(open_wizard, qtbot):  # noqa: F811
+def test_the_demos_skipped_live_check_speaks_of_the_demo_not_a_copied_drive(open_wizard, qtbot):
     wizard, _ = on_demo_environments(qtbot, open_wizard)
     forward(qtbot, wizard, DIAGNOSE)
     forward(qtbot, wizard, FINDINGS)
@@ -238,7 +238,7 @@ def test_the_demos_skipped_live_check_speaks_of_the_demo_not_a_copied_drive(open
 
 
 # -- E: the environments page speaks in whole sentences ---------------------------------------------------------
-def test_the_environments_status_is_whole_sentences_with_plural_counts(open_wizard, qtbot):  # noqa: F811
+def test_the_environments_status_is_whole_sentences_with_plural_counts(open_wizard, qtbot):
     wizard, page = on_demo_environments(qtbot, open_wizard)
     count = len(page.model.envs)
     assert page.status.text() == f"{count} installation(s) found. Select one and press Next."

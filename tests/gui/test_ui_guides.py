@@ -2,9 +2,9 @@
 leads to Finish with the steps kept in view and the report, and the button opens the official page (caught with
 QDesktopServices.setUrlHandler, as the browser would be handed it)."""
 
-# ruff: noqa: F811 - the wizard's fixtures come from tests/gui/test_ui.py and are used as arguments
 from __future__ import annotations
 
+import pytest
 from PySide6.QtCore import QObject, Qt, QUrl, Slot
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QLabel, QPushButton, QRadioButton
@@ -12,8 +12,10 @@ from PySide6.QtWidgets import QLabel, QPushButton, QRadioButton
 from app.demo.image_builder import ImageBuilder
 from app.demo.pe_writer import build_pe
 from app.ui.pages.base import DIAGNOSE, ENVIRONMENTS, FINDINGS, FINISH, PLAN
-from tests.gui.test_ui import data_dir, forward, open_wizard, ready  # noqa: F401
+from tests.helpers.wizard import forward, ready
 from tests.unit.test_diagnose import PY, VENV, torch, vc_runtime
+
+pytestmark = pytest.mark.usefixtures("data_dir")  # tests/gui/conftest.py
 
 PY32 = PY + "-32"
 

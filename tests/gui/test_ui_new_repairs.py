@@ -13,10 +13,12 @@ from PySide6.QtWidgets import QLabel
 
 from app.ui.pages.base import DIAGNOSE, ENVIRONMENTS, FINDINGS, FINISH, PLAN, REPAIR, VERIFY
 from app.ui.repair_run import Phase, RunState
-from tests.gui.test_ui import WAIT_MS, data_dir, forward, open_wizard, ready, to_plan  # noqa: F401 - fixtures
+from tests.helpers.wizard import WAIT_MS, forward, ready, to_plan
 from tests.unit.test_paging_file import sd_image
 from tests.wheels.test_duplicate_openmp import CONDA, OTHER_BUILD, SET_ASIDE, conda_image, intel_runtime
 from tests.wheels.test_restore_torch_files import broken_image, installed, lib_state, serve, wheel, wheel_sha256  # noqa: F401
+
+pytestmark = pytest.mark.usefixtures("data_dir")  # tests/gui/conftest.py
 
 
 def files_of(root: Path) -> dict[str, str]:

@@ -14,7 +14,10 @@ from app.repair.journal import Journal
 from app.ui.pages.base import REPAIR
 from app.ui.repair_run import RunState
 from tests.conftest import TORCH_LIB
-from tests.gui.test_ui import WAIT_MS, data_dir, forward, hashes, open_wizard, ready, to_plan  # noqa: F401 - fixtures
+from tests.helpers.files import hashes
+from tests.helpers.wizard import WAIT_MS, forward, ready, to_plan
+
+pytestmark = pytest.mark.usefixtures("data_dir")  # tests/gui/conftest.py
 
 
 def paused(monkeypatch, tmp_path: Path, point: str) -> tuple[Path, Path]:
