@@ -239,3 +239,45 @@ def pip_install(image: ImageBuilder, requirement: str, site: str, *, python: str
     image.write(site + "\\" + dist_info.replace("/", "\\") + "\\INSTALLER", installer)
     image.write(site + "\\" + record_name.replace("/", "\\"), "\n".join(lines) + "\n")
     return written
+
+
+@pytest.fixture(scope="module")
+def wheel():
+    """The real torch 2.4.0 wheel from PyPI, as a file in the download cache."""
+    return real(realfiles.download, realfiles.TORCH_240)
+
+
+@pytest.fixture(scope="module")
+def wheel_sha256(wheel):
+    """The SHA-256 of `wheel`, as an index lists it."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(wheel, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@pytest.fixture(scope="module")
+def installed(wheel):
+    """What pip leaves in dist-info (RECORD as the wheel has it, limited to the files the image holds: torch\\lib's
+    DLLs and torch\\version.py), and the real version.py."""
+    import base64
+    import hashlib
+    import zipfile
+
+    from tests.helpers.damaged_torch import DIST_INFO
+
+    with zipfile.ZipFile(wheel) as zipped:
+        record = zipped.read(f"{DIST_INFO}/RECORD").decode()
+        kept = [line for line in record.splitlines()
+                if (line.startswith("torch/lib/") and line.split(",")[0].endswith(".dll"))
+                or line.startswith(("torch/version.py,", f"{DIST_INFO}/WHEEL,", f"{DIST_INFO}/METADATA,",
+                                    f"{DIST_INFO}/RECORD,"))]
+        installer = "pip\n"
+        digest = hashlib.sha256(installer.encode()).digest()
+        kept.append(f"{DIST_INFO}/INSTALLER,sha256={base64.urlsafe_b64encode(digest).rstrip(b'=').decode()},4")
+        return {"RECORD": "\n".join(kept) + "\n", "WHEEL": zipped.read(f"{DIST_INFO}/WHEEL"),
+                "METADATA": zipped.read(f"{DIST_INFO}/METADATA"), "INSTALLER": installer,
+                "version.py": zipped.read("torch/version.py")}

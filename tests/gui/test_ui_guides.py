@@ -12,8 +12,8 @@ from PySide6.QtWidgets import QLabel, QPushButton, QRadioButton
 from app.demo.image_builder import ImageBuilder
 from app.demo.pe_writer import build_pe
 from app.ui.pages.base import DIAGNOSE, ENVIRONMENTS, FINDINGS, FINISH, PLAN
+from tests.helpers.pe_machine import PY, VENV, torch, vc_runtime
 from tests.helpers.wizard import forward, ready
-from tests.unit.test_diagnose import PY, VENV, torch, vc_runtime
 
 pytestmark = pytest.mark.usefixtures("data_dir")  # tests/gui/conftest.py
 

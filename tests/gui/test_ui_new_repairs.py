@@ -13,10 +13,10 @@ from PySide6.QtWidgets import QLabel
 
 from app.ui.pages.base import DIAGNOSE, ENVIRONMENTS, FINDINGS, FINISH, PLAN, REPAIR, VERIFY
 from app.ui.repair_run import Phase, RunState
+from tests.helpers.damaged_torch import broken_image, lib_state, serve
+from tests.helpers.duplicate_openmp import CONDA, OTHER_BUILD, SET_ASIDE, conda_image, intel_runtime
+from tests.helpers.paging_file import sd_image
 from tests.helpers.wizard import WAIT_MS, forward, ready, to_plan
-from tests.unit.test_paging_file import sd_image
-from tests.wheels.test_duplicate_openmp import CONDA, OTHER_BUILD, SET_ASIDE, conda_image, intel_runtime
-from tests.wheels.test_restore_torch_files import broken_image, installed, lib_state, serve, wheel, wheel_sha256  # noqa: F401
 
 pytestmark = pytest.mark.usefixtures("data_dir")  # tests/gui/conftest.py
 
@@ -118,7 +118,7 @@ def test_a_companion_made_for_another_torch_is_shown_and_its_repair_named_in_wor
     match-companions in words and says why it needs the computer itself (pip cannot run inside a copied drive)."""
     from tests import realfiles
     from tests.conftest import build_torch_image
-    from tests.wheels.test_companions import add_wheel
+    from tests.helpers.site_packages import add_wheel
 
     image = build_torch_image(tmp_path / "image", realfiles.TORCH_241)
     add_wheel(image, "torchvision==0.20.1")
@@ -150,7 +150,7 @@ def test_the_wizard_asks_which_program_shows_the_error_and_checks_again_as_it_st
     from PySide6.QtWidgets import QComboBox, QPushButton
 
     from tests.conftest import VENV, build_torch_image
-    from tests.wheels.test_runtime_copies import TORCH_291, add_pyqt5
+    from tests.helpers.runtime_copies import TORCH_291, add_pyqt5
 
     image = build_torch_image(tmp_path / "image", TORCH_291)
     add_pyqt5(image)
@@ -204,7 +204,7 @@ def test_an_old_runtime_copy_beside_python_is_set_aside_from_the_wizard_and_undo
                                                                                    lang):
     """ComfyUI's portable Python with an old msvcp140.dll (and its siblings) that no record lists: the plan names the
     repair in words, the repair renames them in place, Verify finds no problem, Finish undoes it byte for byte."""
-    from tests.wheels.test_runtime_copy_first import PORTABLE, portable_image
+    from tests.helpers.runtime_copies import PORTABLE, portable_image
 
     image = portable_image(tmp_path / "image")
     folder = image.host(PORTABLE)

@@ -125,7 +125,7 @@ def test_a_rollback_that_stopped_on_a_changed_file_offers_keep_not_a_button_that
 def test_the_welcome_page_of_a_second_window_never_offers_to_roll_back_a_running_repair(torch_image, open_wizard,
                                                                                          qtbot, data_dir, tmp_path):
     from app.ui.pages.base import WELCOME
-    from tests.wheels.test_repair_safety import start_paused
+    from tests.helpers.repair_process import start_paused
 
     image = torch_image()
     repair, go = start_paused(image, data_dir, "change:1", tmp_path)
@@ -203,13 +203,13 @@ def test_the_wait_running_out_offers_skip_and_roll_back_never_retry(torch_image,
 
 def _installer_still_running(torch_image, open_wizard, qtbot, monkeypatch, tmp_path, lang, stop):
     import app.repair.run as run_module
-    from tests.wheels.test_repair_run import _InstallerStillRunningAfter
+    from tests.helpers.faults import InstallerStillRunningAfter
 
     image = torch_image()
     lib = image.host(TORCH_LIB)
     before = hashes(lib)
     real = run_module.action_for
-    monkeypatch.setattr(run_module, "action_for", lambda name: _InstallerStillRunningAfter(real(name)))
+    monkeypatch.setattr(run_module, "action_for", lambda name: InstallerStillRunningAfter(real(name)))
     wizard = open_wizard(root=str(image.root), lang=lang)
     to_plan(qtbot, wizard)
     go, reached = paused(monkeypatch, tmp_path, "applied:1")
@@ -230,7 +230,7 @@ def test_a_check_afterwards_that_could_not_finish_is_said_never_loads_now(torch_
     from app.probes.every_probe import ALL_PROBES
     from app.ui.pages.base import VERIFY
     from app.ui.repair_run import Phase
-    from tests.wheels.test_cli import blind_once_the_runtime_is_placed
+    from tests.helpers.faults import blind_once_the_runtime_is_placed
 
     image = torch_image()
     lib = image.host(TORCH_LIB)

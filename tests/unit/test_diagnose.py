@@ -18,54 +18,8 @@ from app.probes.base import ENVIRONMENT, Probe
 from app.probes.finding import catalogue
 from app.probes.runner import run_diagnosis
 from app.system.offline import OfflineImage
-
-HOME = r"C:\Users\alice"
-PY = HOME + r"\AppData\Local\Programs\Python\Python312"
-VENV = HOME + r"\ComfyUI\venv"
-SITE = VENV + r"\Lib\site-packages"
-LIB = SITE + r"\torch\lib"
-SYS32 = r"C:\Windows\System32"
-
-
-def vc_runtime(image, version=(14, 44, 35211, 0), folder=SYS32):
-    for name in ("vcruntime140.dll", "vcruntime140_1.dll", "msvcp140.dll"):
-        image.write(f"{folder}\\{name}", build_pe(dll_name=name, file_version=version,
-                                                  exports=[Export(1, "runtime_function")]))
-
-
-@pytest.fixture
-def machine(tmp_path):
-    """A healthy machine: VC++ runtime installed, a venv with a small torch whose DLLs need only that."""
-    image = ImageBuilder(tmp_path / "img")
-    image.mkdir(r"C:\Windows\System32\Wbem")
-    vc_runtime(image)
-    image.vc_runtime("x64", "14.44.35211")
-    image.write(PY + r"\python.exe", build_pe(dll=False))
-    image.write(PY + r"\python312.dll", build_pe(dll_name="python312.dll", file_version=(3, 12, 4150, 1013)))
-    image.venv(VENV, PY, "3.12.4", python_exe=build_pe(dll=False))
-    torch(image, "2.4.1+cpu")
-    return image
-
-
-def torch(image, version, cuda=None, imports=("c10.dll",)):
-    image.torch_version_file(SITE, version, cuda)
-    image.write(LIB + r"\c10.dll", build_pe(dll_name="c10.dll", exports=[Export(1, "c10_function")],
-                                            imports=[Import("msvcp140.dll", ("runtime_function",))]))
-    image.write(LIB + r"\torch_cpu.dll", build_pe(dll_name="torch_cpu.dll", imports=[
-        Import(name, ("c10_function",)) for name in imports] + [Import("kernel32.dll", ("Sleep",))]))
-
-
-def diagnose(image, folders=(), **kwargs):
-    system = OfflineImage(image.root)
-    return run_diagnosis(system, list(discover(system, folders=[image.host(f) for f in folders])), **kwargs)
-
-
-def codes(diagnosis, severity=None):
-    return [f.code for f in diagnosis.findings if severity is None or f.severity == severity]
-
-
-def finding(diagnosis, code):
-    return next(f for f in diagnosis.findings if f.code == code)
+from tests.helpers.diagnosis import codes, diagnose, finding
+from tests.helpers.pe_machine import HOME, LIB, PY, SITE, SYS32, VENV, torch, vc_runtime
 
 
 # -- the healthy baseline ----------------------------------------------------------------------------------------

@@ -11,17 +11,10 @@ from app.demo.image_builder import ImageBuilder
 from app.demo.pe_writer import Import, build_pe
 from app.inventory.discovery import DiscoveryReport, discover
 from app.system.offline import OfflineImage
+from tests.helpers.pe_machine import python_files
 
 HOME = r"C:\Users\alice"
 LOCAL = HOME + r"\AppData\Local"
-
-
-def python_files(image, folder, minor=12, machine="x64", embedded=False):
-    image.write(folder + r"\python.exe", build_pe(dll=False, machine=machine))
-    image.write(folder + rf"\python3{minor}.dll",
-                build_pe(machine=machine, dll_name=f"python3{minor}.dll", file_version=(3, minor, 4150, 1013)))
-    if embedded:
-        image.write(folder + rf"\python3{minor}._pth", f"python3{minor}.zip\n.\nLib\\site-packages\nimport site\n")
 
 
 def torch(image, site, version="2.4.0+cpu", cuda=None):

@@ -3,7 +3,6 @@ names exists and plans or refuses with words; the guides say exactly what to dow
 CLI prints them and changes nothing; path-fragile, path-shadowing, non-ascii-path and the refusals on a copied
 drive say what is true."""
 
-# ruff: noqa: F811 - the image fixture `machine` comes from tests/unit/test_diagnose.py and is used as an argument
 from __future__ import annotations
 
 import ast
@@ -31,7 +30,8 @@ from app.repair.plan import Plan, PlanRefused
 from app.repair.run import plan_repair
 from app.report.document import diagnosis_report, render_report
 from app.system.offline import OfflineImage
-from tests.unit.test_diagnose import HOME, LIB, PY, SITE, VENV, diagnose, finding, machine, torch  # noqa: F401
+from tests.helpers.diagnosis import diagnose, finding
+from tests.helpers.pe_machine import HOME, LIB, PY, VENV, torch, vc_runtime
 
 REPO = Path(__file__).resolve().parents[2]
 PY32 = HOME + r"\AppData\Local\Programs\Python\Python312-32"
@@ -131,7 +131,6 @@ def images(tmp_path):
     """Copied drives on which the findings name their repairs: the demo (torch 2.4.0 without libomp140), a
     32-bit Python, a CUDA build with an old NVIDIA driver."""
     from app.demo.image_builder import ImageBuilder
-    from tests.unit.test_diagnose import vc_runtime
 
     def healthy(name):
         image = ImageBuilder(tmp_path / name)

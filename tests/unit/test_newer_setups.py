@@ -2,7 +2,6 @@
 and a pasted one), Windows on ARM with an x64 Python under emulation (the runtime it needs, what PyPI offers), and the
 free-threaded Python (python3.13t.exe found beside python.exe; a torch for the other ABI is a blocker with a guide)."""
 
-# ruff: noqa: F811 - the image fixture `machine` comes from tests/unit/test_diagnose.py and is used as an argument
 from __future__ import annotations
 
 import dataclasses
@@ -24,7 +23,8 @@ from app.repair.guides import GUIDES
 from app.repair.vc_runtime import architectures
 from app.resources import known_issues
 from app.system.offline import OfflineImage
-from tests.unit.test_diagnose import HOME, PY, VENV, diagnose, machine, torch  # noqa: F401
+from tests.helpers.diagnosis import diagnose
+from tests.helpers.pe_machine import HOME, PY, VENV, torch
 
 PY313 = HOME + r"\AppData\Local\Programs\Python\Python313"
 

@@ -22,14 +22,15 @@ from app.probes.every_probe import ALL_PROBES
 from app.probes.finding import BLOCKER, INFO, Finding
 from app.probes.replay import SCRIPT, _no_report, replay_script
 from app.system.process import run_process
-from tests.unit.test_diagnose import LIB, codes, diagnose, finding, machine, torch  # noqa: F401 - the fixture
+from tests.helpers.diagnosis import codes, diagnose, finding
+from tests.helpers.pe_machine import LIB, torch
 
 ENV = r"C:\Users\alice\ComfyUI\venv\Scripts\python.exe"
 CONDA_BIN = r"C:\Users\alice\ComfyUI\venv\Library\bin"  # torch adds <exec_prefix>\Library\bin
 
 
 # -- severity follows how torch reaches a DLL ----------------------------------------------------------------
-def test_a_dll_missing_below_a_delay_load_is_a_warning_and_exit_0(machine, tmp_path, capsys):  # noqa: F811
+def test_a_dll_missing_below_a_delay_load_is_a_warning_and_exit_0(machine, tmp_path, capsys):
     # torch_cpu -delay-> cudnn64_8 -> zlibwapi (missing): torch starts; only the feature that needs cuDNN fails.
     # cuDNN sits in a folder torch adds (not torch\lib, whose every DLL torch loads at start).
     machine.write(CONDA_BIN + r"\cudnn64_8.dll", build_pe(dll_name="cudnn64_8.dll", exports=[Export(1, "cudnnCreate")],
@@ -46,7 +47,7 @@ def test_a_dll_missing_below_a_delay_load_is_a_warning_and_exit_0(machine, tmp_p
     capsys.readouterr()
 
 
-def test_the_same_dll_also_needed_at_start_stays_a_blocker(machine):  # noqa: F811
+def test_the_same_dll_also_needed_at_start_stays_a_blocker(machine):
     machine.write(CONDA_BIN + r"\cudnn64_8.dll", build_pe(dll_name="cudnn64_8.dll", exports=[Export(1, "cudnnCreate")],
                                                     imports=[Import("zlibwapi.dll", ("uncompress",))]))
     machine.write(LIB + r"\torch_cpu.dll", build_pe(dll_name="torch_cpu.dll", imports=[
@@ -59,7 +60,7 @@ def test_the_same_dll_also_needed_at_start_stays_a_blocker(machine):  # noqa: F8
 
 
 # -- the known-bad build follows what the graph shows --------------------------------------------------------------
-def test_a_rebuilt_240_that_does_not_need_libomp140_is_not_blocked_by_the_known_bug(machine):  # noqa: F811
+def test_a_rebuilt_240_that_does_not_need_libomp140_is_not_blocked_by_the_known_bug(machine):
     torch(machine, "2.4.0+cpu")  # version 2.4.0, but its DLLs do not import libomp140
     result = diagnose(machine)
     known = finding(result, "torch-known-bad-build")
@@ -67,7 +68,7 @@ def test_a_rebuilt_240_that_does_not_need_libomp140_is_not_blocked_by_the_known_
     assert codes(result, "blocker") == []
 
 
-def test_a_240_that_needs_libomp140_is_blocked_and_grouped_under_the_missing_file(machine):  # noqa: F811
+def test_a_240_that_needs_libomp140_is_blocked_and_grouped_under_the_missing_file(machine):
     torch(machine, "2.4.0+cpu", imports=("c10.dll", "libomp140.x86_64.dll"))
     result = diagnose(machine)
     (problem,) = [p for p in result.problems if p.severity == BLOCKER]
@@ -81,7 +82,7 @@ def replay_failed(dll: str, winerror: int = 126) -> Finding:
     return Finding("import-failed", BLOCKER, {"dll": dll, "winerror": winerror}, [], ENV)
 
 
-def test_the_replayed_error_joins_the_cause_below_the_dll_torch_named(machine):  # noqa: F811
+def test_the_replayed_error_joins_the_cause_below_the_dll_torch_named(machine):
     torch(machine, "2.4.0+cpu", imports=("c10.dll", "libomp140.x86_64.dll"))
     result = diagnose(machine)
     error = replay_failed("torch_cpu.dll")  # torch names the DLL it was loading, not the missing one
@@ -118,7 +119,7 @@ def crashing(ctx: ProbeContext):
     yield
 
 
-def test_a_crashed_probe_leaves_the_diagnosis_incomplete_but_the_others_report(machine):  # noqa: F811
+def test_a_crashed_probe_leaves_the_diagnosis_incomplete_but_the_others_report(machine):
     torch(machine, "2.4.1+cpu", imports=("c10.dll", "helper.dll"))  # helper.dll is missing
     result = diagnose(machine, probes=(*ALL_PROBES, Probe("gpu", ENVIRONMENT, crashing)))
     failed = finding(result, "check-failed")
@@ -126,7 +127,7 @@ def test_a_crashed_probe_leaves_the_diagnosis_incomplete_but_the_others_report(m
     assert finding(result, "missing-dll").evidence["dll"] == "helper.dll"  # the dependencies probe still ran
 
 
-def test_windows_settings_that_cannot_be_read_leave_the_diagnosis_incomplete(machine, capsys):  # noqa: F811
+def test_windows_settings_that_cannot_be_read_leave_the_diagnosis_incomplete(machine, capsys):
     assert main(["diagnose", "--root", str(machine.root), "--quiet"]) == 0  # every check could see
     capsys.readouterr()
     (machine.root / "registry.json").write_text('{"HKLM\\SOFTWARE": {', encoding="utf-8")  # cut short
@@ -138,7 +139,7 @@ def test_windows_settings_that_cannot_be_read_leave_the_diagnosis_incomplete(mac
     assert failed["title"] == "Could not read some of Windows' settings"
 
 
-def test_the_cli_never_exits_0_when_a_check_crashed(machine, monkeypatch, capsys):  # noqa: F811
+def test_the_cli_never_exits_0_when_a_check_crashed(machine, monkeypatch, capsys):
     monkeypatch.setattr(runner_module, "ALL_PROBES", (*ALL_PROBES, Probe("gpu", ENVIRONMENT, crashing)))
     assert main(["diagnose", "--root", str(machine.root), "--json", "-", "--quiet"]) == 1
     document = json.loads(capsys.readouterr().out)
@@ -151,7 +152,7 @@ def test_the_cli_never_exits_0_when_a_check_crashed(machine, monkeypatch, capsys
     capsys.readouterr()
 
 
-def test_the_time_budget_stops_its_own_probes_not_the_callers_token(machine):  # noqa: F811
+def test_the_time_budget_stops_its_own_probes_not_the_callers_token(machine):
     def slow(ctx):
         ctx.cancel.wait(30)
         return []
@@ -161,7 +162,7 @@ def test_the_time_budget_stops_its_own_probes_not_the_callers_token(machine):  #
     assert not result.complete and not token.cancelled
 
 
-def test_cancel_returns_only_after_the_probes_have_stopped(machine):  # noqa: F811
+def test_cancel_returns_only_after_the_probes_have_stopped(machine):
     ended = threading.Event()
 
     def slow(ctx):
@@ -227,7 +228,7 @@ def step_line(**fields) -> str:
 
 
 @pytest.fixture
-def ctx(machine):  # noqa: F811
+def ctx(machine):
     from app.inventory.machine import read_machine_facts
     from app.system.offline import OfflineImage
 

@@ -14,7 +14,7 @@ from app.inventory.discovery import DiscoveryReport, discover
 from app.main import main
 from app.system.base import System, UserProfile
 from app.system.offline import OfflineImage
-from tests.unit.test_discovery import python_files
+from tests.helpers.pe_machine import python_files
 
 PROFILE_LIST = r"HKLM\SOFTWARE\Microsoft\Windows NT\CurrentVersion\ProfileList"
 BASE = r"C:\Program Files\Python311"

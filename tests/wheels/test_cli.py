@@ -29,6 +29,7 @@ from app.sources.download import DownloadProgress
 from app.system.offline import OfflineImage
 from app.system.typed_path import resolve_typed_path
 from tests.conftest import VENV
+from tests.helpers.faults import blind_once_the_runtime_is_placed
 
 REPO = Path(__file__).resolve().parents[2]
 LIBOMP = "libomp140.x86_64.dll"
@@ -192,13 +193,6 @@ def test_a_repair_asks_on_the_terminal_it_is_handed_and_a_no_changes_nothing(fre
     code, out, err = run(*place_argv(fresh_demo), stdin=Terminal("y\n"))
     assert code == ExitCode.OK, err
     assert words("cli.repair.fixed") in out and (lib / LIBOMP).read_bytes() == (lib / "libiomp5md.dll").read_bytes()
-
-
-def blind_once_the_runtime_is_placed(ctx):
-    """A check that cannot finish once libomp140 is in torch\\lib (security software holding the new file)."""
-    if any(p.name.lower() == LIBOMP for p in ctx.torch_dlls()):
-        raise TimeoutError("the file was held by another program")
-    yield from ()
 
 
 @pytest.mark.parametrize("lang", ["en", "zh_CN"])

@@ -20,22 +20,13 @@ from app.repair.companions import proposal
 from app.repair.plan import PlanRefused
 from app.system.offline import OfflineImage
 from tests import realfiles
-from tests.conftest import SITE, VENV, build_torch_image, real
+from tests.conftest import SITE, VENV, build_torch_image
+from tests.helpers.site_packages import add_wheel
 
 pytestmark = pytest.mark.wheels
 
 SET_TRACING = "?set_tracing@SavedTensorDefaultHooks@at@@SA_N_N@Z"
 GET_INSTANCE = "?getInstance@UndefinedTensorImpl@c10@@CAAEAU12@XZ"
-
-
-def add_wheel(image, requirement: str, rename: dict[str, str] | None = None) -> None:
-    """Every file of a real wheel into the image's site-packages, as pip unpacks it (RECORD, METADATA, .pyd)."""
-    folder = real(realfiles.extract, requirement, "*")
-    for path in sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.startswith(".done-")):
-        relative = str(path.relative_to(folder))
-        for old, new in (rename or {}).items():
-            relative = relative.replace(old, new)
-        image.copy(path, SITE + "\\" + relative.replace("/", "\\"), link=not rename)
 
 
 def diagnose(tmp_path, torch: str, *wheels: str):

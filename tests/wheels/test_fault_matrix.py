@@ -19,11 +19,10 @@ from app.demo.pe_writer import Export, build_pe
 from app.main import main
 from app.repair.journal import DONE, INTERRUPTED, RUNNING, Journal
 from tests.conftest import PYTHON_HOME, TORCH_LIB, VENV
+from tests.helpers.repair_process import BOOT
 
-REPO = Path(__file__).resolve().parents[2]
 PYTHON = VENV + r"\Scripts\python.exe"
 LIBOMP = TORCH_LIB + r"\libomp140.x86_64.dll"
-BOOT = f"import sys; sys.path.insert(0, {str(REPO)!r}); from app.main import main; sys.exit(main(sys.argv[1:]))"
 POINTS = ["begin", "intent:1", "change:1", "applied:1", "finish"]
 
 pytestmark = pytest.mark.usefixtures("data_dir")

@@ -18,6 +18,7 @@ from app.system.offline import OfflineImage
 from app.ui.repair_run import Phase, RepairRun, RunState, undo_transactions
 from app.ui.session import Session, diagnose, recommended, repair_options
 from tests.conftest import TORCH_LIB, VENV, tree_hashes
+from tests.helpers.faults import InstallerStillRunningAfter
 
 LIBOMP = TORCH_LIB + r"\libomp140.x86_64.dll"
 
@@ -68,8 +69,6 @@ class Threads:
             handler, value = self.events.get(timeout=max(0.01, deadline - time.monotonic()))
             if handler is not None:
                 handler(value)
-
-
 
 
 def session_for(image) -> Session:
@@ -203,23 +202,6 @@ def test_undo_transactions_stops_at_the_first_it_cannot_undo_and_says_which(torc
     assert not (lib / "libomp140.x86_64.dll").exists()
 
 
-class _InstallerStillRunningAfter:
-    """A repair's real step, then the failure run_installer raises when the app's wait for Microsoft's installer
-    ran out (StillRunning): the installer itself runs only on Windows (tests/lab/test_live_vc_runtime.py)."""
-
-    def __init__(self, action) -> None:
-        self.action = action
-
-    def __getattr__(self, name: str):  # the plan and everything else: the real action's
-        return getattr(self.action, name)
-
-    def apply(self, system, plan, transaction, *args, **kwargs) -> None:
-        from app.repair.vc_runtime import InstallerFailed
-
-        self.action.apply(system, plan, transaction, *args, **kwargs)
-        raise InstallerFailed("still-running", minutes=30)
-
-
 @pytest.mark.parametrize("stop_first", [False, True], ids=["the-wait-ran-out", "stop-then-the-wait-ran-out"])
 def test_an_installer_the_app_stopped_waiting_for_is_never_called_put_back_nor_retried(torch_image, monkeypatch,
                                                                                        tmp_path, stop_first):
@@ -230,7 +212,7 @@ def test_an_installer_the_app_stopped_waiting_for_is_never_called_put_back_nor_r
     before = tree_hashes(lib)
     session = session_for(image)
     real = run_module.action_for
-    monkeypatch.setattr(run_module, "action_for", lambda name: _InstallerStillRunningAfter(real(name)))
+    monkeypatch.setattr(run_module, "action_for", lambda name: InstallerStillRunningAfter(real(name)))
     threads = Threads()
     run = RepairRun(session, threads)
     go = paused(monkeypatch, tmp_path, "applied:1")

@@ -18,46 +18,19 @@ from app.main import main
 from app.sources.torch_wheels import InstalledPackage, hex_digest, indexes_for
 from tests import realfiles
 from tests.conftest import SITE, TORCH_LIB, VENV, real
+from tests.helpers.damaged_torch import (
+    DAMAGED,
+    DIST_INFO,
+    WHEEL_NAME,
+    WHEEL_PATH,
+    broken_image,
+    lib_state,
+    serve,
+)
+from tests.helpers.files import sha
 from tests.https_server import Fault
 
 PYTHON = VENV + r"\Scripts\python.exe"
-PIP_INI = r"C:\Users\alice\AppData\Roaming\pip\pip.ini"
-DIST_INFO = "torch-2.4.0.dist-info"
-WHEEL_NAME = "torch-2.4.0-cp312-cp312-win_amd64.whl"
-WHEEL_PATH = "/packages/7f/" + WHEEL_NAME
-DAMAGED = ("fbgemm.dll", "torch_cpu.dll", "c10.dll")
-
-
-@pytest.fixture(scope="module")
-def wheel():
-    return real(realfiles.download, realfiles.TORCH_240)
-
-
-@pytest.fixture(scope="module")
-def wheel_sha256(wheel):
-    digest = hashlib.sha256()
-    with open(wheel, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-@pytest.fixture(scope="module")
-def installed(wheel):
-    """What pip leaves in dist-info (RECORD as the wheel has it, limited to the files the image holds: torch\\lib's
-    DLLs and torch\\version.py), and the real version.py."""
-    with zipfile.ZipFile(wheel) as zipped:
-        record = zipped.read(f"{DIST_INFO}/RECORD").decode()
-        kept = [line for line in record.splitlines()
-                if (line.startswith("torch/lib/") and line.split(",")[0].endswith(".dll"))
-                or line.startswith(("torch/version.py,", f"{DIST_INFO}/WHEEL,", f"{DIST_INFO}/METADATA,",
-                                    f"{DIST_INFO}/RECORD,"))]
-        installer = "pip\n"
-        digest = hashlib.sha256(installer.encode()).digest()
-        kept.append(f"{DIST_INFO}/INSTALLER,sha256={base64.urlsafe_b64encode(digest).rstrip(b'=').decode()},4")
-        return {"RECORD": "\n".join(kept) + "\n", "WHEEL": zipped.read(f"{DIST_INFO}/WHEEL"),
-                "METADATA": zipped.read(f"{DIST_INFO}/METADATA"), "INSTALLER": installer,
-                "version.py": zipped.read("torch/version.py")}
 
 
 @pytest.fixture(autouse=True)
@@ -66,55 +39,6 @@ def isolated(server, data_dir, monkeypatch):
         monkeypatch.delenv(name, raising=False)
     server.faults.clear()
     server.log.clear()
-
-
-def broken_image(torch_image, installed, server, *, index: str = "/simple", damage: tuple[str, ...] = DAMAGED):
-    """torch 2.4.0 (with the libomp140 workaround, so nothing else blocks), pip-installed, its pip.ini naming
-    the local HTTPS index and its certificate; then the three DLLs damaged. Files are hard links into the
-    cache: each damaged one is written as a new file, never in place."""
-    image = torch_image(libomp=True)
-    site = SITE + "\\" + DIST_INFO
-    for name in ("RECORD", "WHEEL", "METADATA", "INSTALLER"):
-        image.write(f"{site}\\{name}", installed[name])
-    version = image.host(SITE + r"\torch\version.py")
-    version.unlink()
-    image.write(SITE + r"\torch\version.py", installed["version.py"])
-    image.copy(server.ca, r"C:\certs\company-ca.pem")
-    image.write(PIP_INI, f"[global]\nindex-url = {server.url(index)}\ncert = C:\\certs\\company-ca.pem\n")
-    image.save()
-    lib = image.host(TORCH_LIB)
-    original = {name: sha(lib / name) for name in DAMAGED}
-    (lib / "fbgemm.dll").unlink()  # quarantined
-    if "torch_cpu.dll" in damage:
-        cpu = lib / "torch_cpu.dll"
-        half = cpu.stat().st_size // 2
-        with open(cpu, "rb") as f:
-            head = f.read(half)
-        cpu.unlink()
-        cpu.write_bytes(head)  # an interrupted copy
-    if "c10.dll" in damage:
-        (lib / "c10.dll").unlink()
-        (lib / "c10.dll").write_bytes(b"")  # a failed download
-    return image, original
-
-
-def serve(server, wheel, digest: str) -> None:
-    link = f'<a href="../../packages/7f/{WHEEL_NAME}#sha256={digest}">{WHEEL_NAME}</a>'
-    server.files["/simple/torch/"] = f"<html><body>{link}</body></html>".encode()
-    server.files[WHEEL_PATH] = wheel
-
-
-def sha(path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def lib_state(image) -> dict[str, str]:
-    lib = image.host(TORCH_LIB)
-    return {p.name: sha(p) for p in sorted(lib.iterdir()) if p.is_file()}
 
 
 def diagnose(image, capsys) -> dict:

@@ -20,31 +20,14 @@ from app.report.document import render_report
 from app.system.offline import OfflineImage
 from tests import realfiles
 from tests.conftest import SITE, VENV, build_torch_image, real
+from tests.helpers.runtime_copies import PYQT5_QT5, TORCH_291, add_pyqt5
 
 pytestmark = [pytest.mark.usefixtures("data_dir"), pytest.mark.wheels]
 
-TORCH_291 = "torch==2.9.1"
-PYQT5_QT5 = "PyQt5-Qt5==5.15.2"
-PYQT5 = "PyQt5==5.15.11"
 OLD = "14.26.28720.3"  # the file version of every runtime DLL in PyQt5-Qt5 5.15.2's Qt5\bin
 QT_BIN = SITE + r"\PyQt5\Qt5\bin"
 QT_RUNTIME = {"concrt140.dll", "msvcp140.dll", "msvcp140_1.dll", "msvcp140_2.dll", "vcruntime140.dll",
               "vcruntime140_1.dll"}
-
-
-def add_pyqt5(image, *, package: bool = True) -> None:
-    """PyQt5-Qt5's Qt5\\bin and dist-info (RECORD, METADATA) as pip installs them; with `package`, PyQt5's own
-    __init__.py (which adds Qt5\\bin with os.add_dll_directory) and its dist-info."""
-    qt = real(realfiles.extract, PYQT5_QT5, "PyQt5*")
-    for path in sorted(p for p in qt.rglob("*") if p.is_file() and (p.suffix.lower() == ".dll" and p.parent.name
-                                                                     == "bin" or ".dist-info" in str(p))):
-        image.copy(path, SITE + "\\" + str(path.relative_to(qt)).replace("/", "\\"), link=True)
-    if package:
-        pyqt = real(realfiles.extract, PYQT5, "PyQt5*")
-        for path in sorted(p for p in pyqt.rglob("*") if p.is_file() and (p.name == "__init__.py" and
-                                                                          p.parent.name == "PyQt5" or
-                                                                          ".dist-info" in str(p))):
-            image.copy(path, SITE + "\\" + str(path.relative_to(pyqt)).replace("/", "\\"), link=True)
 
 
 def diagnose(image, *extra: str) -> tuple[int, dict]:

@@ -26,28 +26,12 @@ from app.probes.finding import Finding
 from app.system.offline import OfflineImage
 from tests import realfiles
 from tests.conftest import real
+from tests.helpers.runtime_copies import OLD_FILES, PORTABLE, add_torch, old_runtime, portable_image, windows
 
 pytestmark = [pytest.mark.usefixtures("data_dir"), pytest.mark.wheels]
 
-TORCH_291 = "torch==2.9.1"
 OLD = "14.26.28720.3"
-OLD_FILES = ("msvcp140.dll", "msvcp140_1.dll", "msvcp140_2.dll", "concrt140.dll")
 CONDA = r"C:\Users\alice\miniconda3"
-PORTABLE = r"C:\AI\ComfyUI_windows_portable\python_embeded"
-
-
-def old_runtime() -> Path:
-    return real(realfiles.extract, "PyQt5-Qt5==5.15.2", "PyQt5/Qt5/bin/*.dll") / "PyQt5" / "Qt5" / "bin"
-
-
-def windows(image: ImageBuilder, runtime: str = realfiles.MSVC_RUNTIME, version: str = "14.51.36231") -> None:
-    image.copy_files(real(realfiles.msvc_runtime_dlls, runtime), r"C:\Windows\System32", link=True)
-    image.vc_runtime("x64", version)
-
-
-def add_torch(image: ImageBuilder, site: str) -> None:
-    image.copy_files(sorted(real(realfiles.torch_lib, TORCH_291).glob("*.dll")), site + r"\torch\lib", link=True)
-    image.torch_version_file(site, "2.9.1+cpu")
 
 
 def conda_image(root: Path) -> ImageBuilder:
@@ -70,22 +54,6 @@ def conda_image(root: Path) -> ImageBuilder:
     for name, record in records.items():
         image.write(CONDA + r"\conda-meta" + "\\" + name, json.dumps(record))
     add_torch(image, CONDA + r"\Lib\site-packages")
-    image.save()
-    return image
-
-
-def portable_image(root: Path, runtime: str = realfiles.MSVC_RUNTIME, version: str = "14.51.36231") -> ImageBuilder:
-    """ComfyUI's portable package: the embeddable CPython in python_embeded, with old runtime files somebody copied
-    beside python.exe (no record lists them)."""
-    image = ImageBuilder(root)
-    windows(image, runtime, version)
-    python = real(realfiles.windows_python)
-    for path in sorted(p for p in python.iterdir() if p.is_file()):
-        image.copy(path, PORTABLE + "\\" + path.name, link=True)
-    image.write(PORTABLE + r"\python312._pth", "python312.zip\n.\nLib\\site-packages\nimport site\n")
-    for name in OLD_FILES:
-        image.copy(old_runtime() / name, PORTABLE + "\\" + name, link=True)
-    add_torch(image, PORTABLE + r"\Lib\site-packages")
     image.save()
     return image
 
@@ -249,7 +217,6 @@ def test_the_set_aside_refuses_a_copy_outside_the_folder_of_python_exe(tmp_path)
     assert (image.host(elsewhere) / "msvcp140.dll").is_file()
 
 
-
 def test_writing_over_a_linked_file_never_changes_the_shared_original(tmp_path):
     """The image builder hard-links the real files; a test that writes over one must not write into the cache."""
     shared = tmp_path / "shared.dll"
@@ -272,7 +239,7 @@ def test_set_aside_killed_at_every_journal_point_is_put_back_by_one_undo_and_nev
     import time
 
     from app.repair.journal import Journal
-    from tests.wheels.test_fault_matrix import BOOT
+    from tests.helpers.repair_process import BOOT
 
     image = portable_image(tmp_path / "image")
     folder = image.host(PORTABLE)
