@@ -9,7 +9,7 @@ import json
 import pytest
 
 from tests.conftest import wine_unavailable
-from tests.lab.test_exe import stop_while_microsofts_installer_runs
+from tests.helpers.installer_stop import stop_while_microsofts_installer_runs
 from tests.winelab import ExeBuild, WineLabUnavailable, to_windows_path
 
 pytestmark = [pytest.mark.wine, pytest.mark.wheels, pytest.mark.slow]

@@ -7,67 +7,22 @@ remove it by hand, and the registry is untouched. Read back with `wine reg query
 from __future__ import annotations
 
 import json
-import subprocess
 
 import pytest
 
 from tests.conftest import lab_env
+from tests.helpers.machine_settings import FS, OWNERS_NOTED, cli, elevated, journal, query
 from tests.winelab import REPO_ROOT, to_windows_path
 
 pytestmark = [pytest.mark.wine, pytest.mark.wheels, pytest.mark.slow]
 
-FS = r"HKLM\SYSTEM\CurrentControlSet\Control\FileSystem"
 ENVIRONMENT = r"HKLM\SYSTEM\CurrentControlSet\Control\Session Manager\Environment"
 DEAD = r"C:\no such folder\dead entry"  # ASCII: `wine reg query` prints in the console code page
-
-SCRIPT = r"""
-import json, os, sys
-sys.path.insert(0, {repo!r})
-from app.main import main
-from app.system.live import LiveWindows
-_run_elevated = LiveWindows.run_elevated
-def run_elevated(self, argv, timeout, cancel=None, on_stop_asked=lambda: None):  # the real one, each program noted
-    with open(os.environ["TDD_TEST_ELEVATED"], "a", encoding="utf-8") as out:
-        out.write(json.dumps(argv) + "\n")
-    return _run_elevated(self, argv, timeout, cancel, on_stop_asked)
-LiveWindows.run_elevated = run_elevated
-raise SystemExit(main({argv!r}))
-"""
 
 
 @pytest.fixture(scope="module")
 def env(lab):
     return lab_env(lab, "machine-settings", torch_version="2.4.1")
-
-
-def cli(lab, env, tmp_path, *argv):
-    script = tmp_path / "cli.py"
-    script.write_text(SCRIPT.format(repo=to_windows_path(REPO_ROOT), argv=list(argv)), encoding="utf-8")
-    return lab.run_python([script], env={"TDD_DATA_DIR": to_windows_path(tmp_path / "journal"),
-                                         "TDD_TEST_ELEVATED": to_windows_path(tmp_path / "elevated.jsonl")},
-                          timeout=600, torch_env=env)
-
-
-def elevated(tmp_path):
-    log = tmp_path / "elevated.jsonl"
-    return [json.loads(line) for line in log.read_text("utf-8").splitlines()] if log.exists() else []
-
-
-def query(lab, key, name):
-    """(type, data) from `wine reg query`, or None when the value is absent."""
-    lab.ensure()
-    result = subprocess.run(["wine", "reg", "query", key, "/v", name], env=lab.base_env(), capture_output=True,
-                            timeout=120)
-    for line in result.stdout.decode("utf-8", "replace").splitlines():
-        parts = line.strip().split(None, 2)
-        if len(parts) >= 2 and parts[0].lower() == name.lower():
-            return parts[1], parts[2] if len(parts) == 3 else ""
-    return None
-
-
-def journal(tmp_path):
-    (transaction,) = (tmp_path / "journal" / "transactions").iterdir()
-    return transaction, [json.loads(line) for line in (transaction / "journal.jsonl").read_text("utf-8").splitlines()]
 
 
 @pytest.mark.parametrize("before", ["0", None])
@@ -98,16 +53,6 @@ def test_enable_long_paths_through_windows_reg_exe_and_undo(lab, env, tmp_path, 
         lab.wine_reg(["delete", FS, "/v", "LongPathsEnabled", "/f"])
 
 
-# In a script run by the lab's Windows Python: the real run_elevated, each owner window it is given noted in `owners`
-OWNERS_NOTED = r"""
-from app.system.live import LiveWindows
-owners = []
-_run_elevated = LiveWindows.run_elevated
-def run_elevated(self, argv, timeout, cancel=None, on_stop_asked=lambda: None):  # the real one, its owner noted
-    owners.append(self.owner_window)
-    return _run_elevated(self, argv, timeout, cancel, on_stop_asked)
-LiveWindows.run_elevated = run_elevated
-"""
 UNDO_FROM_THE_WIZARD = r"""
 import json, sys
 sys.path.insert(0, {repo!r})

@@ -12,7 +12,7 @@ import shutil
 import pytest
 
 from tests.conftest import lab_env
-from tests.lab.test_live_machine_settings import cli, elevated, journal, query
+from tests.helpers.machine_settings import cli, elevated, journal, query
 from tests.winelab import REPO_ROOT, to_windows_path
 
 pytestmark = [pytest.mark.wine, pytest.mark.wheels, pytest.mark.slow]

@@ -4,22 +4,18 @@ package index, is proved with the frozen app in tests/lab/test_exe.py.)"""
 
 from __future__ import annotations
 
-import hashlib
 import json
 
 import pytest
 
 from tests.conftest import lab_env
+from tests.helpers.files import hashes
+from tests.helpers.torch_check import MATMUL
 from tests.winelab import REPO_ROOT, to_windows_path
 
 pytestmark = [pytest.mark.wine, pytest.mark.slow]
 
 RUN_APP = "import sys; sys.path.insert(0, {repo!r}); from app.main import main; sys.exit(main({argv!r}))"
-MATMUL = "import torch; print(float(torch.ones(3) @ torch.ones(3)))"
-
-
-def hashes(folder) -> dict[str, str]:
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir()) if p.is_file()}
 
 
 def test_upgrade_torch_240_with_the_users_own_pip_settings_then_undo(lab, tmp_path):

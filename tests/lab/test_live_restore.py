@@ -11,14 +11,14 @@ import pytest
 
 from tests import realfiles
 from tests.conftest import lab_env
+from tests.helpers.files import sha
+from tests.helpers.torch_check import MATMUL
 from tests.https_server import HttpsServer
-from tests.wheels.test_restore_torch_files import sha
 from tests.winelab import REPO_ROOT, to_windows_path
 
 pytestmark = [pytest.mark.wine, pytest.mark.slow]
 
 RUN_APP = "import sys; sys.path.insert(0, {repo!r}); from app.main import main; sys.exit(main({argv!r}))"
-MATMUL = "import torch; print(float(torch.ones(3) @ torch.ones(3)))"
 WHEEL_PATH = "/packages/7f/torch-2.4.0-cp312-cp312-win_amd64.whl"
 
 

@@ -14,7 +14,7 @@ import shutil
 
 import pytest
 
-from tests.wheels.test_signature import SIGNERS, genuine_files, self_signed_copy, tampered_copy
+from tests.helpers.signed_files import SIGNERS, genuine_files, self_signed_copy, tampered_copy
 from tests.winelab import REPO_ROOT, to_windows_path
 
 pytestmark = [pytest.mark.wine, pytest.mark.wheels, pytest.mark.slow]

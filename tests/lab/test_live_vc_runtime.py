@@ -32,7 +32,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import lab_env, wine_unavailable
-from tests.lab.test_live_machine_settings import OWNERS_NOTED
+from tests.helpers.machine_settings import OWNERS_NOTED
 from tests.winelab import REPO_ROOT, to_windows_path
 
 pytestmark = [pytest.mark.wine, pytest.mark.wheels, pytest.mark.slow]

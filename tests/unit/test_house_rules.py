@@ -130,3 +130,57 @@ def test_the_history_rule_sees_history():
                "/" + "work/main/app"]
     assert _history_lines("\n".join(history)) == history
     assert _history_lines("What this session did (the wizard's report)\nthe round trip of a path") == []
+
+
+def _test_module_imports(tree: ast.AST) -> list[int]:
+    """Lines that import a test module (a module whose last part starts with `test_`) or anything from one:
+    `from tests.x.test_y import ...`, `import tests.x.test_y`, `from tests.x import test_y`, `from .test_y import`."""
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            modules = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            modules = [node.module or ""] + [f"{node.module or ''}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        if any(module.rsplit(".", 1)[-1].startswith("test_") for module in modules):
+            lines.append(node.lineno)
+    return sorted(lines)
+
+
+def test_no_test_module_imports_another():
+    """A test module takes its fixtures from a conftest.py (pytest finds them) and its helpers from tests/helpers/,
+    never from another test module: a fixture imported from one is redefined by the test's argument of that name
+    (ruff's F811), and an imported autouse fixture runs for every test of the importing module too."""
+    found = []
+    for path in sorted((REPO / "tests").rglob("test_*.py")):
+        text = path.read_text(encoding="utf-8")
+        lines = text.splitlines()
+        found += [f"{path.relative_to(REPO).as_posix()}:{line}: {lines[line - 1].strip()}"
+                  for line in _test_module_imports(ast.parse(text))]
+    assert found == [], "\n".join(found)
+
+
+def test_the_import_rule_sees_an_import_of_a_test_module():
+    code = ("from tests.gui.test_ui import forward\nimport tests.unit.test_diagnose\n"
+            "from tests.helpers.wizard import ready\nfrom tests.unit import test_discovery\n"
+            "def helper():\n    from tests.wheels.test_cli import blind_once_the_runtime_is_placed\n"
+            "from .test_trust import ctx\nimport tests.conftest\nfrom tests import realfiles\n")
+    assert _test_module_imports(ast.parse(code)) == [1, 2, 4, 6, 7]
+
+
+def _ruff_ignores_of(code: str) -> list[str]:
+    """The files for which pyproject.toml switches off ruff's rule `code`."""
+    import tomllib
+
+    lint = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["ruff"]["lint"]
+    return sorted(name for name, codes in lint.get("per-file-ignores", {}).items() if code in codes)
+
+
+def test_ruff_checks_every_file_for_a_name_defined_twice():
+    """ruff's F811 (a name defined again before it was used) holds in every file: no per-file exception in
+    pyproject.toml, no file-wide `# ruff: noqa: F811` in the tests."""
+    assert _ruff_ignores_of("F811") == []
+    file_wide = re.compile(r"^# ruff: noqa: [A-Z0-9, ]*\bF811\b", re.MULTILINE)
+    assert [p.relative_to(REPO).as_posix() for p in sorted((REPO / "tests").rglob("*.py"))
+            if file_wide.search(p.read_text(encoding="utf-8"))] == []

@@ -11,19 +11,17 @@ import shutil
 import pytest
 
 from app.main import main
-from app.resources import download_catalog
 from app.sources.download import DownloadError
 from app.sources.intel_openmp import fetch_runtime
 from app.sources.pip_settings import read_pip_settings
 from app.system.offline import OfflineImage
 from tests import realfiles
 from tests.conftest import TORCH_LIB, VENV, real
+from tests.helpers.intel_index import ENTRY, WHEEL_PATH, serve_index
 from tests.https_server import Fault, HttpsServer
 
-ENTRY = download_catalog()["intel_openmp"]
 PYTHON = VENV + r"\Scripts\python.exe"
 PIP_INI = r"C:\Users\alice\AppData\Roaming\pip\pip.ini"
-WHEEL_PATH = "/packages/ab/" + ENTRY["wheel"]
 
 
 @pytest.fixture(scope="module")
@@ -44,13 +42,6 @@ def isolated(mirror, monkeypatch, tmp_path):
         monkeypatch.delenv(name, raising=False)
     mirror.faults.clear()
     mirror.log.clear()
-
-
-def serve_index(mirror, wheel_bytes: bytes, digest: str = ENTRY["wheel_sha256"]) -> None:
-    link = f'<a href="../../packages/ab/{ENTRY["wheel"]}#sha256={digest}">{ENTRY["wheel"]}</a>'
-    page = f"<html><body>{link}</body></html>"
-    mirror.files["/simple/intel-openmp/"] = page.encode()
-    mirror.files[WHEEL_PATH] = wheel_bytes
 
 
 def configured_image(torch_image, mirror):
