@@ -15,6 +15,7 @@ from functools import cache
 from typing import Any, Optional
 
 from app.i18n import supported
+from app.probes.evidence import missing_keys
 from app.resources import resources_folder
 
 
@@ -57,6 +58,9 @@ class Finding:
 
     def __post_init__(self) -> None:
         self.severity = Severity(self.severity)
+        missing = missing_keys(self.code, self.evidence)  # what the readers of this code rely on (probes/evidence.py)
+        if missing:
+            raise ValueError(f"a {self.code} finding lacks {', '.join(missing)} in its evidence")
 
     @property
     def sort_key(self) -> tuple:

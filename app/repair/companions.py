@@ -16,6 +16,7 @@ from app.inventory.environment import PythonEnvironment
 from app.inventory.machine import MachineFacts
 from app.inventory.packages import installed_versions
 from app.probes.companions import CODE
+from app.probes.evidence import CompanionMismatch
 from app.probes.finding import Finding
 from app.repair.changes.packages import ChangePackages
 from app.repair.journal import Transaction
@@ -33,12 +34,12 @@ class MatchCompanions:
         torch = env.torch
         before, after, mismatched = proposal(system, env, findings)
         if not after:
-            named = ", ".join(f"{f.evidence.get('package')} {f.evidence.get('version')}" for f in mismatched)
+            named = ", ".join(f"{c.package} {c.version}" for c in map(CompanionMismatch.of, mismatched))
             raise PlanRefused([said("repair.refused.no_companion_fit", version=torch.version if torch else "-",
                                     packages=named or "-")])
         if not system.can_run_programs:
             raise PlanRefused([cannot_here(system, "repair.refused.needs_live", action=self.id)])
-        extensions = {f.evidence["package"]: f.evidence.get("extensions") or [] for f in mismatched}
+        extensions = {c.package: c.extensions for c in map(CompanionMismatch.of, mismatched)}
         change = package_set(env, after, "--no-deps")
         changes = [Change("match-package", name, value=f"{change.before[name]} -> {version}",
                           host_target=_first_extension(system, extensions.get(name)))
@@ -60,7 +61,7 @@ def proposal(system: System, env: PythonEnvironment,
     if env.torch is None or env.site_packages is None:
         raise PlanRefused([said("repair.refused.no_torch")])
     mismatched = [f for f in findings if f.code == CODE and f.environment == system.windows_path(env.python)]
-    wanted = {f.evidence["package"]: f.evidence["fits"] for f in mismatched if f.evidence.get("fits")}
+    wanted = {c.package: c.fits for c in map(CompanionMismatch.of, mismatched) if c.fits}
     now = installed_versions(env.site_packages, wanted)
     after = {name: version for name, version in wanted.items() if now.get(name) not in (None, version)}
     return {name: now[name] for name in after}, after, mismatched

@@ -14,6 +14,7 @@ from typing import Optional
 from app.i18n import LANGUAGES, words
 from app.inventory.environment import PythonEnvironment
 from app.inventory.machine import MachineFacts
+from app.probes.evidence import OpenMPConflict
 from app.probes.finding import Finding
 from app.probes.openmp import owner_name, package_owning
 from app.repair.plan import Change, Plan, PlanRefused, said
@@ -31,8 +32,11 @@ class RemoveDuplicateOpenMP(SetAside):
         notes: list[dict[str, str]] = []
         seen: set[str] = set()
         for finding in findings:
-            other = finding.evidence.get("other_copy") if finding.code == "openmp-conflict" else None
-            if not isinstance(other, dict) or self.id not in finding.repairs:
+            if finding.code != "openmp-conflict" or self.id not in finding.repairs:
+                continue
+            conflict = OpenMPConflict.of(finding)
+            other = conflict.other_copy
+            if not isinstance(other, dict) or not other:
                 continue
             host = system.host_path(str(other.get("path") or ""))
             if host is None or not host.is_file() or str(host).lower() in seen:
@@ -42,7 +46,7 @@ class RemoveDuplicateOpenMP(SetAside):
                 raise PlanRefused([said("repair.refused.openmp_changed", path=other["path"])])
             (change,) = rename_changes(system, [host])
             changes.append(change)
-            torch_copy = finding.evidence.get("torch_copy") or {}
+            torch_copy = conflict.torch_copy
             notes.append(said("repair.note.openmp.keeps", torch=torch_copy.get("path") or "-",
                               version=torch_copy.get("version") or "-", other=other["path"],
                               other_version=other.get("version") or "-", name=change.value))

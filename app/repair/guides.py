@@ -20,6 +20,22 @@ from app.inventory.environment import PythonEnvironment
 from app.inventory.launchers import fresh_steps, launcher_of
 from app.inventory.machine import MachineFacts
 from app.probes.causes import Problem
+from app.probes.evidence import (
+    CompanionMismatch,
+    FolderBrackets,
+    GpuDriver,
+    GpuTooNew,
+    MissingDll,
+    Numpy2,
+    RegistryPythonPath,
+    RuntimeCopyInPackage,
+    SettingVariable,
+    TorchShadowed,
+    VcRuntimeCopy,
+    WrongTorchBuild,
+    ZludaStandIns,
+    named_variable,
+)
 from app.probes.finding import BLOCKER, WARNING, Finding
 from app.probes.runner import Diagnosis
 from app.repair.journal import Transaction
@@ -135,9 +151,10 @@ class UpdateGpuDriver(GuidedRepair):
     def guide(self, system, env, machine, findings) -> Guide:
         cuda = env.torch.cuda if env is not None and env.torch is not None else None
         named = next((f for f in findings if self.id in f.repairs), None)
-        cuda = (named.evidence.get("cuda") if named else None) or cuda or "-"
-        needed = (named.evidence.get("needed") if named else None) or minimum_driver(cuda)
-        driver = named.evidence.get("driver") if named else machine.nvidia_driver
+        gpu = GpuDriver.of(named) if named is not None else GpuDriver(driver=machine.nvidia_driver)
+        cuda = gpu.cuda or cuda or "-"
+        needed = gpu.needed or minimum_driver(cuda)
+        driver = gpu.driver
         if driver:
             steps = [{lang: words("guide.gpu.download", lang, url=NVIDIA_DRIVERS[lang], needed=needed or "-",
                                   cuda=cuda, driver=driver) for lang in LANGUAGES}]
@@ -160,7 +177,7 @@ class UpdateAmdDriver(GuidedRepair):
 
     def guide(self, system, env, machine, findings) -> Guide:
         named = [f for f in findings if self.id in f.repairs]
-        missing = sorted({f.evidence.get("dll") for f in named if f.code == "missing-dll" and f.evidence.get("dll")})
+        missing = sorted({d for d in (MissingDll.of(f).dll for f in named if f.code in MissingDll.CODES) if d})
         sdk = any(f.variant == "hip-sdk" for f in named)
         zluda = next((f for f in named if f.code == "zluda-stand-ins"), None)
         steps = [said("guide.amd.driver", url=AMD_DRIVERS)]
@@ -169,7 +186,7 @@ class UpdateAmdDriver(GuidedRepair):
         if missing:
             steps.append(said("guide.amd.missing", dlls=", ".join(missing)))
         if zluda is not None:
-            steps.append(said("guide.amd.zluda", dlls=zluda.evidence.get("dll_list") or "-"))
+            steps.append(said("guide.amd.zluda", dlls=ZludaStandIns.of(zluda).dll_list or "-"))
         steps += [said("guide.amd.install"), said("guide.check_again")]
         return Guide(self.id, same_url(AMD_DRIVERS), said("guide.link.amd"), steps)
 
@@ -203,15 +220,15 @@ class LoadTorchFirst(GuidedRepair):
 
     def guide(self, system, env, machine, findings) -> Guide:
         named = next((f for f in findings if self.id in f.repairs), None)
-        evidence = named.evidence if named else {}
-        package, import_name = evidence.get("package") or "-", evidence.get("import_name") or "-"
+        copy = RuntimeCopyInPackage.of(named) if named is not None else RuntimeCopyInPackage()
+        package, import_name = copy.package or "-", copy.import_name or "-"
         python = system.windows_path(env.python) if env else "python"
-        instead = evidence.get("instead")  # {"en": "PyQt6 6.11 or newer, ...", ...}: no newer build of the package
+        instead = copy.instead  # {"en": "PyQt6 6.11 or newer, ...", ...}: no newer build of the package
         steps = [{lang: words("guide.copy.move", lang, package=package, instead=instead[lang]) for lang in LANGUAGES}
                  if isinstance(instead, dict) else said("guide.copy.upgrade", package=package, python=python),
                  said("guide.copy.order", import_name=import_name),
                  said("guide.copy.check", import_name=import_name)]
-        links = evidence.get("links") or [PYTORCH_GET_STARTED]
+        links = copy.links or [PYTORCH_GET_STARTED]
         return Guide(self.id, same_url(links[0]), said("guide.link.copy"), steps)
 
 
@@ -224,19 +241,19 @@ class UpdateRuntimeCopy(GuidedRepair):
 
     def guide(self, system, env, machine, findings) -> Guide:
         named = next((f for f in findings if self.id in f.repairs), None)
-        evidence = named.evidence if named is not None else {}
-        owner = evidence.get("owner") or {}
+        copy = VcRuntimeCopy.of(named) if named is not None else VcRuntimeCopy()
+        owner = copy.owner
         values = {"package": owner.get("package") or "-", "version": owner.get("version") or "-",
-                  "prefix": evidence.get("prefix") or "-", "python": evidence.get("python") or "python",
-                  "needed": evidence.get("needed") or "-", "path": evidence.get("path") or "-"}
+                  "prefix": copy.prefix or "-", "python": copy.python or "python", "needed": copy.needed,
+                  "path": copy.path or "-"}
         if owner.get("manager") == "conda":
             steps = [said("guide.rtcopy.conda.open"), said("guide.rtcopy.conda.update", **values)]
             url = CONDA_RUNTIME
         else:
             steps = [said("guide.rtcopy.pip.update", **values)]
             url = f"https://pypi.org/project/{values['package']}/"
-        if evidence.get("system_ok") is False:
-            steps.append(said("guide.rtcopy.system_too", version=evidence.get("system_version") or "-",
+        if copy.system_ok is False:
+            steps.append(said("guide.rtcopy.system_too", version=copy.system_version or "-",
                               needed=values["needed"]))
         steps += [said("guide.rtcopy.check", **values)]
         return Guide(self.id, same_url(url), said("guide.link.rtcopy"), steps)
@@ -265,26 +282,25 @@ class InstallMatchingTorch(GuidedRepair):
 
     def guide(self, system, env, machine, findings) -> Guide:
         named = next((f for f in findings if self.id in f.repairs), None)
-        evidence = named.evidence if named is not None else {}
-        minor = evidence.get("minor") or python_minor(env) or "3"
+        build = WrongTorchBuild.of(named) if named is not None else WrongTorchBuild()
+        minor = build.minor or python_minor(env) or "3"
         if named is not None and named.code == "torch-wrong-python":  # another Python version: reinstall for this one
             python = system.windows_path(env.python) if env is not None else "python"
-            steps = [said("guide.wrongpy.reinstall", python=python, version=evidence.get("torch") or "-",
-                          minor=minor),
-                     said("guide.wrongpy.cuda", python=python, version=evidence.get("torch") or "-"),
+            steps = [said("guide.wrongpy.reinstall", python=python, version=build.torch or "-", minor=minor),
+                     said("guide.wrongpy.cuda", python=python, version=build.torch or "-"),
                      said("guide.check_again")]
             return Guide(self.id, same_url(PYTORCH_GET_STARTED), said("guide.link.pytorch"), steps)
-        other = evidence.get("other_python")
+        other = build.other_python
         python = system.windows_path(env.python) if env is not None else "python"
         free = env is not None and env.free_threaded
-        folder = rf"%USERPROFILE%\torch-{evidence.get('abi') or 'venv'}"
+        folder = rf"%USERPROFILE%\torch-{build.abi or 'venv'}"
         if free:
             steps = [said("guide.abi.use_normal", other=other) if other else said("guide.abi.use_normal_any",
                                                                                   minor=minor)]
-            window = evidence.get("free_threaded_builds")
+            window = build.free_threaded_builds
             steps.append(said("guide.abi.ft_venv", python=python, folder=folder, minor=minor,
                               window=" ".join(window)) if window else
-                         said("guide.abi.no_ft_build", minor=minor, checked=evidence.get("checked") or "-"))
+                         said("guide.abi.no_ft_build", minor=minor, checked=build.checked or "-"))
         else:
             steps = [said("guide.abi.use_free_threaded", other=other) if other else
                      said("guide.abi.use_free_threaded_any", minor=minor),
@@ -305,9 +321,12 @@ class UnsetMachineVariable(GuidedRepair):
 
     def guide(self, system, env, machine, findings) -> Guide:
         named = next((f for f in findings if self.id in f.repairs), None)
-        evidence = named.evidence if named is not None else {}
-        variable = evidence.get("variable") or "PYTHONHOME"
-        program = evidence.get("program") or ", ".join(evidence.get("programs") or []) or "-"
+        if named is not None and named.code in SettingVariable.CODES:
+            setting = SettingVariable.of(named)
+        else:  # torch-shadowed@pythonpath of the computer's PYTHONPATH names only the variable
+            setting = SettingVariable(variable=(named_variable(named) if named is not None else None) or "PYTHONHOME")
+        variable = setting.variable
+        program = setting.program or ", ".join(setting.programs) or "-"
         steps = [said("guide.machinevar.open"), said("guide.machinevar.delete", variable=variable)]
         if program != "-":  # PYTHONHOME / PYTHONPATH point into a program; KMP_DUPLICATE_LIB_OK and the like do not
             steps.append(said("guide.machinevar.program", program=program, variable=variable))
@@ -325,12 +344,14 @@ class RemoveRegistryPythonPath(GuidedRepair):
     def guide(self, system, env, machine, findings) -> Guide:
         named = next((f for f in findings if f.code == "python-registry-path"), None) or next(
             (f for f in findings if self.id in f.repairs), None)
-        evidence = named.evidence if named is not None else {}
-        key = evidence.get("key") or evidence.get("added_by") or "-"
+        if named is not None and named.code in RegistryPythonPath.CODES:
+            key, program = RegistryPythonPath.of(named).key or "-", RegistryPythonPath.of(named).program_list or "-"
+        else:  # torch-shadowed@registry: the key is what added the folder
+            shadow = TorchShadowed.of(named) if named is not None else TorchShadowed()
+            key, program = shadow.added_by or "-", shadow.program_list or "-"
         parent, _, name = key.rpartition("\\")
         hive, _, rest = parent.partition("\\")
         where = f"{HIVES.get(hive.upper(), hive)}\\{rest}" if rest else parent  # as regedit's address bar shows it
-        program = evidence.get("program_list") or "-"
         steps = [said("guide.regpath.open"), said("guide.regpath.go", where=where or "-"),
                  said("guide.regpath.delete", name=name or "-", program=program),
                  said("guide.machinevar.again")]
@@ -345,7 +366,7 @@ class RenameAppFolder(GuidedRepair):
 
     def guide(self, system, env, machine, findings) -> Guide:
         named = next((f for f in findings if self.id in f.repairs), None)
-        names = (named.evidence.get("names") if named is not None else None) or ["[...]"]
+        names = (FolderBrackets.of(named).names if named is not None else None) or ["[...]"]
         plain = [GLOB_CHARACTERS.sub("", name).strip() or "new" for name in names]
         steps = [said("guide.brackets.close"),
                  said("guide.brackets.rename", old=names[0], new=plain[0])]
@@ -364,12 +385,12 @@ class InstallCudaTorch(GuidedRepair):
 
     def guide(self, system, env, machine, findings) -> Guide:
         named = next((f for f in findings if self.id in f.repairs), None)
-        evidence = named.evidence if named is not None else {}
+        companion = CompanionMismatch.of(named) if named is not None else CompanionMismatch()
         python = system.windows_path(env.python) if env is not None else "python"
-        values = {"python": python, "package": evidence.get("package") or "-",
-                  "version": evidence.get("version") or "-", "built_for": evidence.get("built_for") or "-",
-                  "release": evidence.get("release") or "-", "variant": evidence.get("variant") or "-"}
-        steps = [said("guide.cudatorch.install", **values) if evidence.get("variant") and evidence.get("release")
+        values = {"python": python, "package": companion.package, "version": companion.version or "-",
+                  "built_for": companion.built_for or "-", "release": companion.release or "-",
+                  "variant": companion.variant or "-"}
+        steps = [said("guide.cudatorch.install", **values) if companion.variant and companion.release
                  else said("guide.cudatorch.install_any", **values),
                  said("guide.cudatorch.companions", **values),
                  said("guide.cudatorch.remove", **values), said("guide.cudatorch.again", **values)]
@@ -384,9 +405,9 @@ class InstallTorchForGpu(GuidedRepair):
 
     def guide(self, system, env, machine, findings) -> Guide:
         named = next((f for f in findings if self.id in f.repairs), None)
-        evidence = named.evidence if named is not None else {}
+        gpu = GpuTooNew.of(named) if named is not None else GpuTooNew()
         values = {"python": system.windows_path(env.python) if env is not None else "python",
-                  "needed": evidence.get("needed") or "12.8", "variant": evidence.get("variant") or "cu128"}
+                  "needed": gpu.needed or "12.8", "variant": gpu.variant or "cu128"}
         steps = [said("guide.gpu.install", **values), said("guide.gpu.app"), said("guide.check_same")]
         return Guide(self.id, same_url(PYTORCH_GET_STARTED), said("guide.link.pytorch"), steps)
 
@@ -398,9 +419,8 @@ class InstallNumpy1(GuidedRepair):
 
     def guide(self, system, env, machine, findings) -> Guide:
         named = next((f for f in findings if self.id in f.repairs), None)
-        evidence = named.evidence if named is not None else {}
-        what = ", ".join([*(["PyTorch"] if evidence.get("torch_made_for_numpy_1") else []),
-                          *(evidence.get("packages") or [])]) or "-"
+        numpy = Numpy2.of(named) if named is not None else Numpy2()
+        what = ", ".join([*(["PyTorch"] if numpy.torch_made_for_numpy_1 else []), *numpy.packages]) or "-"
         python = system.windows_path(env.python) if env is not None else "python"
         steps = [said("guide.numpy.back", python=python), said("guide.numpy.upgrade", what=what),
                  said("guide.check_same")]

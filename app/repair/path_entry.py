@@ -20,6 +20,7 @@ from app.cancel import CancelToken
 from app.inventory.environment import PythonEnvironment
 from app.inventory.machine import MachineFacts
 from app.inventory.python_path import PTH_FILE, PTH_LINE, PYTHONPATH, entry_folder
+from app.probes.evidence import TorchShadowed
 from app.probes.finding import Finding
 from app.probes.python_loading import TAKE_OUT_ENTRY
 from app.repair.changes.files import PutFile
@@ -56,8 +57,9 @@ class TakeOutPathEntry:
         named = next((f for f in findings if f.code == "torch-shadowed" and self.id in f.repairs), None)
         if named is None or env is None:
             raise PlanRefused([said("repair.refused.nothing_to_do", action=self.id)])
-        origin = named.evidence.get("origin")
-        entry = system.host_path(str(named.evidence.get("entry") or ""))
+        shadow = TorchShadowed.of(named)
+        origin = shadow.origin
+        entry = system.host_path(shadow.entry or "")
         if entry is None:
             raise PlanRefused([said("repair.refused.nothing_to_do", action=self.id)])
         shown_entry = system.windows_path(entry)
@@ -69,7 +71,7 @@ class TakeOutPathEntry:
 
     def _file_plan(self, system: System, env: PythonEnvironment, origin: str, named: Finding, entry: Path,
                    shown_entry: str) -> Plan:
-        file = system.host_path(str(named.evidence.get("added_by") or ""))
+        file = system.host_path(TorchShadowed.of(named).added_by or "")
         try:
             with open(file, "rb") as f:  # type: ignore[arg-type]
                 data = f.read(MAX_FILE_BYTES + 1)

@@ -28,6 +28,7 @@ from app.inventory.environment import PythonEnvironment
 from app.inventory.integrity import RecordEntry, RecordFolders, installed_record, read_record
 from app.inventory.machine import MachineFacts
 from app.inventory.packages import canonical
+from app.probes.evidence import DamagedFile
 from app.probes.finding import Finding
 from app.repair.changes.files import PutFile
 from app.repair.journal import Transaction
@@ -129,7 +130,7 @@ def _named_damaged(system: System, site: Path, findings: list[Finding]) -> set[s
     """RECORD paths (lower case) of the files the diagnosis found damaged although their size is right."""
     named = set()
     for finding in findings:
-        shown = finding.evidence.get("path") if finding.code in ("dll-damaged", "wrong-architecture") else None
+        shown = DamagedFile.of(finding).path if finding.code in DamagedFile.CODES else None
         host = system.host_path(shown) if isinstance(shown, str) else None
         if host is not None:
             try:

@@ -13,6 +13,7 @@ from app.cancel import CancelToken
 from app.failures import failure_text
 from app.i18n import words
 from app.inventory.environment import PythonEnvironment, inspect_environment
+from app.probes.evidence import UnfinishedCheck
 from app.probes.finding import BLOCKER
 from app.probes.runner import BLIND, Diagnosis, not_seen, run_diagnosis
 from app.repair.actions import action_for
@@ -104,7 +105,7 @@ class RepairOutcome:
 
 def unfinished_checks(diagnosis: Diagnosis, lang: str) -> str:
     """The names of a diagnosis's checks that could not see what they check ("" when all did)."""
-    names = [f.evidence.get("check") for f in diagnosis.findings if f.code in BLIND]
+    names = [UnfinishedCheck.of(f).check for f in diagnosis.findings if f.code in BLIND]
     spelled = [n.get(lang) or n.get("en") if isinstance(n, dict) else str(n) for n in names if n]
     return ", ".join(dict.fromkeys(spelled))
 

@@ -15,6 +15,7 @@ from typing import Optional
 
 from app.inventory.environment import PythonEnvironment
 from app.inventory.machine import MachineFacts, file_version
+from app.probes.evidence import VcRuntimeCopy
 from app.probes.finding import Finding
 from app.probes.vc_runtime import SET_ASIDE_COPY, old_siblings
 from app.repair.plan import Plan, PlanRefused, said
@@ -32,20 +33,20 @@ class SetAsideRuntimeCopy(SetAside):
         named = next((f for f in findings if f.code == "vc-runtime-too-old" and self.id in f.repairs), None)
         if named is None:
             raise PlanRefused([said("repair.refused.nothing_to_do", action=self.id)])
-        evidence = named.evidence
-        host = system.host_path(str(evidence.get("path") or ""))
-        if host is None or not host.is_file() or file_version(host) != evidence.get("found"):
-            raise PlanRefused([said("repair.refused.openmp_changed", path=evidence.get("path") or "-")])
+        copy = VcRuntimeCopy.of(named)
+        host = system.host_path(copy.path or "")
+        if host is None or not host.is_file() or file_version(host) != copy.found:
+            raise PlanRefused([said("repair.refused.openmp_changed", path=copy.path or "-")])
         if env.app_folder is None or str(host.parent).casefold() != str(env.app_folder).casefold():
-            raise PlanRefused([said("repair.refused.runtime_copy_elsewhere", path=evidence["path"])])
-        if not evidence.get("system_ok"):  # System32's copy would be loaded next: it must be new enough first
-            raise PlanRefused([said("repair.refused.runtime_copy_system_old", needed=evidence["needed"],
-                                    version=evidence.get("system_version") or "-")])
-        old = old_siblings(env, host, evidence["needed"])
-        if sorted(p.name for p in old) != sorted(evidence.get("set_aside") or []):  # changed since the check
-            raise PlanRefused([said("repair.refused.openmp_changed", path=evidence.get("folder") or "-")])
+            raise PlanRefused([said("repair.refused.runtime_copy_elsewhere", path=copy.path)])
+        if not copy.system_ok:  # System32's copy would be loaded next: it must be new enough first
+            raise PlanRefused([said("repair.refused.runtime_copy_system_old", needed=copy.needed,
+                                    version=copy.system_version or "-")])
+        old = old_siblings(env, host, copy.needed)
+        if sorted(p.name for p in old) != sorted(copy.set_aside):  # changed since the check
+            raise PlanRefused([said("repair.refused.openmp_changed", path=copy.folder or "-")])
         changes = rename_changes(system, old)
-        notes = [said("repair.note.runtime_copy.set_aside", folder=evidence.get("folder") or "-",
-                      names=", ".join(p.name for p in old), found=evidence["found"],
-                      system=evidence.get("system_version") or "-")]
+        notes = [said("repair.note.runtime_copy.set_aside", folder=copy.folder or "-",
+                      names=", ".join(p.name for p in old), found=copy.found,
+                      system=copy.system_version or "-")]
         return Plan(self.id, None, system.windows_path(env.python), changes, notes=notes)

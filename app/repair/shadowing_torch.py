@@ -15,6 +15,7 @@ from typing import Optional
 from app.inventory.environment import PythonEnvironment
 from app.inventory.integrity import RecordFolders, installed_record, read_record
 from app.inventory.machine import MachineFacts
+from app.probes.evidence import TorchShadowed
 from app.probes.finding import Finding
 from app.probes.python_loading import SET_ASIDE_TORCH
 from app.repair.plan import Plan, PlanRefused, said
@@ -50,17 +51,17 @@ class SetAsideShadowingTorch(SetAside):
         loading = env.loading if env is not None else None
         if named is None or loading is None or loading.user_site is None:
             raise PlanRefused([said("repair.refused.nothing_to_do", action=self.id)])
-        folder = system.host_path(str(named.evidence.get("folder") or ""))
+        shadow = TorchShadowed.of(named)
+        folder = system.host_path(shadow.folder or "")
         site = loading.user_site
         if folder is None or not folder.is_dir() or folder.parent.resolve() != site.resolve():
-            raise PlanRefused([said("repair.refused.shadow.not_user_site", folder=named.evidence.get("folder") or "-",
+            raise PlanRefused([said("repair.refused.shadow.not_user_site", folder=shadow.folder or "-",
                                     site=system.windows_path(site))])
         folders = distribution_folders(site)
         if not any(f.name.lower() == "torch" for f in folders):  # no record of that copy (pip writes RECORD last,
             folders = [folder]  # so an install cut short has none): the `torch` folder, which import gets, alone
         changes = rename_changes(system, folders)
         notes = [said("repair.note.shadow.set_aside", site=system.windows_path(site),
-                      names=", ".join(p.name for p in folders), version=named.evidence.get("version") or "-",
-                      other=named.evidence.get("other_folder") or "-",
-                      other_version=named.evidence.get("other_version") or "-")]
+                      names=", ".join(p.name for p in folders), version=shadow.version or "-",
+                      other=shadow.other_folder or "-", other_version=shadow.other_version or "-")]
         return Plan(self.id, None, system.windows_path(env.python), changes, notes=notes)

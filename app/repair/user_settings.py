@@ -7,6 +7,7 @@ from typing import Callable, Optional
 from app.cancel import CancelToken
 from app.inventory.environment import PythonEnvironment
 from app.inventory.machine import MachineFacts
+from app.probes.evidence import PathEntry, named_variable
 from app.probes.finding import Finding
 from app.repair.changes.user_settings import SetUserVariable
 from app.repair.journal import Transaction
@@ -30,13 +31,13 @@ class UserSettings:
             if not (self.id in finding.repairs or _asks_for_machine_setting(self.id, finding)):
                 continue
             if self.id == "unset-env-var":
-                name = finding.evidence.get("variable", "")
+                name = named_variable(finding) or ""
                 if name.lower() in user:
                     changes.append(Change("delete-variable", user[name.lower()][0]))
                 else:
                     notes.append(said("repair.note.machine_setting", name=name))
             else:
-                entry = finding.evidence.get("entry", "")
+                entry = PathEntry.of(finding).entry
                 path = user.get("path")
                 entries = [e for e in (path[1].split(";") if path else []) if e.strip()]
                 same = [i for i, e in enumerate(entries) if _same_folder(system, e, entry)]
@@ -65,8 +66,9 @@ def _asks_for_machine_setting(action: str, finding: Finding) -> bool:
     """A finding about the computer's own settings, which names no per-user repair (or the guided machine one): asked
     for this repair by name, the plan says why it leaves it alone (repair.note.machine_*), never "nothing to do"."""
     if action == "remove-path-entry":
-        return finding.code in ("path-dead-entry", "path-duplicate-entry")
-    return action == "unset-env-var" and "unset-machine-variable" in finding.repairs and "variable" in finding.evidence
+        return finding.code in PathEntry.CODES
+    return (action == "unset-env-var" and "unset-machine-variable" in finding.repairs
+            and named_variable(finding) is not None)
 
 
 def _same_folder(system: System, a: str, b: str) -> bool:

@@ -19,6 +19,7 @@ from app.inventory.environment import PythonEnvironment, inspect_environment
 from app.inventory.runtime_copies import SITE_PACKAGES, apps_importing_first
 from app.probes.base import Program
 from app.probes.causes import RUNTIME_COPY, Problem
+from app.probes.evidence import RuntimeCopyInPackage
 from app.probes.finding import BLOCKER, WARNING
 from app.probes.runner import Diagnosis, ProbeEvent, run_diagnosis
 from app.probes.runtime_copies import FIRST_IMPORT_VARIANTS
@@ -269,8 +270,9 @@ def program_choices(problem: Problem) -> list[Program]:
     another problem, or once the user has said."""
     if problem.lead.code != RUNTIME_COPY or problem.lead.variant in FIRST_IMPORT_VARIANTS:
         return []
-    module = problem.lead.evidence.get("import_name")
-    if not module or problem.lead.evidence.get("place") != SITE_PACKAGES:
+    copy = RuntimeCopyInPackage.of(problem.lead)
+    module = copy.import_name
+    if not module or copy.place != SITE_PACKAGES:
         return []
     apps = [Program(name) for name in apps_importing_first(module)]
     return [*apps, Program(None, (module,))]

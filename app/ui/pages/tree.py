@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from app.engine.graph import DependencyGraph
 from app.i18n import words
+from app.probes.evidence import Replayed
 from app.ui.models import DependencyTreeModel, TreeFilter, TreeItem
 from app.ui.pages.base import named
 
@@ -156,11 +157,12 @@ class DependencyTreePanel(QWidget):
         for finding in diagnosis.findings:
             if finding.code not in ("import-ok", "import-failed"):
                 continue
-            loaded = [str(p) for p in finding.evidence.get("loaded") or []]
+            replayed = Replayed.of(finding)
+            loaded = [str(p) for p in replayed.loaded]
             if not loaded:
                 return None
             same = [p for p in loaded if ntpath.basename(p).lower() == node.name.lower()]
-            copies = {c["dll"].lower(): c for c in finding.evidence.get("runtime_copies") or []}
+            copies = {c["dll"].lower(): c for c in replayed.runtime_copies}
             copy = copies.get(node.name.lower())
             if copy is not None:
                 version = copy.get("version") or self.tr("unknown")
