@@ -69,6 +69,7 @@ class ExportNames(Mapping):
     def __init__(self, blob: bytes, low: int, rvas: tuple[int, ...], ordinals: tuple[int, ...]) -> None:
         self._blob, self._low, self._rvas, self._ordinals = blob, low, rvas, ordinals
         self._decoded: Optional[dict[str, int]] = None
+        self._looked_up: dict[str, int] = {}  # names found so far: the table is shared by every copy of the DLL
 
     def _raw(self, index: int) -> bytes:
         at = self._rvas[index] - self._low
@@ -76,6 +77,14 @@ class ExportNames(Mapping):
         return self._blob[at:stop if stop >= 0 else at + MAX_NAME]  # unterminated: as far as a name may go
 
     def __getitem__(self, name: str) -> int:
+        found = self._looked_up.get(name)
+        if found is not None:
+            return found
+        found = self._search(name)
+        self._looked_up[name] = found
+        return found
+
+    def _search(self, name: str) -> int:
         try:
             wanted = name.encode("latin-1")
         except UnicodeEncodeError:

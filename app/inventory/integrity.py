@@ -15,6 +15,7 @@ import csv
 import hashlib
 import io
 import os
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
@@ -95,6 +96,11 @@ class RecordFolders:
             self._folders[key] = known
         return known
 
+    def listed(self, folder: str) -> tuple[str, dict[str, os.DirEntry]]:
+        """(where RECORD's `folder` is on the drive, its entries by lower-case name; none when it is missing)."""
+        host, exists = self._folder(folder)
+        return host, (self._listing(host) if exists else {})
+
     def _found(self, relative: str) -> tuple[Optional[os.DirEntry], Optional[str]]:
         """(the entry now, or None; where it belongs, as a host path), or (None, None) outside site-packages."""
         if not self.inside(relative):
@@ -111,13 +117,7 @@ class RecordFolders:
     def size(self, relative: str, expected: Optional[int] = None) -> Optional[int]:
         """As `file`, the size alone: no path is made for a file that is as RECORD says (the check of 11,000)."""
         found, target = self._found(relative)
-        try:
-            if found is None or not found.is_file():
-                return None
-            size = found.stat().st_size
-            return Path(target).stat().st_size if expected is not None and size != expected else size
-        except OSError:
-            return None
+        return entry_size(found, target, expected)
 
     def find(self, relative: str) -> tuple[Optional[Path], Optional[Path]]:
         """(the file as it is now, or None; where it belongs, or None when it would leave site-packages)."""
@@ -132,6 +132,46 @@ class RecordFolders:
         not.)"""
         size = self.size(relative, expected)
         return (self.find(relative)[1], size) if size is not None else None
+
+
+def entry_size(found: Optional[os.DirEntry], target: Optional[str], expected: Optional[int] = None,
+               seen: Optional[SeenFiles] = None, device: int = 0) -> Optional[int]:
+    """The size of the regular file a listing gave as `found` (None: there is none). A listing's size that is not
+    `expected` is read again from the file itself at `target` (RecordFolders.file says why). With `seen`, a file
+    already read under the same identity in this diagnosis is not read again."""
+    try:
+        if found is None or not found.is_file():
+            return None
+        if seen is not None:
+            known = seen.size(device, found)
+            if known is not None:
+                return known
+        size = found.stat().st_size
+        if expected is not None and size != expected and target is not None:
+            size = Path(target).stat().st_size
+        if seen is not None:
+            seen.add(device, found, size)
+        return size
+    except OSError:
+        return None
+
+
+class SeenFiles:
+    """The files whose size one diagnosis has read, by identity (the folder's device, the file's number): the same
+    file reached through another folder, a hard link as uv makes them for every environment, is not read again.
+    Only where a folder's listing gives a file's number for nothing (POSIX: d_ino); on Windows the listing gives
+    the size itself, and the file number would cost a call per file."""
+
+    def __init__(self) -> None:
+        self._sizes: dict[tuple[int, int], int] = {}
+        self.enabled = os.name != "nt"
+
+    def size(self, device: int, entry: os.DirEntry) -> Optional[int]:
+        return self._sizes.get((device, entry.inode())) if self.enabled and device else None
+
+    def add(self, device: int, entry: os.DirEntry, size: int) -> None:
+        if self.enabled and device:
+            self._sizes[(device, entry.inode())] = size
 
 
 def torch_records(site: Optional[Path]) -> list[Path]:
@@ -170,53 +210,124 @@ def find_record(env: PythonEnvironment) -> Optional[Path]:
 
 
 def read_record(path: Path, prefix: str = "torch/lib/") -> list[RecordEntry]:
+    """RECORD's entries whose path starts with `prefix` (any case)."""
+    prefix = prefix.lower()
+    entries = _parsed_record(path).entries
+    return list(entries) if not prefix else [e for e in entries if e.path.lower().startswith(prefix)]
+
+
+@dataclass
+class ParsedRecord:
+    """One RECORD, parsed once per identity (its device, file number, size and modification time): the probes of
+    one environment read it three times, and the environments uv made share one RECORD through hard links. A RECORD
+    pip writes again is parsed again. What the check derives from it is kept with it."""
+
+    entries: tuple[RecordEntry, ...]
+    _installed: Optional[list[RecordEntry]] = None
+    _by_folder: Optional[dict[str, list[tuple[str, RecordEntry]]]] = None
+
+    def installed(self) -> list[RecordEntry]:
+        """What pip installed into site-packages: RECORD's entries but those outside it (`../../Scripts/...`), the
+        bytecode cache and RECORD itself (pip writes it without a hash)."""
+        if self._installed is None:
+            self._installed = [e for e in self.entries if RecordFolders.inside(e.path) and e.sha256 is not None
+                               and not e.path.lower().endswith(".pyc")]
+        return self._installed
+
+    def by_folder(self) -> dict[str, list[tuple[str, RecordEntry]]]:
+        """The installed entries by folder ("torch/lib"), each with its file name, in RECORD's order."""
+        if self._by_folder is None:
+            grouped: dict[str, list[tuple[str, RecordEntry]]] = {}
+            for entry in self.installed():
+                folder, _, name = entry.path.rpartition("/")
+                grouped.setdefault(folder, []).append((name, entry))
+            self._by_folder = grouped
+        return self._by_folder
+
+
+RECORDS_KEPT = 8  # parsed RECORDs kept (10,644 entries for torch 2.4: a few MB each)
+_records: dict[tuple[int, int, int, int], ParsedRecord] = {}
+_records_lock = threading.Lock()
+
+
+def _parsed_record(path: Path) -> ParsedRecord:
+    stat = os.stat(path)
+    key = (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
+    with _records_lock:
+        found = _records.get(key)
+    if found is not None:
+        return found
+    data = path.read_bytes()
+    parsed = ParsedRecord(_parse_record(data))
+    if len(data) != stat.st_size or not stat.st_ino:  # changed while it was read, or no file number: not kept
+        return parsed
+    with _records_lock:
+        while len(_records) >= RECORDS_KEPT:
+            _records.pop(next(iter(_records)))
+        _records[key] = parsed
+    return parsed
+
+
+def _parse_record(data: bytes) -> tuple[RecordEntry, ...]:
     entries = []
-    text = path.read_text(encoding="utf-8", errors="replace")
-    for row in csv.reader(io.StringIO(text)):
-        if len(row) < 3 or not row[0].replace("\\", "/").lower().startswith(prefix):
+    for row in csv.reader(io.StringIO(data.decode("utf-8", errors="replace"))):
+        if len(row) < 3:
             continue
         digest = row[1].split("=", 1)[1] if row[1].startswith("sha256=") else None
         size = int(row[2]) if row[2].isascii() and row[2].isdigit() else None
         entries.append(RecordEntry(row[0].replace("\\", "/"), digest, size))
-    return entries
+    return tuple(entries)
+
+
+def _device(folder: str) -> int:
+    try:
+        return os.stat(folder).st_dev
+    except OSError:
+        return 0
 
 
 def installed_files(record: Path) -> list[RecordEntry]:
-    """What pip installed into site-packages: RECORD's entries but those outside it (`../../Scripts/...`), the
-    bytecode cache and RECORD itself (pip writes it without a hash)."""
-    return [e for e in read_record(record, prefix="") if RecordFolders.inside(e.path) and e.sha256 is not None
-            and not e.path.lower().endswith(".pyc")]
+    """What pip installed into site-packages (ParsedRecord.installed)."""
+    return list(_parsed_record(record).installed())
 
 
 def check_torch_files(env: PythonEnvironment, *, hashes: bool = False, cancel: Optional[CancelToken] = None,
-                      progress: Progress = no_progress, shown_site: Optional[str] = None) -> IntegrityReport:
+                      progress: Progress = no_progress, shown_site: Optional[str] = None,
+                      seen: Optional[SeenFiles] = None) -> IntegrityReport:
     """Check torch's installed files against RECORD: presence and size always; SHA-256 when `hashes` is set.
-    `shown_site`: site-packages as Windows spells it, to measure the missing files' full paths."""
+    `shown_site`: site-packages as Windows spells it, to measure the missing files' full paths. Folder by folder:
+    each RECORD folder is found and listed once, and its files looked up in that listing; `seen` (one per
+    diagnosis) skips the files another environment's check already read under the same identity."""
     record = find_record(env) if env.site_packages else None
     report = IntegrityReport(record)
     if record is None:
         report.problem = "torch's install record (RECORD) was not found"
         return report
     try:
-        entries = installed_files(record)
+        parsed = _parsed_record(record)
+        entries = parsed.installed()
     except (OSError, csv.Error, ValueError) as exc:
         report.problem = f"torch's install record could not be read ({getattr(exc, 'strerror', None) or exc})"
         return report
     present = []
     folders = RecordFolders(env.site_packages)
-    for number, entry in enumerate(entries):
-        if not number % 256:
+    for number, (folder, files) in enumerate(parsed.by_folder().items()):
+        if not number % 16:
             check(cancel)
-        size = folders.size(entry.path, entry.size)
-        report.checked += 1
-        if size is None:
-            report.missing.append(entry.path)
-            if shown_site is not None:
-                report.longest_missing = max(report.longest_missing, len(shown_site) + 1 + len(entry.path))
-        elif entry.size is not None and size != entry.size:
-            report.size_changed.append(entry.path)
-        else:
-            present.append((entry, size))
+        host, listing = folders.listed(folder)
+        device = _device(host) if listing and seen is not None and seen.enabled else 0
+        for name, entry in files:
+            found = listing.get(name.lower())
+            size = entry_size(found, found.path if found is not None else None, entry.size, seen, device)
+            if size is None:
+                report.missing.append(entry.path)
+                if shown_site is not None:
+                    report.longest_missing = max(report.longest_missing, len(shown_site) + 1 + len(entry.path))
+            elif entry.size is not None and size != entry.size:
+                report.size_changed.append(entry.path)
+            else:
+                present.append((entry, size))
+    report.checked = len(entries)
     if hashes:
         report.hashed = True
         total = sum(size for _, size in present)

@@ -12,6 +12,7 @@ from app.engine.graph import DependencyGraph, PECache
 from app.engine.loader import LoaderModel
 from app.i18n import LANGUAGES, words
 from app.inventory.environment import PythonEnvironment
+from app.inventory.integrity import SeenFiles
 from app.inventory.machine import MachineFacts
 from app.inventory.search_context import loader_for
 from app.probes.finding import Finding
@@ -41,6 +42,7 @@ class ProbeContext:
     cancel: CancelToken = field(default_factory=CancelToken)
     cache: PECache = field(default_factory=PECache)
     program: Program = field(default_factory=Program)
+    seen: SeenFiles = field(default_factory=SeenFiles)  # one per diagnosis: files already read, by identity
     _graph: Optional[DependencyGraph] = None
     _loader: Optional[LoaderModel] = None
     _lock: threading.Lock = field(default_factory=threading.Lock)

@@ -19,6 +19,7 @@ from app.cancel import Cancelled, CancelToken
 from app.engine.graph import SHARED_CACHE, DependencyGraph
 from app.i18n import LANGUAGES, words
 from app.inventory.environment import PythonEnvironment
+from app.inventory.integrity import SeenFiles
 from app.inventory.machine import MachineFacts, read_machine_facts
 from app.probes.base import MACHINE, Probe, ProbeContext, Program
 from app.probes.causes import Problem, group_by_cause, reconcile
@@ -95,7 +96,9 @@ def run_diagnosis(system: System, environments: Iterable[PythonEnvironment], *,
         diagnosis.nothing_checked = NO_TORCH
     cache = SHARED_CACHE  # keyed on (path, size, mtime): a changed file is read again
     live = system.can_run_programs if live is None else live
-    contexts = {id(env): ProbeContext(system, machine, env, cancel, cache, program) for env in envs if env.torch}
+    seen = SeenFiles()  # a file another environment lists through a hard link is read once
+    contexts = {id(env): ProbeContext(system, machine, env, cancel, cache, program, seen) for env in envs
+                if env.torch}
     machine_context = ProbeContext(system, machine, None, cancel, cache)
     jobs: list[tuple[Probe, ProbeContext]] = []
     for probe in probes:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -206,3 +207,48 @@ def test_real_torch_240_record_matches_its_dlls(torch_image):
     assert "torch/__init__.py" in report.missing  # the whole install is checked, not only torch\lib
     image.host(SITE + r"\torch\lib\fbgemm.dll").unlink()
     assert "torch/lib/fbgemm.dll" in check_torch_files(env).missing
+
+
+def test_a_record_is_parsed_once_and_again_when_pip_writes_it_again(torch_env, monkeypatch):
+    from app.inventory import integrity
+
+    image, site, env = torch_env
+    record = image.host(site + r"\torch-2.4.0.dist-info\RECORD")
+    parsed = []
+    real_parse = integrity._parse_record
+    monkeypatch.setattr(integrity, "_parse_record", lambda data: parsed.append(len(data)) or real_parse(data))
+    first = integrity.read_record(record, prefix="")
+    assert integrity.read_record(record, prefix="torch/lib/") == first[:3] and len(parsed) == 1
+    record.write_text(record.read_text(encoding="utf-8") + "torch/extra.py,sha256=AAAA,1\n", encoding="utf-8")
+    assert [e.path for e in integrity.read_record(record, prefix="torch/e")] == ["torch/extra.py"]
+    assert len(parsed) == 2
+
+
+def test_a_file_another_environment_lists_through_a_hard_link_is_read_once_and_a_copy_of_its_own_is_read(
+        torch_env, tmp_path):
+    """uv links every environment's files to one copy: the second environment's check reads no file the first
+    read; a file of its own (a different size, as a half-written copy) is still read and named."""
+    import os
+    import shutil
+
+    from app.inventory.integrity import SeenFiles
+
+    image, site, env = torch_env
+    first = env()
+    second_site = tmp_path / "second-site"
+    shutil.copytree(first.site_packages, second_site, copy_function=os.link)
+    (second_site / "torch" / "lib" / "b.dll").unlink()
+    (second_site / "torch" / "lib" / "b.dll").write_bytes(b"short")  # its own file, not the link
+    (second_site / "torch" / "lib" / "a.dll").unlink()
+    class Counted(SeenFiles):  # a size is added right after it was read from the file system
+        read = 0
+
+        def add(self, device, entry, size):
+            self.read += 1
+            super().add(device, entry, size)
+
+    seen = Counted()
+    assert check_torch_files(first, seen=seen).ok and seen.read == 3
+    second = check_torch_files(replace(first, site_packages=second_site), seen=seen)
+    assert second.missing == ["torch/lib/a.dll"] and second.size_changed == ["torch/lib/b.dll"]
+    assert seen.read == (4 if seen.enabled else 5)  # the new b.dll; c.dll, the same file, not again
