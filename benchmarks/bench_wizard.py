@@ -2,7 +2,7 @@
 2.4.0 image, from the first window on: discover, diagnose, open the dependency tree and expand every node of it,
 repair (the OpenMP runtime from torch's own copy), verify, then undo. A timer that should tick every 5 ms
 records how late each tick is; the longest lateness is the longest time the window could not redraw or answer a
-click. Target: under 50 ms.
+click. Goals: the median run's longest stall at most one frame at 60 Hz (16 ms), the median run's p99 at most 8 ms.
 
 Baseline, in the same run and process: the same timer over an idle event loop for as long as the run took (the
 machine's own noise: a shared, busy machine shows late ticks even with nothing to do).
@@ -127,8 +127,12 @@ def main() -> None:
                      "repair, verify, undo",
         "tick_ms": TICK_MS, "runs": runs, "idle_baseline": baselines,
         "worst_stall_ms": worst, "median_worst_stall_ms": statistics.median(r["worst_ms"] for r in runs),
+        "median_p99_ms": statistics.median(r["p99_ms"] for r in runs),
         "idle_worst_ms": max(b["worst_ms"] for b in baselines),
-        "target_ms": 50, "meets_target": worst < 50,
+        "goal_median_worst_ms": 16, "goal_median_p99_ms": 8,
+        "meets_goal": statistics.median(r["worst_ms"] for r in runs) <= 16
+        and statistics.median(r["p99_ms"] for r in runs) <= 8,
+        "load_average": list(os.getloadavg()),
     }
     save_results(args.json, summary)
     print(json.dumps({k: v for k, v in summary.items() if k not in ("runs", "idle_baseline")}, indent=2))

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Callable, Optional
 
-from PySide6.QtCore import QEventLoop
+from PySide6.QtCore import QEventLoop, QTimer
 from PySide6.QtWidgets import QApplication, QWizard
 
 from app.ui.pages.base import DIAGNOSE, ENVIRONMENTS, FINDINGS, FINISH, PLAN, REPAIR, VERIFY, WELCOME
@@ -20,19 +20,38 @@ from app.ui.wizard import DoctorWizard
 PAGE_NAMES = {WELCOME: "welcome", ENVIRONMENTS: "environments", DIAGNOSE: "diagnose", FINDINGS: "findings",
               PLAN: "plan", REPAIR: "repair", VERIFY: "verify", FINISH: "finish"}
 SCALES = (1, 2)
+LOOK_MS = 5
 EXAMPLE_ERROR = ('OSError: [WinError 126] The specified module could not be found. Error loading '
                  '"C:\\Users\\alice\\ComfyUI\\venv\\Lib\\site-packages\\torch\\lib\\fbgemm.dll" or one of its '
                  'dependencies.')
 
 
 def wait_until(condition: Callable[[], bool], timeout: float = 120.0) -> None:
-    """Let the event loop run until `condition()` holds."""
+    """Let the event loop run until `condition()` holds, looked at every LOOK_MS from the event loop itself (a
+    nested loop: it never sleeps, so a user's click or a repaint waits for nothing of ours)."""
+    if condition():
+        return
+    loop, timer, outcome = QEventLoop(), QTimer(), []
     deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise TimeoutError("the wizard did not get there in time")
-        QApplication.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 50)
-        time.sleep(0.005)
+
+    def look() -> None:
+        try:
+            if condition():
+                outcome.append(None)
+            elif time.monotonic() > deadline:
+                outcome.append(TimeoutError("the wizard did not get there in time"))
+        except Exception as exc:  # noqa: BLE001 - raised again below, outside the event loop
+            outcome.append(exc)
+        if outcome:
+            loop.quit()
+
+    timer.setInterval(LOOK_MS)
+    timer.timeout.connect(look)
+    timer.start()
+    loop.exec()
+    timer.stop()
+    if outcome and outcome[0] is not None:
+        raise outcome[0]
 
 
 def settle() -> None:

@@ -1,0 +1,38 @@
+"""The benchmarks of the wizard's stalls and of many environments run, each in its own process, and write their
+figures. No timing is checked here: the figures are docs/benchmarks.md's, measured on a quiet machine."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+pytestmark = [pytest.mark.wheels, pytest.mark.slow]
+
+
+def bench(name: str, *argv: str, out: Path) -> dict:
+    environment = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    result = subprocess.run([sys.executable, str(REPO / "benchmarks" / name), *argv, "--json", str(out)],
+                            capture_output=True, text=True, timeout=600, env=environment, cwd=REPO)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+def test_the_wizard_stall_benchmark_runs_and_says_whether_its_goals_are_met(tmp_path):
+    figures = bench("bench_wizard.py", "--repeat", "1", out=tmp_path / "wizard.json")
+    (run,) = figures["runs"]
+    assert run["tree_items"] > 100 and run["ticks"] > 10  # the tree was expanded; the timer ticked all along
+    assert {"median_worst_stall_ms", "median_p99_ms", "meets_goal", "load_average"} <= set(figures)
+
+
+def test_the_many_environments_benchmark_runs_on_hard_linked_copies_of_the_whole_wheel(tmp_path):
+    figures = bench("bench_many_envs.py", "--repeat", "1", "--counts", "1,2", out=tmp_path / "many.json")
+    assert set(figures["environments"]) == {"1", "2"}
+    assert figures["environments"]["2"]["dlls_parsed"] == figures["environments"]["1"]["dlls_parsed"]
+    assert "time_ratio_over_one" in figures and "memory_ratio_over_one" in figures
