@@ -1,7 +1,9 @@
 """`--first-problem-exit`: the wizard presses its own Next, as a user would, from Welcome through the chosen
-environment and the live checklist to Findings, and exits 0 once the first problem card has been painted there
-(1 when none comes within the time limit). It waits, as a person must, for each page to be on screen and complete
-before it presses Next, so the page changes, the workers and the probes are the ones a user's clicks run.
+environment to the live checklist and on to Findings, and exits 0 once the first problem is on screen: a check of
+the live checklist painted with its problem (each check shows its result as soon as it ends), or the first problem
+card of Findings (1 when neither comes within the time limit). It waits, as a person must, for each page to be on
+screen and complete before it presses Next, so the page changes, the workers and the probes are the ones a user's
+clicks run (the checks begin while Welcome is shown, as for a person).
 
 The times of each step go to standard error, one line: where the time to the first problem goes. They count from
 the process's creation where the system tells it (psutil), so the first one is what Python and the imports took."""
@@ -16,12 +18,14 @@ from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import QApplication, QWidget, QWizard
 
 from app.probes.finding import BLOCKER, WARNING
+from app.ui.models import FAILED, ROLE_ITEM, WARNED
 from app.ui.pages.base import DIAGNOSE, ENVIRONMENTS, FINDINGS, WELCOME
 from app.ui.wizard import DoctorWizard
 
 TIME_LIMIT_S = 600.0  # the live check's own budget is 180 s; a wizard that has not got there by this never will
 PAGE_NAMES = {WELCOME: "welcome", ENVIRONMENTS: "environments", DIAGNOSE: "diagnose", FINDINGS: "findings"}
 PROBLEM_SEVERITIES = (BLOCKER, WARNING)
+PROBLEM_ROWS = (FAILED, WARNED)  # a check of the checklist that found a problem (a blocker or a warning)
 
 
 def process_age() -> Optional[float]:
@@ -62,6 +66,9 @@ class FirstProblemRun(QObject):
             page.installEventFilter(self)
             page.completeChanged.connect(self._soon)
         self._findings.cards.installEventFilter(self)  # each card, as it is added (ChildAdded)
+        self._checklist = wizard.pages[DIAGNOSE].checklist.view
+        self._checklist.viewport().installEventFilter(self)
+        self._checklist.model().modelReset.connect(self._checks_begun)  # a run of the checks starts afresh
         self._limit = QTimer(self, singleShot=True, interval=int(limit_s * 1000))
         self._limit.timeout.connect(self._too_late)
         self._limit.start()
@@ -87,7 +94,22 @@ class FirstProblemRun(QObject):
             elif self._is_first_problem_card(watched):
                 self._mark("first problem card painted")
                 self._finish(0)
+            elif self._is_checklist_with_a_problem(watched):
+                self._mark("first problem on the checklist painted")
+                self._finish(0)
         return False
+
+    def _checks_begun(self) -> None:
+        if not any(what == "checks begun" for what, _ in self.marks):
+            self._mark("checks begun")
+
+    def _is_checklist_with_a_problem(self, widget: QObject) -> bool:
+        """The live checklist, on screen, with a check that found a problem (its row says it in plain words)."""
+        if self.code is not None or self.wizard.currentId() != DIAGNOSE or widget is not self._checklist.viewport():
+            return False
+        model = self._checklist.model()
+        return widget.isVisible() and any(model.data(model.index(row, 0), ROLE_ITEM) in PROBLEM_ROWS
+                                          for row in range(model.rowCount()))
 
     def _is_first_problem_card(self, widget: QObject) -> bool:
         """The top card of Findings, on screen, while the diagnosis has a problem: cards go by severity, so the
@@ -138,7 +160,7 @@ class FirstProblemRun(QObject):
         self._limit.stop()
         if self.report is not None:
             steps = ", ".join(f"{what} {at:.3f}" for what, at in self.marks)
-            self.report.write(f"first-problem-exit: {why or 'first problem card on screen'} after "
+            self.report.write(f"first-problem-exit: {why or 'first problem on screen'} after "
                               f"{self._now():.3f} s ({steps})\n")
             self.report.flush()
         QApplication.exit(code)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Optional
 
-from PySide6.QtCore import QCoreApplication, QEvent, QLibraryInfo, QLocale, QTranslator
+from PySide6.QtCore import QCoreApplication, QEvent, QLibraryInfo, QLocale, QTimer, QTranslator
 from PySide6.QtGui import QCloseEvent, QShowEvent
 from PySide6.QtWidgets import QApplication, QWizard
 
@@ -82,7 +82,19 @@ class DoctorWizard(QWizard):
         self.retranslate()
         for page in self.pages.values():  # every page has its words before it is first shown
             page.retranslate()
+        self.pages[ENVIRONMENTS].environment_chosen.connect(self._check_early)
+        QTimer.singleShot(0, self._head_start)
 
+    def _head_start(self) -> None:
+        """While Welcome is read: the search begins (or the environment named with --env is listed), and with it
+        the checks of the environment it chooses (_check_early). Neither changes anything; by the time the person
+        presses Next the first results may be on the checklist already."""
+        if self.currentId() in (WELCOME, -1):
+            self.pages[ENVIRONMENTS].begin()
+
+    def _check_early(self, env) -> None:
+        if env is not None and self.currentId() in (WELCOME, -1):  # on the list itself, the person's Next starts
+            self.pages[DIAGNOSE].check_early(env)
     failure_box = None
 
     def showEvent(self, event: QShowEvent) -> None:
@@ -111,7 +123,7 @@ class DoctorWizard(QWizard):
             return
         self.session.set_program(program)
         self.back()
-        self.pages[DIAGNOSE].initializePage()
+        self.pages[DIAGNOSE].check_again()
 
     def set_language(self, lang: str) -> None:
         """Switch every page, Qt's own buttons and the findings' words to `lang`."""

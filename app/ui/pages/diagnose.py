@@ -4,6 +4,7 @@ result), overall progress, and Stop."""
 from __future__ import annotations
 
 from enum import Enum
+from typing import Optional
 
 from PySide6.QtWidgets import QHBoxLayout, QListView, QProgressBar, QVBoxLayout, QWidget
 
@@ -40,6 +41,7 @@ class ChecklistPanel(QWidget):
         self.stop = button("stop")
         self.stop.clicked.connect(self.cancel)
         self.run = LatestRun()  # Back, then Next: the old run's late result is dropped, never shown
+        self.checking: Optional[tuple] = None  # (environment, program) of the latest run, while it counts
         self.state = CheckState.IDLE
         self.error = None
         self.on_done = lambda diagnosis: None
@@ -59,6 +61,7 @@ class ChecklistPanel(QWidget):
         self.model.refresh()
 
     def start(self, env) -> None:
+        self.checking = (env, self.page.session.program)
         self.model.clear()
         self.progress.setRange(0, 0)
         self.state, self.error, self._cancelled = CheckState.RUNNING, None, False
@@ -74,8 +77,14 @@ class ChecklistPanel(QWidget):
             self._cancelled = True
             self.run.stop()
 
+    def checks(self, env, program) -> bool:
+        """Whether the latest run is of `env` as `program` starts, and is running or has finished."""
+        return (self.checking is not None and self.checking[0] is env and self.checking[1] == program
+                and self.state in (CheckState.RUNNING, CheckState.DONE))
+
     def leave(self) -> None:
-        """The page is left (Back): the run stops and nothing it still sends is shown."""
+        """The page is left (Back): the run stops and nothing it still sends is shown; a later start is afresh."""
+        self.checking = None
         self.run.drop()
         if self.state == CheckState.RUNNING:
             self.model.stop_running()
@@ -121,10 +130,25 @@ class DiagnosePage(Page):
         layout.addWidget(self.result)
 
     def initializePage(self) -> None:
+        """The checks of the chosen environment; those begun while Welcome was read (check_early) are taken as
+        they are when they are of the same environment and program, running or done."""
+        if not self.checklist.checks(self.session.env, self.session.program):
+            self.session.set_diagnosis(None)
+            self.set_ready(False)
+            self.checklist.start(self.session.env)
+        self.retranslate()
+
+    def check_early(self, env) -> None:
+        """Begin the checks of `env` before this page is shown (they change nothing): Next then shows them as far
+        as they have got, and each check's result as soon as it ends."""
         self.session.set_diagnosis(None)
         self.set_ready(False)
-        self.checklist.start(self.session.env)
-        self.retranslate()
+        self.checklist.start(env)
+
+    def check_again(self) -> None:
+        """The checks once more, whatever ran before (Findings' "check again")."""
+        self.checklist.leave()
+        self.initializePage()
 
     def cleanupPage(self) -> None:  # Back: stop checking; a later Next starts afresh
         self.checklist.leave()

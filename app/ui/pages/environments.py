@@ -6,7 +6,7 @@ from __future__ import annotations
 from enum import Enum
 from pathlib import Path
 
-from PySide6.QtCore import QItemSelectionModel, Qt
+from PySide6.QtCore import QItemSelectionModel, Qt, Signal
 from PySide6.QtWidgets import QAbstractItemView, QFileDialog, QHBoxLayout, QHeaderView, QTreeView, QVBoxLayout
 
 from app.cancel import Cancelled
@@ -29,6 +29,8 @@ class SearchState(str, Enum):
 
 
 class EnvironmentsPage(Page):
+    environment_chosen = Signal(object)  # the environment the checks will look at now (None: none with PyTorch)
+
     def __init__(self) -> None:
         super().__init__()
         self.model = EnvironmentModel(self._display)
@@ -73,13 +75,18 @@ class EnvironmentsPage(Page):
         return system.windows_path(Path(path)) if system is not None else str(path)
 
     def initializePage(self) -> None:
+        self.begin()
+        self.retranslate()
+
+    def begin(self) -> None:
+        """The environment named on the command line (--env) listed and chosen, or the search started: once, when
+        the wizard opens (while Welcome is read), and again on this page when nothing was found."""
         if self.session.env is not None and not self.model.envs:  # chosen on the command line (--env)
             self.model.add(self.session.env)
             self.select(0)
             self._state = SearchState.DONE
         elif self.session.system is not None and not self.session.environments and not self.search.running:
             self._search()
-        self.retranslate()
 
     def retranslate(self) -> None:
         self.setTitle(self.tr("Choose the Python installation"))
@@ -181,6 +188,7 @@ class EnvironmentsPage(Page):
         chosen = env if env is not None and env.torch is not None else None
         self.session.choose_environment(chosen)
         self.set_ready(self.session.env is not None)
+        self.environment_chosen.emit(self.session.env)
 
     # -- other places ---------------------------------------------------------------------------------------
     def _browse(self) -> None:
