@@ -38,16 +38,29 @@ TARGET_RATIO = 0.9
 STEP = re.compile(r"([a-z][a-z ]+?) (\d+\.\d+)")
 
 
+FIRST_PROBLEM_LINE = b"first-problem-exit:"  # the wizard's line, written the moment its first problem is on screen
+
+
 def timed(lab, exe: Path, argv: list[str], env: dict[str, str]):
-    started = time.perf_counter()
-    done = lab.run_exe(exe, argv, env=env, timeout=900)
-    return time.perf_counter() - started, done
+    """(seconds from the start of the process to its end, or for the wizard to its first problem's line on
+    standard error, which it writes when the problem is painted: its shutdown after that is not the user's wait;
+    the finished process)."""
+    seen = {FIRST_PROBLEM_LINE: 0.0}
+    started = time.monotonic()
+    done = lab.run_exe(exe, argv, env=env, timeout=900, seen=seen)
+    ended = seen[FIRST_PROBLEM_LINE] or time.monotonic()
+    return ended - started, done
 
 
 def wizard_steps(stderr: str) -> dict[str, float]:
     """The wizard's own line: `first-problem-exit: ... after 4.2 s (wizard made 0.000, welcome shown 0.010, ...)`."""
     line = next(x for x in stderr.splitlines() if x.startswith("first-problem-exit:"))
     return {what: float(at) for what, at in STEP.findall(line.split("(", 1)[1])}
+
+
+def first_problem(steps: dict[str, float]) -> float:
+    """When the first problem was painted, since the wizard's process was created: on the checklist, or the card."""
+    return steps.get("first problem on the checklist painted", steps.get("first problem card painted", 0.0))
 
 
 def check_cli(done) -> None:
@@ -98,8 +111,9 @@ def main() -> None:
     ratio = median["wizard"] / median["cli"]
     step_names = list(steps[0]) if steps else []
     report = {
-        "what": "time to the first problem on screen: the frozen wizard (--first-problem-exit: Welcome, the "
-                "environment, the live checklist, Findings, first problem card painted) against the frozen CLI's "
+        "what": "time to the first problem on screen: the frozen wizard (--first-problem-exit: Welcome, the checks "
+                "begun while it is shown, the environment, the live checklist, until a check's problem or Findings' "
+                "first card is painted) against the frozen CLI's "
                 "`diagnose --env ... --json -`, the real torch 2.4.0 install of the Windows lab (WinError 126, "
                 "fbgemm.dll), both with the live replay",
         "pyside6": QT_VERSION,
@@ -113,15 +127,16 @@ def main() -> None:
         "process_start_seconds_all": [round(t, 3) for t in runs["start"]],
         "wizard_steps_median_s": {name: round(statistics.median(s[name] for s in steps if name in s), 3)
                                   for name in step_names},
-        # the parent's wall time less the card's time since the process's creation: Wine making the process, and
-        # the exit (the workers waited for, Qt and Python torn down)
-        "wizard_outside_its_process_and_exit_s_median": round(statistics.median(
-            wall - s["first problem card painted"] for wall, s in zip(runs["wizard"], steps)
+        # the parent's time to the line less the problem's time since the process's creation: Wine making the process
+        "wizard_outside_its_process_s_median": round(statistics.median(
+            wall - first_problem(s) for wall, s in zip(runs["wizard"], steps)
             if "wizard code started" in s), 3) if any("wizard code started" in s for s in steps) else None,
         "ratio_wizard_over_cli": round(ratio, 3),
         "target_ratio": TARGET_RATIO,
         "meets_target": ratio <= TARGET_RATIO,
-        "note": "wall times from the Linux parent (Wine's process start included), median after one warm-up round, "
+        "note": "times from the Linux parent's start of each process (Wine's included) to the CLI's end, or to the "
+                "wizard's line on standard error that it writes once its first problem is painted; median after one "
+                "warm-up round, "
                 "the three commands alternated in each round; the wizard's steps are its own times since its process "
                 "was created (the first, `wizard code started`, is Python's start and the imports), as it prints "
                 "them on stderr",

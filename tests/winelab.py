@@ -263,8 +263,10 @@ def _run_piped(
     timeout: float,
     input: Optional[str],
     grace: float = 3.0,
+    seen: Optional[dict[bytes, float]] = None,
 ) -> subprocess.CompletedProcess:
-    """Run with stdout and stderr as pipes; stop reading ``grace`` s after the process exits.
+    """Run with stdout and stderr as pipes; stop reading ``grace`` s after the process exits. ``seen``: for each of
+    its keys (bytes), set to time.monotonic() when it first arrives on standard error.
 
     A Wine system process (services.exe, winedevice.exe, ...) started by the first Wine program of a
     session inherits that program's pipes and keeps them open until the wineserver exits, so waiting for
@@ -312,6 +314,9 @@ def _run_piped(
                 chunk = os.read(key.fd, 1 << 16)
                 if chunk:
                     bufs[key.data].extend(chunk)
+                    for marker in [m for m, at in (seen or {}).items() if not at and key.data == "err"]:
+                        if marker in bufs["err"]:
+                            seen[marker] = time.monotonic()  # type: ignore[index]
                 else:
                     sel.unregister(key.fileobj)
         if timed_out:
@@ -691,11 +696,13 @@ class WineLab:
         cwd: Optional[PathLike] = None,
         timeout: float = 300,
         input: Optional[str] = None,
+        seen: Optional[dict[bytes, float]] = None,
     ) -> subprocess.CompletedProcess:
-        """Run a Windows program (``exe``, a Linux path) under Wine, as :meth:`run_python` runs python.exe."""
+        """Run a Windows program (``exe``, a Linux path) under Wine, as :meth:`run_python` runs python.exe;
+        ``seen`` as _run_piped's."""
         argv = self._ready_to_start(exe, args)
         try:
-            return _run_piped(argv, env=self.base_env(env), cwd=cwd, timeout=timeout, input=input)
+            return _run_piped(argv, env=self.base_env(env), cwd=cwd, timeout=timeout, input=input, seen=seen)
         finally:
             self._last_wine_exit = time.monotonic()
 
