@@ -78,7 +78,8 @@ def test_the_checks_begin_while_welcome_is_shown_and_the_first_problem_is_on_the
     order = ["welcome shown", "welcome painted", "environments shown", "environments painted", "diagnose shown",
              "diagnose painted", "first problem on the checklist painted"]
     assert [times[s] for s in order] == sorted(times[s] for s in order), report  # each Next after its page
-    assert "checks done" not in times and times["first problem on the checklist painted"] < 3  # the slow one runs
+    assert "checks done" not in times  # on screen while the slow check still runs (3 s from its start):
+    assert times["first problem on the checklist painted"] - times["checks begun"] < 3, report
 
 
 def test_when_every_check_ends_before_the_checklist_is_painted_the_first_problem_is_findings_first_card(
