@@ -86,6 +86,7 @@ class Session:
         self.environments, self.env, self.diagnosis, self.program = [], None, None, Program()
         self.options, self.chosen, self.guided, self.outcomes, self.after = [], [], [], [], None
         self.undone, self.first = [], None
+        self.changes = 0  # how many times this session changed the computer (a repair, an undo, a rollback)
 
     # -- the one way the session changes: pages and models call these, nothing writes a field from outside ------
     def set_language(self, lang: str) -> None:
@@ -136,12 +137,18 @@ class Session:
 
     def add_outcome(self, outcome: RepairOutcome) -> None:
         self.outcomes.append(outcome)
+        self.changed_the_computer()
+
+    def changed_the_computer(self) -> None:
+        """Files or settings were changed (or put back) by this session: what was checked before is out of date."""
+        self.changes += 1
 
     def forget_outcomes(self, transaction_ids: set[str]) -> None:
         """Repairs undone since: no longer this session's changes (the report still says they were made, and
         undone)."""
         self.undone += [o for o in self.outcomes if o.transaction.id in transaction_ids]
         self.outcomes = [o for o in self.outcomes if o.transaction.id not in transaction_ids]
+        self.changed_the_computer()
 
     def set_verified(self, after: Optional[Diagnosis]) -> None:
         """The Verify page's diagnosis (None while it runs)."""

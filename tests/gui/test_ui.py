@@ -201,9 +201,18 @@ def test_a_repair_cut_short_by_a_crash_is_offered_for_rollback_on_the_welcome_pa
     welcome = wizard.pages[WELCOME]
     qtbot.waitUntil(welcome.unfinished.isVisible, timeout=WAIT_MS)  # the journal is read in a worker
     assert "did not finish" in welcome.unfinished_text.text()
+    qtbot.waitUntil(lambda: wizard.pages[DIAGNOSE].checklist.state.value == "done", timeout=WAIT_MS)  # begun on
+    early = wizard.session.diagnosis  # Welcome, while the crashed repair's file was still there
     qtbot.mouseClick(welcome.rollback, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: "rolled back" in welcome.unfinished_text.text(), timeout=WAIT_MS)
     assert hashes(lib) == before and Journal().unfinished() == []
+    # the checks begun before the rollback are out of date: Diagnose checks the computer as it is now
+    wizard.next()
+    qtbot.waitUntil(lambda: wizard.currentId() == ENVIRONMENTS and wizard.currentPage().isComplete(), timeout=WAIT_MS)
+    wizard.next()
+    qtbot.waitUntil(lambda: wizard.pages[DIAGNOSE].isComplete(), timeout=WAIT_MS)
+    assert wizard.session.diagnosis is not early
+    assert "openmp-runtime-missing" in [p.lead.code for p in wizard.session.problems()]
 
 
 def test_switching_language_redraws_every_page_and_qts_own_buttons(open_wizard, qtbot):

@@ -41,7 +41,7 @@ class ChecklistPanel(QWidget):
         self.stop = button("stop")
         self.stop.clicked.connect(self.cancel)
         self.run = LatestRun()  # Back, then Next: the old run's late result is dropped, never shown
-        self.checking: Optional[tuple] = None  # (environment, program) of the latest run, while it counts
+        self.checking: Optional[tuple] = None  # (environment, program, session.changes) of the latest run
         self.state = CheckState.IDLE
         self.error = None
         self.on_done = lambda diagnosis: None
@@ -61,7 +61,7 @@ class ChecklistPanel(QWidget):
         self.model.refresh()
 
     def start(self, env) -> None:
-        self.checking = (env, self.page.session.program)
+        self.checking = (env, self.page.session.program, self.page.session.changes)
         self.model.clear()
         self.progress.setRange(0, 0)
         self.state, self.error, self._cancelled = CheckState.RUNNING, None, False
@@ -77,9 +77,10 @@ class ChecklistPanel(QWidget):
             self._cancelled = True
             self.run.stop()
 
-    def checks(self, env, program) -> bool:
-        """Whether the latest run is of `env` as `program` starts, and is running or has finished."""
-        return (self.checking is not None and self.checking[0] is env and self.checking[1] == program
+    def checks(self, env, program, changes: int) -> bool:
+        """Whether the latest run is of `env` as `program` starts, began after the session's last change to the
+        computer (`changes`), and is running or has finished."""
+        return (self.checking is not None and self.checking[0] is env and self.checking[1:] == (program, changes)
                 and self.state in (CheckState.RUNNING, CheckState.DONE))
 
     def leave(self) -> None:
@@ -132,7 +133,7 @@ class DiagnosePage(Page):
     def initializePage(self) -> None:
         """The checks of the chosen environment; those begun while Welcome was read (check_early) are taken as
         they are when they are of the same environment and program, running or done."""
-        if not self.checklist.checks(self.session.env, self.session.program):
+        if not self.checklist.checks(self.session.env, self.session.program, self.session.changes):
             self.session.set_diagnosis(None)
             self.set_ready(False)
             self.checklist.start(self.session.env)

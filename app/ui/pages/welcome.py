@@ -224,6 +224,7 @@ class WelcomePage(Page):
 
     def _rolled_back(self, result: UndoResult) -> None:
         self._rollback_result = result
+        self.session.changed_the_computer()  # checks begun before the rollback are not taken
         self._unfinished = []  # what was just undone is not offered again while the journal is read anew
         self._show_unfinished()
         self._look_at_journal()  # Roll back is enabled again once it has been read
