@@ -15,6 +15,7 @@ import csv
 import hashlib
 import io
 import os
+import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -163,15 +164,19 @@ class SeenFiles:
     the size itself, and the file number would cost a call per file."""
 
     def __init__(self) -> None:
-        self._sizes: dict[tuple[int, int], int] = {}
+        self._sizes: dict[int, dict[int, int]] = {}  # device -> file number -> size
         self.enabled = os.name != "nt"
 
+    def sizes_on(self, device: int) -> dict[int, int]:
+        """The sizes read on `device`, by file number (the same dict as it grows)."""
+        return self._sizes.setdefault(device, {})
+
     def size(self, device: int, entry: os.DirEntry) -> Optional[int]:
-        return self._sizes.get((device, entry.inode())) if self.enabled and device else None
+        return self._sizes.get(device, {}).get(entry.inode()) if self.enabled and device else None
 
     def add(self, device: int, entry: os.DirEntry, size: int) -> None:
         if self.enabled and device:
-            self._sizes[(device, entry.inode())] = size
+            self.sizes_on(device)[entry.inode()] = size
 
 
 def torch_records(site: Optional[Path]) -> list[Path]:
@@ -235,12 +240,13 @@ class ParsedRecord:
         return self._installed
 
     def by_folder(self) -> dict[str, list[tuple[str, RecordEntry]]]:
-        """The installed entries by folder ("torch/lib"), each with its file name, in RECORD's order."""
+        """The installed entries by folder ("torch/lib"), each with its file name in lower case, in RECORD's
+        order."""
         if self._by_folder is None:
             grouped: dict[str, list[tuple[str, RecordEntry]]] = {}
             for entry in self.installed():
                 folder, _, name = entry.path.rpartition("/")
-                grouped.setdefault(folder, []).append((name, entry))
+                grouped.setdefault(folder, []).append((name.lower(), entry))
             self._by_folder = grouped
         return self._by_folder
 
@@ -266,6 +272,30 @@ def _parsed_record(path: Path) -> ParsedRecord:
             _records.pop(next(iter(_records)))
         _records[key] = parsed
     return parsed
+
+
+LINES_KEPT = 1024  # (RECORD, pattern) answers kept: a few paths each
+_lines: dict[tuple, tuple[str, ...]] = {}
+
+
+def record_lines(record: Path, pattern: re.Pattern) -> tuple[str, ...]:
+    """The first group of every match of `pattern` (a multi-line pattern over RECORD's text, a row at a time) in
+    the RECORD at `record`: the file is read and searched once per identity (as ParsedRecord), so environments
+    that share it through hard links, and probes that ask the same, pay a stat. OSError when it cannot be read."""
+    stat = os.stat(record)
+    key = (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, pattern.pattern, pattern.flags)
+    with _records_lock:
+        found = _lines.get(key)
+    if found is not None:
+        return found
+    text = record.read_text(encoding="utf-8", errors="replace")
+    found = tuple(match.group(1) for match in pattern.finditer(text))
+    if stat.st_ino:  # no file number (some network drives): searched every time
+        with _records_lock:
+            while len(_lines) >= LINES_KEPT:
+                _lines.pop(next(iter(_lines)))
+            _lines[key] = found
+    return found
 
 
 def _parse_record(data: bytes) -> tuple[RecordEntry, ...]:
@@ -316,16 +346,19 @@ def check_torch_files(env: PythonEnvironment, *, hashes: bool = False, cancel: O
             check(cancel)
         host, listing = folders.listed(folder)
         device = _device(host) if listing and seen is not None and seen.enabled else 0
-        for name, entry in files:
-            found = listing.get(name.lower())
-            size = entry_size(found, found.path if found is not None else None, entry.size, seen, device)
+        known = seen.sizes_on(device) if device else {}  # a file read through another link: its size, no call
+        for lower, entry in files:
+            found = listing.get(lower)
+            size = known.get(found.inode()) if found is not None and known else None
+            if size is None:
+                size = entry_size(found, found.path if found is not None else None, entry.size, seen, device)
             if size is None:
                 report.missing.append(entry.path)
                 if shown_site is not None:
                     report.longest_missing = max(report.longest_missing, len(shown_site) + 1 + len(entry.path))
             elif entry.size is not None and size != entry.size:
                 report.size_changed.append(entry.path)
-            else:
+            elif hashes:
                 present.append((entry, size))
     report.checked = len(entries)
     if hashes:

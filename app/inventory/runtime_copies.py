@@ -4,6 +4,7 @@ that installed it (a *.dist-info RECORD, or conda-meta). The walk is bounded: en
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -16,6 +17,7 @@ from app.cancel import CancelToken
 from app.engine.pe import PEError, read_pe
 from app.inventory.discovery import app_name
 from app.inventory.environment import PythonEnvironment
+from app.inventory.integrity import record_lines
 from app.resources import ai_apps, known_issues
 from app.system.folders import child, children
 
@@ -204,11 +206,9 @@ def _owners(env: PythonEnvironment, site: Path, names: frozenset[str]) -> dict[s
             continue
         record = child(info, "RECORD")
         try:
-            rows = record.read_text(encoding="utf-8", errors="replace").splitlines() if record else []
+            mine = record_lines(record, _record_lines(names)) if record else ()  # one scan, once per RECORD
         except OSError:
             continue
-        listed = [row.split(",", 1)[0] for row in rows]
-        mine = [p for p in listed if p.rsplit("/", 1)[-1].rsplit("\\", 1)[-1].lower() in names]
         if mine:
             name, version = _distribution(info)
             for path in mine:
@@ -230,6 +230,13 @@ def _owners(env: PythonEnvironment, site: Path, names: frozenset[str]) -> dict[s
                 key = str(PurePosixPath(*parts[len(site_parts):])).lower()
                 owners.setdefault(key, (str(record.get("name") or meta.stem), record.get("version"), "conda"))
     return owners
+
+
+@functools.cache
+def _record_lines(names: frozenset[str]) -> re.Pattern:
+    """A RECORD row whose file (its first field, up to the first comma) is named one of `names`, in any folder."""
+    alternatives = "|".join(re.escape(name) for name in sorted(names))
+    return re.compile(rf"^((?:[^,\r\n]*[/\\])?(?:{alternatives})),", re.I | re.M)
 
 
 def _parts(path: str) -> tuple[str, ...]:

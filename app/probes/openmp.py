@@ -13,6 +13,7 @@ from typing import Iterator, Optional
 from app.engine.graph import MISSING
 from app.engine.versions import matches
 from app.inventory.environment import PythonEnvironment
+from app.inventory.integrity import record_lines
 from app.inventory.machine import LIBOMP140
 from app.probes.base import ENVIRONMENT, MACHINE, Probe, ProbeContext
 from app.probes.finding import BLOCKER, WARNING, Finding
@@ -194,11 +195,11 @@ def package_openmp_copies(env: PythonEnvironment) -> list[Path]:
     for info in children(site):
         record = child(info, "RECORD") if info.name.lower().endswith(".dist-info") else None
         try:
-            text = record.read_text(encoding="utf-8", errors="replace") if record is not None else ""
+            listed = record_lines(record, OPENMP_RECORD_LINE) if record is not None else ()
         except OSError:
             continue
-        for match in OPENMP_RECORD_LINE.finditer(text):
-            path = site / match.group(1).strip().strip('"')
+        for line in listed:
+            path = site / line.strip().strip('"')
             if path.is_file():
                 found.append(path)
     return found
