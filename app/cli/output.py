@@ -11,6 +11,7 @@ so a repair always finishes (or rolls back) for its own reasons, never for a clo
 
 from __future__ import annotations
 
+import copy
 import errno
 import io
 import json
@@ -32,8 +33,8 @@ class Output:
     def document_only_on_out(self) -> Output:
         """The same streams, with the readable result moved to standard error: standard output keeps the one
         document only."""
-        moved = Output(self.err, self.err, self.stdin)
-        moved.out, moved.err, moved.documents = self.err, self.err, self.out  # None stays None (no console)
+        moved = copy.copy(self)
+        moved.out, moved.documents = self.err, self.out  # None stays None (no console)
         return moved
 
     def line(self, text: str = "") -> None:

@@ -19,7 +19,7 @@ import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional, TypeVar
 
 from app.cancel import CancelToken, Progress, check, no_progress
 from app.inventory.environment import PythonEnvironment
@@ -135,23 +135,15 @@ class RecordFolders:
         return (self.find(relative)[1], size) if size is not None else None
 
 
-def entry_size(found: Optional[os.DirEntry], target: Optional[str], expected: Optional[int] = None,
-               seen: Optional[SeenFiles] = None, device: int = 0) -> Optional[int]:
+def entry_size(found: Optional[os.DirEntry], target: Optional[str], expected: Optional[int] = None) -> Optional[int]:
     """The size of the regular file a listing gave as `found` (None: there is none). A listing's size that is not
-    `expected` is read again from the file itself at `target` (RecordFolders.file says why). With `seen`, a file
-    already read under the same identity in this diagnosis is not read again."""
+    `expected` is read again from the file itself at `target` (RecordFolders.file says why)."""
     try:
         if found is None or not found.is_file():
             return None
-        if seen is not None:
-            known = seen.size(device, found)
-            if known is not None:
-                return known
         size = found.stat().st_size
         if expected is not None and size != expected and target is not None:
             size = Path(target).stat().st_size
-        if seen is not None:
-            seen.add(device, found, size)
         return size
     except OSError:
         return None
@@ -171,12 +163,8 @@ class SeenFiles:
         """The sizes read on `device`, by file number (the same dict as it grows)."""
         return self._sizes.setdefault(device, {})
 
-    def size(self, device: int, entry: os.DirEntry) -> Optional[int]:
-        return self._sizes.get(device, {}).get(entry.inode()) if self.enabled and device else None
-
     def add(self, device: int, entry: os.DirEntry, size: int) -> None:
-        if self.enabled and device:
-            self.sizes_on(device)[entry.inode()] = size
+        self.sizes_on(device)[entry.inode()] = size
 
 
 def torch_records(site: Optional[Path]) -> list[Path]:
@@ -251,51 +239,45 @@ class ParsedRecord:
         return self._by_folder
 
 
-RECORDS_KEPT = 8  # parsed RECORDs kept (10,644 entries for torch 2.4: a few MB each)
-_records: dict[tuple[int, int, int, int], ParsedRecord] = {}
-_records_lock = threading.Lock()
+T = TypeVar("T")
+_kept_lock = threading.Lock()
+_records: dict[tuple, ParsedRecord] = {}  # parsed RECORDs: 10,644 entries for torch 2.4, a few MB each
+_lines: dict[tuple, tuple[str, ...]] = {}  # (RECORD, pattern) answers: a few paths each
+
+
+def _once_per_identity(path: Path, kept: dict[tuple, T], limit: int, asked: tuple, make: Callable[[Path], T]) -> T:
+    """`make(path)`, once per identity of the file (its device, file number, size and modification time) and
+    `asked`: environments that share a RECORD through hard links, and probes that ask the same, pay a stat. A file
+    written again is read again; one that changed while it was read, or has no file number (some network drives),
+    is not kept."""
+    before = os.stat(path)
+    key = (before.st_dev, before.st_ino, before.st_size, before.st_mtime_ns, *asked)
+    with _kept_lock:
+        found = kept.get(key)
+    if found is not None:
+        return found
+    value = make(path)
+    after = os.stat(path)
+    if before.st_ino and (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns):
+        with _kept_lock:
+            while len(kept) >= limit:
+                kept.pop(next(iter(kept)))
+            kept[key] = value
+    return value
 
 
 def _parsed_record(path: Path) -> ParsedRecord:
-    stat = os.stat(path)
-    key = (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
-    with _records_lock:
-        found = _records.get(key)
-    if found is not None:
-        return found
-    data = path.read_bytes()
-    parsed = ParsedRecord(_parse_record(data))
-    if len(data) != stat.st_size or not stat.st_ino:  # changed while it was read, or no file number: not kept
-        return parsed
-    with _records_lock:
-        while len(_records) >= RECORDS_KEPT:
-            _records.pop(next(iter(_records)))
-        _records[key] = parsed
-    return parsed
-
-
-LINES_KEPT = 1024  # (RECORD, pattern) answers kept: a few paths each
-_lines: dict[tuple, tuple[str, ...]] = {}
+    return _once_per_identity(path, _records, 8, (), lambda p: ParsedRecord(_parse_record(p.read_bytes())))
 
 
 def record_lines(record: Path, pattern: re.Pattern) -> tuple[str, ...]:
     """The first group of every match of `pattern` (a multi-line pattern over RECORD's text, a row at a time) in
-    the RECORD at `record`: the file is read and searched once per identity (as ParsedRecord), so environments
-    that share it through hard links, and probes that ask the same, pay a stat. OSError when it cannot be read."""
-    stat = os.stat(record)
-    key = (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, pattern.pattern, pattern.flags)
-    with _records_lock:
-        found = _lines.get(key)
-    if found is not None:
-        return found
-    text = record.read_text(encoding="utf-8", errors="replace")
-    found = tuple(match.group(1) for match in pattern.finditer(text))
-    if stat.st_ino:  # no file number (some network drives): searched every time
-        with _records_lock:
-            while len(_lines) >= LINES_KEPT:
-                _lines.pop(next(iter(_lines)))
-            _lines[key] = found
-    return found
+    the RECORD at `record`, searched once per identity. OSError when it cannot be read."""
+    def search(path: Path) -> tuple[str, ...]:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        return tuple(match.group(1) for match in pattern.finditer(text))
+
+    return _once_per_identity(record, _lines, 1024, (pattern.pattern, pattern.flags), search)
 
 
 def _parse_record(data: bytes) -> tuple[RecordEntry, ...]:
@@ -346,12 +328,14 @@ def check_torch_files(env: PythonEnvironment, *, hashes: bool = False, cancel: O
             check(cancel)
         host, listing = folders.listed(folder)
         device = _device(host) if listing and seen is not None and seen.enabled else 0
-        known = seen.sizes_on(device) if device else {}  # a file read through another link: its size, no call
+        known = seen.sizes_on(device) if device else None  # a file read through another link: its size, no call
         for lower, entry in files:
             found = listing.get(lower)
-            size = known.get(found.inode()) if found is not None and known else None
+            size = known.get(found.inode()) if known is not None and found is not None else None
             if size is None:
-                size = entry_size(found, found.path if found is not None else None, entry.size, seen, device)
+                size = entry_size(found, found.path if found is not None else None, entry.size)
+                if size is not None and known is not None and seen is not None:
+                    seen.add(device, found, size)
             if size is None:
                 report.missing.append(entry.path)
                 if shown_site is not None:

@@ -95,6 +95,7 @@ class DoctorWizard(QWizard):
     def _check_early(self, env) -> None:
         if env is not None and self.currentId() in (WELCOME, -1):  # on the list itself, the person's Next starts
             self.pages[DIAGNOSE].check_early(env)
+
     failure_box = None
 
     def showEvent(self, event: QShowEvent) -> None:

@@ -134,14 +134,12 @@ class DiagnosePage(Page):
         """The checks of the chosen environment; those begun while Welcome was read (check_early) are taken as
         they are when they are of the same environment and program, running or done."""
         if not self.checklist.checks(self.session.env, self.session.program, self.session.changes):
-            self.session.set_diagnosis(None)
-            self.set_ready(False)
-            self.checklist.start(self.session.env)
+            self.check_early(self.session.env)
         self.retranslate()
 
     def check_early(self, env) -> None:
-        """Begin the checks of `env` before this page is shown (they change nothing): Next then shows them as far
-        as they have got, and each check's result as soon as it ends."""
+        """Begin the checks of `env`; before this page is shown too (they change nothing): Next then shows them as
+        far as they have got, and each check's result as soon as it ends."""
         self.session.set_diagnosis(None)
         self.set_ready(False)
         self.checklist.start(env)
