@@ -282,7 +282,8 @@ class DependencyGraph:
         info = self._info(target)
         if info is None:
             return
-        for function in edge.functions:
+        exports = info.exports
+        for function in edge.functions if exports is None else exports.not_plain(edge.functions):
             try:
                 if not self._exports(target, info, function, set()):
                     target.missing_exports.append(MissingExport(edge.source.name, function))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Iterable, Optional, Union
 
 from app.engine.apiset import ApiSetResolver
 from app.resources import windows_dlls
@@ -45,7 +45,7 @@ class DirectoryIndex:
         self._errors: dict[str, str] = {}
         self._unseen: set[str] = set()
 
-    def listing(self, folder: Path) -> dict[str, str]:
+    def listing(self, folder: Union[Path, str]) -> dict[str, str]:
         key = str(folder)
         found = self._listings.get(key)
         if found is None:
@@ -72,7 +72,7 @@ class DirectoryIndex:
         """Whether the folder stands for one this machine cannot show at all (not one that refused its listing)."""
         return str(folder) in self._unseen
 
-    def error(self, folder: Path) -> Optional[str]:
+    def error(self, folder: Union[Path, str]) -> Optional[str]:
         """Why the folder could not be listed; None when it was listed or does not exist."""
         self.listing(folder)
         return self._errors.get(str(folder))
@@ -192,7 +192,7 @@ class LoaderModel:
             legacy += [(PATH_FALLBACK, folder) for folder in ctx.path_entries]
             hit = self._search(name, legacy, tried)
         unreadable = tuple(dict.fromkeys((folder, why) for _, folder in tried
-                                         if (why := self.index.error(Path(folder))) is not None))
+                                         if (why := self.index.error(folder)) is not None))
         if hit is not None:
             return Resolution(name, hit[1], hit[0], tuple(tried), unreadable=unreadable)
         if name.lower() in self._components and ctx.api_sets.contracts_are_builtin:

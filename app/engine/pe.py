@@ -130,6 +130,19 @@ class ExportTable:
     names: Mapping[str, int]  # name -> ordinal: ExportNames, or a dict where the names lie scattered
     forwarders: dict[int, str]  # ordinal -> "otherdll.function" or "otherdll.#12"
 
+    _asked: dict[int, tuple] = field(default_factory=dict, compare=False, repr=False)
+
+    def not_plain(self, functions: tuple[ImportedFunction, ...]) -> tuple[ImportedFunction, ...]:
+        """Those of an importer's `functions` that this DLL does not export as code of its own: missing, or
+        forwarded to another DLL. Answered once per importer's list: the tables of a DLL and of its importers are
+        shared by every copy of them, so sixteen environments of one torch ask the same question sixteen times."""
+        asked = self._asked.get(id(functions))
+        if asked is not None and asked[0] is functions:
+            return asked[1]
+        found = tuple(f for f in functions if (ordinal := self.ordinal_of(f)) is None or ordinal in self.forwarders)
+        self._asked[id(functions)] = (functions, found)  # the list itself is kept: its id is never reused
+        return found
+
     def ordinal_of(self, function: ImportedFunction) -> Optional[int]:
         """The ordinal that satisfies this import, or None when the DLL does not export it."""
         if function.name is not None:

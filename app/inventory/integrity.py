@@ -23,7 +23,7 @@ from typing import Callable, Optional, TypeVar
 
 from app.cancel import CancelToken, Progress, check, no_progress
 from app.inventory.environment import PythonEnvironment
-from app.system.folders import children, descend
+from app.system.folders import Listings, children, descend
 
 CHUNK = 1 << 20
 
@@ -58,8 +58,9 @@ class RecordFolders:
     one torch). A path that would leave site-packages (`..`, a drive, a rooted path) is never looked up or
     written: `inside` says which are confined."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, listings: Optional[Listings] = None) -> None:
         self.root = root
+        self._listings = listings if listings is not None else Listings()
         self._listed: dict[str, dict[str, os.DirEntry]] = {}
         self._folders: dict[str, tuple[str, bool]] = {}  # RECORD's folder, lower case -> (host folder, it exists)
 
@@ -70,14 +71,17 @@ class RecordFolders:
             part not in ("", ".", "..") for part in parts)
 
     def _listing(self, folder: str) -> dict[str, os.DirEntry]:
-        if folder not in self._listed:
+        found = self._listed.get(folder)
+        if found is None:
             try:
-                with os.scandir(folder) as listing:
-                    entries = sorted(listing, key=lambda e: e.name)
+                entries = self._listings.entries(folder)
             except (OSError, ValueError):  # ValueError: a NUL character in a damaged image's path
                 entries = []
-            self._listed[folder] = {e.name.lower(): e for e in entries}
-        return self._listed[folder]
+            found = {e.name.lower(): e for e in entries}
+            if len(found) < len(entries):  # names that differ only in case (a copy made on Linux): the first sorted
+                found = {e.name.lower(): e for e in sorted(entries, key=lambda e: e.name, reverse=True)}
+            self._listed[folder] = found
+        return found
 
     def _folder(self, folder: str) -> tuple[str, bool]:
         """Where RECORD's `folder` is on the drive, found once per folder (RECORD lists ~11,000 files in ~450 of
@@ -204,9 +208,12 @@ def find_record(env: PythonEnvironment) -> Optional[Path]:
 
 def read_record(path: Path, prefix: str = "torch/lib/") -> list[RecordEntry]:
     """RECORD's entries whose path starts with `prefix` (any case)."""
-    prefix = prefix.lower()
-    entries = _parsed_record(path).entries
-    return list(entries) if not prefix else [e for e in entries if e.path.lower().startswith(prefix)]
+    return list(_parsed_record(path).under(prefix))
+
+
+def longest_path(path: Path, prefix: str) -> int:
+    """The length of RECORD's longest path that starts with `prefix` (any case); 0 when none does."""
+    return _parsed_record(path).longest(prefix)
 
 
 @dataclass
@@ -218,6 +225,24 @@ class ParsedRecord:
     entries: tuple[RecordEntry, ...]
     _installed: Optional[list[RecordEntry]] = None
     _by_folder: Optional[dict[str, list[tuple[str, RecordEntry]]]] = None
+    _under: dict[str, tuple[RecordEntry, ...]] = field(default_factory=dict)
+    _longest: dict[str, int] = field(default_factory=dict)
+
+    def under(self, prefix: str) -> tuple[RecordEntry, ...]:
+        """The entries whose path starts with `prefix` (any case), in RECORD's order."""
+        prefix = prefix.lower()
+        if not prefix:
+            return self.entries
+        found = self._under.get(prefix)
+        if found is None:
+            found = self._under[prefix] = tuple(e for e in self.entries if e.path.lower().startswith(prefix))
+        return found
+
+    def longest(self, prefix: str) -> int:
+        found = self._longest.get(prefix.lower())
+        if found is None:
+            found = self._longest[prefix.lower()] = max((len(e.path) for e in self.under(prefix)), default=0)
+        return found
 
     def installed(self) -> list[RecordEntry]:
         """What pip installed into site-packages: RECORD's entries but those outside it (`../../Scripts/...`), the
@@ -305,11 +330,12 @@ def installed_files(record: Path) -> list[RecordEntry]:
 
 def check_torch_files(env: PythonEnvironment, *, hashes: bool = False, cancel: Optional[CancelToken] = None,
                       progress: Progress = no_progress, shown_site: Optional[str] = None,
-                      seen: Optional[SeenFiles] = None) -> IntegrityReport:
+                      seen: Optional[SeenFiles] = None, listings: Optional[Listings] = None) -> IntegrityReport:
     """Check torch's installed files against RECORD: presence and size always; SHA-256 when `hashes` is set.
     `shown_site`: site-packages as Windows spells it, to measure the missing files' full paths. Folder by folder:
     each RECORD folder is found and listed once, and its files looked up in that listing; `seen` (one per
-    diagnosis) skips the files another environment's check already read under the same identity."""
+    diagnosis) skips the files another environment's check already read under the same identity; `listings` are
+    shared with the environment's other checks."""
     record = find_record(env) if env.site_packages else None
     report = IntegrityReport(record)
     if record is None:
@@ -322,7 +348,7 @@ def check_torch_files(env: PythonEnvironment, *, hashes: bool = False, cancel: O
         report.problem = f"torch's install record could not be read ({getattr(exc, 'strerror', None) or exc})"
         return report
     present = []
-    folders = RecordFolders(env.site_packages)
+    folders = RecordFolders(env.site_packages, listings)
     for number, (folder, files) in enumerate(parsed.by_folder().items()):
         if not number % 16:
             check(cancel)

@@ -19,7 +19,7 @@ from app.inventory.discovery import app_name
 from app.inventory.environment import PythonEnvironment
 from app.inventory.integrity import record_lines
 from app.resources import ai_apps, known_issues
-from app.system.folders import child, children
+from app.system.folders import Listings, child, children
 
 SITE_PACKAGES, APP_FOLDER = "site-packages", "app"
 MAX_ENTRIES = 400_000  # files and folders looked at, per environment (a large site-packages holds ~100k)
@@ -114,13 +114,16 @@ def app_skip() -> frozenset[str]:
 
 
 def list_runtime_copies(env: PythonEnvironment, *, budget_s: float = BUDGET_S, max_entries: int = MAX_ENTRIES,
-                        max_depth: int = MAX_DEPTH, cancel: Optional[CancelToken] = None) -> CopyListing:
-    """Every runtime DLL copy in the environment's site-packages and its AI app's folder, with owners."""
+                        max_depth: int = MAX_DEPTH, cancel: Optional[CancelToken] = None,
+                        listings: Optional[Listings] = None) -> CopyListing:
+    """Every runtime DLL copy in the environment's site-packages and its AI app's folder, with owners. `listings`:
+    the folders' entries, shared with the environment's other checks."""
     listing = CopyListing()
     started = time.monotonic()
     deadline = started + budget_s
     names = runtime_dll_names()
-    walk = _Walk(names, deadline, max_entries, max_depth, cancel, listing)
+    listings = listings if listings is not None else Listings()
+    walk = _Walk(names, deadline, max_entries, max_depth, cancel, listing, listings)
     site = env.site_packages
     if site is not None and site.is_dir():
         listing.roots.append(site)
@@ -145,9 +148,9 @@ class _Walk:
     """A depth-first walk that shares one budget of entries and time across its roots."""
 
     def __init__(self, names: frozenset[str], deadline: float, max_entries: int, max_depth: int,
-                 cancel: Optional[CancelToken], listing: CopyListing) -> None:
+                 cancel: Optional[CancelToken], listing: CopyListing, listings: Listings) -> None:
         self.names, self.deadline, self.max_entries, self.max_depth = names, deadline, max_entries, max_depth
-        self.cancel, self.listing = cancel, listing
+        self.cancel, self.listing, self.listings = cancel, listing, listings
 
     def files(self, root: Path, skip: frozenset[str], exclude: Iterable[str] = ()) -> Iterator[Path]:
         excluded = set(exclude)
@@ -156,8 +159,7 @@ class _Walk:
         while stack and listing.stopped is None:
             folder, depth = stack.pop()
             try:
-                with os.scandir(folder) as entries:
-                    found = list(entries)
+                found = self.listings.entries(folder)
             except FileNotFoundError:
                 continue  # gone since its parent was listed
             except OSError:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +18,7 @@ from app.inventory.machine import MachineFacts
 from app.inventory.search_context import loader_for
 from app.probes.finding import Finding
 from app.system.base import System
-from app.system.folders import children
+from app.system.folders import Listings, child, names
 
 MACHINE, ENVIRONMENT = "machine", "environment"
 
@@ -43,8 +44,10 @@ class ProbeContext:
     cache: PECache = field(default_factory=PECache)
     program: Program = field(default_factory=Program)
     seen: SeenFiles = field(default_factory=SeenFiles)  # one per diagnosis: files already read, by identity
+    listings: Listings = field(default_factory=Listings)  # the environment's folders, listed once for its checks
     _graph: Optional[DependencyGraph] = None
     _loader: Optional[LoaderModel] = None
+    _dlls: Optional[tuple[Path, ...]] = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def display(self, path: Optional[Path]) -> Optional[str]:
@@ -68,8 +71,11 @@ class ProbeContext:
         """torch\\lib\\*.dll in the order torch's glob loads them (NTFS lists names case-insensitively sorted)."""
         if self.env is None or self.env.torch is None:
             return []
-        lib = next((p for p in children(self.env.torch.folder) if p.name.lower() == "lib"), None)
-        return sorted((p for p in children(lib) if p.suffix.lower() == ".dll"), key=lambda p: p.name.lower())
+        if self._dlls is None:  # listed once: every check of the environment asks (the same moment of the folder)
+            lib = child(self.env.torch.folder, "lib")
+            self._dlls = tuple(lib / name for name in sorted(names(lib), key=lambda n: (n.lower(), n))
+                               if os.path.splitext(name)[1].lower() == ".dll")
+        return list(self._dlls)
 
     def graph(self) -> DependencyGraph:
         """The full dependency graph of torch\\lib, as torch loads it (built on first use)."""

@@ -6,7 +6,7 @@ import contextlib
 import csv
 from typing import Iterator
 
-from app.inventory.integrity import find_record, read_record
+from app.inventory.integrity import find_record, longest_path
 from app.probes.base import ENVIRONMENT, Probe, ProbeContext
 from app.probes.finding import INFO, WARNING, Finding
 
@@ -24,7 +24,8 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
     record = find_record(env)
     if record is not None:
         with contextlib.suppress(OSError, ValueError, csv.Error):
-            longest = max([len(site) + 1 + len(e.path) for e in read_record(record, prefix="torch/")] or [longest])
+            found = longest_path(record, "torch/")
+            longest = len(site) + 1 + found if found else longest
     if ctx.machine.long_paths_enabled is not True and longest >= MAX_PATH - MARGIN:
         yield ctx.finding("long-paths-disabled", WARNING, {"path": torch_path, "length": longest,
                                                            "long_paths_enabled": ctx.machine.long_paths_enabled},

@@ -18,7 +18,7 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
     if ctx.env is None or ctx.env.torch is None:
         return
     report = check_torch_files(ctx.env, cancel=ctx.cancel, shown_site=ctx.display(ctx.env.site_packages),
-                               seen=ctx.seen)
+                               seen=ctx.seen, listings=ctx.listings)
     if report.record is None:  # installed without pip's record (conda, a copied folder): nothing to compare with,
         init = ctx.env.torch.folder / "__init__.py"  # but without its __init__.py torch cannot be PyTorch at all
         if not init.is_file():

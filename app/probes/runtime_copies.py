@@ -72,7 +72,7 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
     env = ctx.env
     if env is None or env.torch is None:
         return
-    listing = list_runtime_copies(env, cancel=ctx.cancel)
+    listing = list_runtime_copies(env, cancel=ctx.cancel, listings=ctx.listings)
     if listing.stopped in ("entries", "time"):
         yield ctx.finding("check-failed", INFO, {"check": PROBE.name, "probe": PROBE.id, "seconds": listing.elapsed_s,
                                                  "error": f"the search stopped after {listing.entries} entries "

@@ -7,8 +7,9 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, Iterator, Optional
 
 from app import __version__
 from app.engine.graph import DependencyGraph
@@ -22,7 +23,7 @@ from app.report.html import html_report
 from app.report.text import text_report
 from app.report.tree_text import render_tree
 
-__all__ = ["REPORT_FORMATS", "SCHEMA", "build_document", "dependency_trees", "diagnosis_report", "html_report",
+__all__ = ["REPORT_FORMATS", "SCHEMA", "DependencyTrees", "build_document", "diagnosis_report", "html_report",
            "redact", "render_report", "report_format", "text_report"]
 SCHEMA = "torch-dll-doctor.diagnosis/2"  # 2: `summary` counts problems (causes); `problems` added
 # the profile folder's name runs to the next separator: names may hold spaces ("John Smith")
@@ -46,21 +47,23 @@ def redact(value: Any, names: Iterable[str] = ()) -> Any:
     parts = ([f"(?<![\\w<])(?:{'|'.join(re.escape(n) for n in words)})(?![\\w>])"] if words else []) + \
         [re.escape(n) for n in cjk]
     pattern = re.compile("(?i)" + "|".join(parts)) if parts else None
-    needles = ["users", *(n.lower() for n in [*words, *cjk])]
+    needles = re.compile("(?i)" + "|".join(re.escape(n) for n in ["users", *words, *cjk]))
     return _redact(value, pattern, needles)
 
 
-def _redact(value: Any, pattern: Optional[re.Pattern], needles: list[str]) -> Any:
+_USERS = re.compile("(?i)users")
+
+
+def _redact(value: Any, pattern: Optional[re.Pattern], needles: re.Pattern) -> Any:
     if isinstance(value, str):
-        lower = value.lower()
-        if not any(needle in lower for needle in needles):
+        if needles.search(value) is None:
             return value
         text = _USER_IN_PATH.sub(r"\1<user>", value)
         return pattern.sub("<user>", text) if pattern is not None else text
     if isinstance(value, list):
         return [_redact(v, pattern, needles) for v in value]
     if isinstance(value, dict):
-        return {_redact(k, None, ["users"]): _redact(v, pattern, needles) for k, v in value.items()}
+        return {_redact(k, None, _USERS): _redact(v, pattern, needles) for k, v in value.items()}
     return value
 
 
@@ -154,13 +157,33 @@ def build_document(machine: MachineFacts, environments: list[PythonEnvironment],
     return redact(document, redact_names) if redacted else document
 
 
-def dependency_trees(graphs: dict[str, DependencyGraph], display: Callable[[Path], str],
-                     lang: str = "en") -> dict[str, str]:
-    return {python: render_tree(graph, display, lang) for python, graph in graphs.items()}
+class DependencyTrees(Mapping):
+    """The dependency trees as text, by environment (its python.exe, redacted as a key is), each drawn when it is
+    first read: a JSON report has none, and a diagnosis of many environments would draw them all for nothing.
+    `names`: the account names to redact, None for none."""
+
+    def __init__(self, graphs: dict[str, DependencyGraph], display: Callable[[Path], str], lang: str = "en",
+                 names: Optional[list[str]] = None) -> None:
+        self._graphs, self._display, self._lang, self._names = graphs, display, lang, names
+        self._keys = {(_redact(python, None, _USERS) if names is not None else python): python for python in graphs}
+        self._drawn: dict[str, str] = {}
+
+    def __getitem__(self, python: str) -> str:
+        drawn = self._drawn.get(python)
+        if drawn is None:
+            tree = render_tree(self._graphs[self._keys[python]], self._display, self._lang)
+            drawn = self._drawn[python] = redact(tree, self._names) if self._names is not None else tree
+        return drawn
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
 
 
 def diagnosis_report(diagnosis: Any, system: Any, *, lang: str, source: str, source_root: Optional[str] = None,
-                     redacted: bool = True) -> tuple[dict, dict[str, str]]:
+                     redacted: bool = True) -> tuple[dict, DependencyTrees]:
     """The JSON document and the dependency trees of a finished diagnosis (app.probes.runner.Diagnosis), with
     this computer's user name redacted unless `redacted` is False. The CLI and the wizard both report this way."""
     user = system.variable("USERNAME")
@@ -170,8 +193,7 @@ def diagnosis_report(diagnosis: Any, system: Any, *, lang: str, source: str, sou
         lang=lang, source=source, source_root=source_root, redact_names=names, redacted=redacted,
         complete=diagnosis.complete, elapsed_s=diagnosis.elapsed_s, program=_program(diagnosis),
         nothing_checked=getattr(diagnosis, "nothing_checked", None))
-    trees = dependency_trees(diagnosis.graphs, system.windows_path, lang)
-    return document, (redact(trees, names) if redacted else trees)
+    return document, DependencyTrees(diagnosis.graphs, system.windows_path, lang, names if redacted else None)
 
 
 def _program(diagnosis: Any) -> Optional[dict]:

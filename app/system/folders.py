@@ -22,6 +22,32 @@ def one_look() -> Iterator[None]:
         _listings.reset(token)
 
 
+class Listings:
+    """Each folder's entries (`os.scandir`), listed once for every reader that asks while they are kept: the checks
+    of one environment each walk its site-packages (the install record's files, the runtime copies), 11,000
+    entries for one torch. An error is raised again at the next ask, never remembered. Dropped (`clear`) once the
+    readers are done: a torch's listing holds about 3.5 MB."""
+
+    def __init__(self) -> None:
+        self._kept: dict[str, list[os.DirEntry]] = {}
+
+    def entries(self, folder: str) -> list[os.DirEntry]:
+        """The folder's entries in the order the file system gives them; OSError (and ValueError for a NUL in the
+        path) as `os.scandir` raises them."""
+        found = self._kept.get(folder)
+        if found is None:
+            with os.scandir(folder) as listing:
+                found = self._kept[folder] = list(listing)
+        return found
+
+    def clear(self) -> None:
+        self._kept.clear()
+
+    def __len__(self) -> int:
+        """How many folders' entries are kept."""
+        return len(self._kept)
+
+
 def _names(folder: Path) -> list[str]:
     memo = _listings.get()
     if memo is None:
@@ -31,6 +57,15 @@ def _names(folder: Path) -> list[str]:
     if names is None:
         names = memo[key] = os.listdir(folder)  # an error is raised again at the next ask, never remembered
     return names
+
+
+def names(folder: Optional[Path]) -> list[str]:
+    """The names of the folder's entries, in the order the file system gives them; [] when it is missing or
+    unreadable."""
+    try:
+        return list(_names(folder)) if folder else []
+    except (OSError, ValueError):
+        return []
 
 
 def children(folder: Optional[Path]) -> list[Path]:

@@ -34,8 +34,6 @@ from app.system.offline import OfflineImage
 from app.system.typed_path import resolve_typed_path
 
 LIVE, IMAGE, DEMO = "live", "image", "demo"
-# Probes are Python: more threads than this only queue for the interpreter lock, and the window waits in that queue
-DIAGNOSIS_THREADS = 2
 
 
 @dataclass
@@ -267,8 +265,7 @@ def environment_at(system: System, folder: Path) -> Optional[PythonEnvironment]:
 def diagnose(system: System, env: PythonEnvironment, program: Program, token: CancelToken,
              on_event: Callable[[ProbeEvent], None]) -> Diagnosis:
     """The checks, run as `program` starts (what it imports before torch)."""
-    return run_diagnosis(system, [env], cancel=token, on_event=on_event, workers=DIAGNOSIS_THREADS,
-                         program=program)
+    return run_diagnosis(system, [env], cancel=token, on_event=on_event, program=program)
 
 
 def program_choices(problem: Problem) -> list[Program]:

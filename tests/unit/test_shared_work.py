@@ -1,0 +1,115 @@
+"""What one diagnosis does once and shares: an environment's folders, listed once for all its checks and dropped
+when they end; the question "which of these functions does this DLL not export as its own", answered once per
+importer's list; the probe threads, where a check that runs a program never waits behind the others; the
+dependency trees, drawn only when a report shows them."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import Counter
+
+from app.demo.pe_writer import Export, Import, build_pe
+from app.engine.pe import ImportedFunction, read_pe
+from app.inventory.integrity import RecordFolders, check_torch_files
+from app.inventory.runtime_copies import list_runtime_copies
+from app.probes.base import ENVIRONMENT, MACHINE, Probe
+from app.probes.finding import INFO
+from app.report.document import diagnosis_report, render_report, text_report
+from app.system.folders import Listings, child
+from app.system.offline import OfflineImage
+from tests.helpers.diagnosis import diagnose
+from tests.helpers.pe_machine import LIB, SITE
+
+
+def test_an_environments_folders_are_listed_once_for_its_checks(machine, monkeypatch):
+    """The install-record check and the runtime-copy search both walk site-packages: each folder is listed once."""
+    machine.write(SITE + r"\PyQt5\Qt5\bin\msvcp140.dll", build_pe(dll_name="msvcp140.dll"))
+    listed: Counter = Counter()
+    scandir = os.scandir
+
+    def counted(folder):
+        listed[os.fspath(folder)] += 1
+        return scandir(folder)
+
+    env = next(e for e in diagnose(machine).environments if e.torch)
+    monkeypatch.setattr(os, "scandir", counted)
+    listings = Listings()
+    list_runtime_copies(env, listings=listings)
+    assert any(p.endswith("bin") for p in listed) and len(listings) == len(listed)
+    walked = Counter(listed)
+    check_torch_files(env, listings=listings)
+    torch_lib = str(machine.host(LIB))
+    assert listed == walked and torch_lib in listed  # the check listed nothing the walk had listed
+    assert max(listed.values()) == 1
+
+
+def test_the_listings_are_one_per_environment_and_dropped_when_its_checks_end(machine):
+    kept = []
+
+    def look(ctx):
+        ctx.listings.entries(str(ctx.env.site_packages))
+        kept.append(ctx.listings)
+        return iter(())
+
+    probes = [Probe("first", ENVIRONMENT, look), Probe("second", ENVIRONMENT, look)]
+    result = diagnose(machine, probes=probes)
+    assert result.complete and len(kept) == 2 and kept[0] is kept[1]
+    assert len(kept[0]) == 0  # dropped: a torch's listing holds megabytes, and the diagnosis holds every context
+
+
+def test_a_check_that_runs_a_program_never_waits_behind_the_others(machine):
+    """One thread for the checks that work in this process: the live import still starts at once, on its own."""
+    started = threading.Event()
+
+    def busy(ctx):
+        waited = started.wait(10)
+        return iter([ctx.finding("check-skipped", INFO, {"probe": "busy", "check": {}, "waited": waited})])
+
+    def program(ctx):
+        started.set()
+        return iter(())
+
+    probes = [Probe("busy", MACHINE, busy), Probe("busy-2", MACHINE, busy), Probe("program", MACHINE, program,
+                                                                                  needs_live=True)]
+    result = diagnose(machine, probes=probes, live=True, workers=1)
+    assert [f.evidence["waited"] for f in result.findings] == [True, True]
+
+
+def test_a_dll_is_asked_once_per_importers_list_which_functions_it_does_not_export_as_its_own(tmp_path):
+    dll = tmp_path / "b.dll"
+    dll.write_bytes(build_pe(dll_name="b.dll", exports=[Export(1, "own"), Export(2, "passed", "c.forwarded")]))
+    importer = tmp_path / "a.dll"
+    importer.write_bytes(build_pe(dll_name="a.dll", imports=[Import("b.dll", ("own", "passed", "absent", 1, 9))]))
+    (functions,) = [i.functions for i in read_pe(importer).imports]
+    exports = read_pe(dll).exports
+    answer = exports.not_plain(functions)
+    assert answer == (ImportedFunction(name="passed"), ImportedFunction(name="absent"), ImportedFunction(ordinal=9))
+    assert exports.not_plain(functions) is answer  # the same list: answered from memory
+    again = tuple(functions)[:1]
+    assert exports.not_plain(again) == ()  # another list is asked on its own
+
+
+def test_names_that_differ_only_in_case_resolve_to_the_first_sorted_everywhere(tmp_path):
+    """A copy made on Linux may hold `A.dll` and `a.dll`; Windows would hold one. Every lookup takes the same."""
+    for name in ("a.dll", "A.dll"):
+        (tmp_path / name).write_bytes(name.encode())
+    assert RecordFolders(tmp_path).find("a.DLL")[0].name == child(tmp_path, "a.dll").name == "A.dll"
+
+
+def test_the_dependency_trees_are_drawn_only_when_a_report_shows_them(machine, monkeypatch):
+    import app.report.document as document_module
+
+    drawn = []
+    draw = document_module.render_tree
+    monkeypatch.setattr(document_module, "render_tree", lambda *a, **k: drawn.append(a) or draw(*a, **k))
+    system = OfflineImage(machine.root)
+    result = diagnose(machine)
+    document, trees = diagnosis_report(result, system, lang="en", source="image")
+    render_report(document, trees, "en", "json")
+    assert drawn == []
+    (python,) = trees
+    assert r"\Users\<user>\ComfyUI" in python  # the key is redacted as a path, as the document's are
+    text = text_report(document, trees, "en")
+    assert len(drawn) == 1 and trees[python] in text and "alice" not in trees[python]
+    assert "torch_cpu.dll" in trees[python]
