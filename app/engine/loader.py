@@ -17,6 +17,7 @@ from typing import Iterable, Optional, Union
 
 from app.engine.apiset import ApiSetResolver
 from app.resources import windows_dlls
+from app.system.once_per_file import OncePerFile
 
 # Rules, in the words the reports use. The value is the stable id shown in JSON.
 API_SET = "api-set"
@@ -141,9 +142,13 @@ def torch_dll_folders(torch_folder: Path, exec_prefix: Path, base_exec_prefix: P
     return [folder for folder in candidates if exists(folder)]
 
 
+_ROOT_BIN: OncePerFile[bool] = OncePerFile(64)  # torch's __init__.py, shared by the environments uv links
+
+
 def _loader_adds_root_bin(torch_folder: Path) -> bool:
     try:
-        return "py_root_bin_path" in (torch_folder / "__init__.py").read_text(encoding="utf-8", errors="replace")
+        return _ROOT_BIN.get(torch_folder / "__init__.py", lambda init: "py_root_bin_path" in init.read_text(
+            encoding="utf-8", errors="replace"))
     except (OSError, ValueError):
         return False
 

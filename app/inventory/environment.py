@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from app.engine.pe import CPU_NAMES, PEError, read_cpu_type, read_pe
+from app.engine.graph import SHARED_CACHE
+from app.engine.pe import CPU_NAMES, PEError, PEInfo, read_cpu_type, read_pe
 from app.inventory.launchers import placed
 from app.inventory.python_path import MODULE, Interpreter, PythonLoading, model_loading, read_interpreter
 from app.system.base import System
@@ -184,10 +185,8 @@ def python_version_in(app_folder: Path, free_threaded: bool = False) -> Optional
     pattern = r"python3\d+t\.dll" if free_threaded else r"python3\d+\.dll"
     for name in sorted([p.name for p in children(app_folder)]):
         if re.fullmatch(pattern, name, re.I):
-            try:
-                version = read_pe(app_folder / name, with_exports=False).file_version
-            except (OSError, PEError):
-                version = None
+            info = SHARED_CACHE.get(app_folder / name)  # every venv of one Python reads its DLL: parsed once
+            version = info.file_version if isinstance(info, PEInfo) else None
             if version:
                 major, minor, field3, _ = (int(x) for x in version.split("."))
                 return f"{major}.{minor}.{field3 // 1000}"

@@ -16,14 +16,14 @@ import hashlib
 import io
 import os
 import re
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional, TypeVar
+from typing import Optional
 
 from app.cancel import CancelToken, Progress, check, no_progress
 from app.inventory.environment import PythonEnvironment
 from app.system.folders import Listings, children, descend
+from app.system.once_per_file import OncePerFile
 
 CHUNK = 1 << 20
 
@@ -61,7 +61,6 @@ class RecordFolders:
     def __init__(self, root: Path, listings: Optional[Listings] = None) -> None:
         self.root = root
         self._listings = listings if listings is not None else Listings()
-        self._listed: dict[str, dict[str, os.DirEntry]] = {}
         self._folders: dict[str, tuple[str, bool]] = {}  # RECORD's folder, lower case -> (host folder, it exists)
 
     @staticmethod
@@ -71,17 +70,10 @@ class RecordFolders:
             part not in ("", ".", "..") for part in parts)
 
     def _listing(self, folder: str) -> dict[str, os.DirEntry]:
-        found = self._listed.get(folder)
-        if found is None:
-            try:
-                entries = self._listings.entries(folder)
-            except (OSError, ValueError):  # ValueError: a NUL character in a damaged image's path
-                entries = []
-            found = {e.name.lower(): e for e in entries}
-            if len(found) < len(entries):  # names that differ only in case (a copy made on Linux): the first sorted
-                found = {e.name.lower(): e for e in sorted(entries, key=lambda e: e.name, reverse=True)}
-            self._listed[folder] = found
-        return found
+        try:
+            return self._listings.named(folder)
+        except (OSError, ValueError):  # ValueError: a NUL character in a damaged image's path
+            return {}
 
     def _folder(self, folder: str) -> tuple[str, bool]:
         """Where RECORD's `folder` is on the drive, found once per folder (RECORD lists ~11,000 files in ~450 of
@@ -227,6 +219,7 @@ class ParsedRecord:
     _by_folder: Optional[dict[str, list[tuple[str, RecordEntry]]]] = None
     _under: dict[str, tuple[RecordEntry, ...]] = field(default_factory=dict)
     _longest: dict[str, int] = field(default_factory=dict)
+    _columns: dict[str, tuple[tuple[str, ...], list[Optional[int]]]] = field(default_factory=dict)
 
     def under(self, prefix: str) -> tuple[RecordEntry, ...]:
         """The entries whose path starts with `prefix` (any case), in RECORD's order."""
@@ -252,6 +245,14 @@ class ParsedRecord:
                                and not e.path.lower().endswith(".pyc")]
         return self._installed
 
+    def columns(self, folder: str) -> tuple[tuple[str, ...], list[Optional[int]]]:
+        """The folder's installed files as two columns: their names in lower case, and their sizes."""
+        found = self._columns.get(folder)
+        if found is None:
+            files = self.by_folder().get(folder, [])
+            found = self._columns[folder] = (tuple(lower for lower, _ in files), [e.size for _, e in files])
+        return found
+
     def by_folder(self) -> dict[str, list[tuple[str, RecordEntry]]]:
         """The installed entries by folder ("torch/lib"), each with its file name in lower case, in RECORD's
         order."""
@@ -264,35 +265,12 @@ class ParsedRecord:
         return self._by_folder
 
 
-T = TypeVar("T")
-_kept_lock = threading.Lock()
-_records: dict[tuple, ParsedRecord] = {}  # parsed RECORDs: 10,644 entries for torch 2.4, a few MB each
-_lines: dict[tuple, tuple[str, ...]] = {}  # (RECORD, pattern) answers: a few paths each
-
-
-def _once_per_identity(path: Path, kept: dict[tuple, T], limit: int, asked: tuple, make: Callable[[Path], T]) -> T:
-    """`make(path)`, once per identity of the file (its device, file number, size and modification time) and
-    `asked`: environments that share a RECORD through hard links, and probes that ask the same, pay a stat. A file
-    written again is read again; one that changed while it was read, or has no file number (some network drives),
-    is not kept."""
-    before = os.stat(path)
-    key = (before.st_dev, before.st_ino, before.st_size, before.st_mtime_ns, *asked)
-    with _kept_lock:
-        found = kept.get(key)
-    if found is not None:
-        return found
-    value = make(path)
-    after = os.stat(path)
-    if before.st_ino and (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns):
-        with _kept_lock:
-            while len(kept) >= limit:
-                kept.pop(next(iter(kept)))
-            kept[key] = value
-    return value
+_records: OncePerFile[ParsedRecord] = OncePerFile(8)  # 10,644 entries for torch 2.4, a few MB each
+_lines: OncePerFile[tuple[str, ...]] = OncePerFile(1024)  # (RECORD, pattern) answers: a few paths each
 
 
 def _parsed_record(path: Path) -> ParsedRecord:
-    return _once_per_identity(path, _records, 8, (), lambda p: ParsedRecord(_parse_record(p.read_bytes())))
+    return _records.get(path, lambda p: ParsedRecord(_parse_record(p.read_bytes())))
 
 
 def record_lines(record: Path, pattern: re.Pattern) -> tuple[str, ...]:
@@ -302,7 +280,7 @@ def record_lines(record: Path, pattern: re.Pattern) -> tuple[str, ...]:
         text = path.read_text(encoding="utf-8", errors="replace")
         return tuple(match.group(1) for match in pattern.finditer(text))
 
-    return _once_per_identity(record, _lines, 1024, (pattern.pattern, pattern.flags), search)
+    return _lines.get(record, search, pattern.pattern, pattern.flags)
 
 
 def _parse_record(data: bytes) -> tuple[RecordEntry, ...]:
@@ -355,6 +333,11 @@ def check_torch_files(env: PythonEnvironment, *, hashes: bool = False, cancel: O
         host, listing = folders.listed(folder)
         device = _device(host) if listing and seen is not None and seen.enabled else 0
         known = seen.sizes_on(device) if device else None  # a file read through another link: its size, no call
+        if known is not None and not hashes:  # the whole folder at once, without a step per file in Python
+            lowers, sizes = parsed.columns(folder)
+            found = list(map(listing.get, lowers))
+            if None not in found and list(map(known.get, map(os.DirEntry.inode, found))) == sizes:
+                continue  # every file read already through another link, each of the size RECORD gives
         for lower, entry in files:
             found = listing.get(lower)
             size = known.get(found.inode()) if known is not None and found is not None else None

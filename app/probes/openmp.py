@@ -21,6 +21,7 @@ from app.probes.variables import variable_repairs
 from app.resources import known_issues
 from app.system.files import sha256_of
 from app.system.folders import child, children
+from app.system.once_per_file import OncePerFile
 
 TRUE_WORDS = {"1", "true", ".true.", "on", "yes", "y", "t", "enable", "enabled"}
 
@@ -205,10 +206,13 @@ def package_openmp_copies(env: PythonEnvironment) -> list[Path]:
     return found
 
 
+_HASHES: OncePerFile[str] = OncePerFile(256)  # an OpenMP runtime's SHA-256: the environments uv links share the file
+
+
 def _copy(ctx: ProbeContext, path: Path) -> RuntimeCopy:
     info = ctx.cache.get(path)
     version = info.file_version if not isinstance(info, str) else None
-    return RuntimeCopy(path, sha256_of(path), version)
+    return RuntimeCopy(path, _HASHES.get(path, sha256_of), version)
 
 
 def package_owning(env: PythonEnvironment, path: Path) -> Optional[dict]:

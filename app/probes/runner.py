@@ -36,10 +36,14 @@ BLIND = frozenset({CHECK_FAILED, "torch-loaded-elsewhere"})
 REPLAYED = frozenset({"import-ok", "import-failed"})
 STARTED, DONE, FAILED = "started", "done", "failed"
 WORKER_STOP_S = 5.0  # how long a stopped diagnosis waits for its workers (each ends its child process first)
-# Probes that work in this process share the interpreter's lock: more threads than this only queue for it, and a
-# thread back from a file call waits its turn behind the others (a diagnose of 16 environments took 1.1 s with four
-# such threads, 0.78 s with two, on two cores). Probes that run a program wait on it, and have threads of their own.
-PYTHON_WORKERS = 2
+# Probes that work in this process share the interpreter's lock: a second thread for them only queues for it, and
+# a thread back from a file call waits its turn behind the other (a diagnose of 16 environments: 0.78 s with two
+# such threads, 0.60 s with one, 1.1 s with four, on two cores). One thread, then, and one more for the rest while
+# a probe takes longer than SLOW_PROBE_S (a folder on a slow network drive). Probes that run a program wait on it,
+# and have threads of their own.
+PYTHON_WORKERS = 1
+MORE_PYTHON_WORKERS = 3  # at most this many more, one per slow probe
+SLOW_PROBE_S = 2.0
 PROGRAM_WORKERS = 2
 DEMO_SKIPPED_REASON = {"en": "The demo computer is made of small stand-in files and cannot start programs, so "
                               "PyTorch was not started.",
@@ -119,7 +123,8 @@ def run_diagnosis(system: System, environments: Iterable[PythonEnvironment], *,
             jobs.append((probe, ctx))
     total = len(jobs)
     left = collections.Counter(id(ctx) for _, ctx in jobs)  # an environment's checks still to end
-    outcomes, threads = _run_jobs(jobs, workers, cancel)
+    pool = _Pool(jobs, workers, cancel)
+    outcomes, threads = pool.outcomes, pool.threads
     waiting = set(range(total))
     done = 0
     while waiting:
@@ -128,6 +133,7 @@ def run_diagnosis(system: System, environments: Iterable[PythonEnvironment], *,
         remaining = budget_s - (time.monotonic() - started)
         if remaining <= 0:
             break
+        pool.grow_if_slow()
         try:
             index, state, payload = outcomes.get(timeout=min(remaining, 0.5))
         except queue.Empty:
@@ -194,36 +200,56 @@ def _wait_for(threads: list[threading.Thread], seconds: float) -> None:
         thread.join(max(0.0, deadline - time.monotonic()))
 
 
-def _run_jobs(jobs: list[tuple[Probe, ProbeContext]], workers: int,
-              cancel: CancelToken) -> tuple[queue.Queue, list[threading.Thread]]:
-    """Start daemon worker threads (a stuck probe must not keep the program alive): `workers` for the probes that
+class _Pool:
+    """The probes' daemon threads (a stuck probe must not keep the program alive): `workers` for the probes that
     work in this process, PROGRAM_WORKERS for those that run a program. They report (index, STARTED, None), then
-    (index, DONE, findings) or (index, FAILED, exception), on the returned queue."""
-    outcomes: queue.Queue = queue.Queue()
-    python: queue.Queue = queue.Queue()
-    programs: queue.Queue = queue.Queue()
-    for index, (probe, _) in enumerate(jobs):
-        (programs if probe.needs_live else python).put(index)
+    (index, DONE, findings) or (index, FAILED, exception), on `outcomes`."""
 
-    def work(todo: queue.Queue) -> None:
-        while not cancel.cancelled:
+    def __init__(self, jobs: list[tuple[Probe, ProbeContext]], workers: int, cancel: CancelToken) -> None:
+        self.jobs, self.cancel = jobs, cancel
+        self.outcomes: queue.Queue = queue.Queue()
+        self.threads: list[threading.Thread] = []
+        self._python: queue.Queue = queue.Queue()
+        programs: queue.Queue = queue.Queue()
+        for index, (probe, _) in enumerate(jobs):
+            (programs if probe.needs_live else self._python).put(index)
+        self._running: dict[int, float] = {}  # a probe that works in this process -> when it started
+        self._added = 0
+        for todo, count in ((self._python, workers), (programs, PROGRAM_WORKERS)):
+            for _ in range(min(max(1, count), todo.qsize())):
+                self._start(todo)
+
+    def _start(self, todo: queue.Queue) -> None:
+        thread = threading.Thread(target=self._work, args=(todo,), daemon=True,
+                                  name=f"{'probe' if todo is self._python else 'program'}-{len(self.threads)}")
+        self.threads.append(thread)
+        thread.start()
+
+    def _work(self, todo: queue.Queue) -> None:
+        while not self.cancel.cancelled:
             try:
                 index = todo.get_nowait()
             except queue.Empty:
                 return
-            probe, ctx = jobs[index]
-            outcomes.put((index, STARTED, None))
+            probe, ctx = self.jobs[index]
+            if todo is self._python:
+                self._running[index] = time.monotonic()
+            self.outcomes.put((index, STARTED, None))
             try:
-                outcomes.put((index, DONE, list(probe.run(ctx))))
+                self.outcomes.put((index, DONE, list(probe.run(ctx))))
             except BaseException as exc:  # noqa: BLE001 - a failing probe becomes a finding, never a crash
-                outcomes.put((index, FAILED, exc))
+                self.outcomes.put((index, FAILED, exc))
+            finally:
+                self._running.pop(index, None)
 
-    threads = [threading.Thread(target=work, args=(todo,), name=f"{kind}-{number}", daemon=True)
-               for kind, todo, count in (("probe", python, workers), ("program", programs, PROGRAM_WORKERS))
-               for number in range(min(max(1, count), todo.qsize()))]
-    for thread in threads:
-        thread.start()
-    return outcomes, threads
+    def grow_if_slow(self) -> None:
+        """One more thread for the waiting probes while a probe has run longer than SLOW_PROBE_S (at most
+        MORE_PYTHON_WORKERS more)."""
+        now = time.monotonic()
+        slow = sum(1 for began in list(self._running.values()) if now - began > SLOW_PROBE_S)
+        if slow > self._added and self._added < MORE_PYTHON_WORKERS and not self._python.empty():
+            self._added += 1
+            self._start(self._python)
 
 
 def _failed(probe: Probe, ctx: ProbeContext, error: str) -> Finding:

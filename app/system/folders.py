@@ -23,21 +23,27 @@ def one_look() -> Iterator[None]:
 
 
 class Listings:
-    """Each folder's entries (`os.scandir`), listed once for every reader that asks while they are kept: the checks
-    of one environment each walk its site-packages (the install record's files, the runtime copies), 11,000
-    entries for one torch. An error is raised again at the next ask, never remembered. Dropped (`clear`) once the
-    readers are done: a torch's listing holds about 3.5 MB."""
+    """Each folder's entries (`os.scandir`) by lower-case name, as Windows looks a name up, listed once for every
+    reader that asks while they are kept: the checks of one environment each walk its site-packages (the install
+    record's files, the runtime copies), 11,000 entries for one torch. Of two names that differ only in case (a
+    copy made on Linux; Windows holds one), the first in sorted order, as `child` takes it. An error is raised
+    again at the next ask, never remembered. Dropped (`clear`) once the readers are done: a torch's listing holds
+    about 4 MB."""
 
     def __init__(self) -> None:
-        self._kept: dict[str, list[os.DirEntry]] = {}
+        self._kept: dict[str, dict[str, os.DirEntry]] = {}
 
-    def entries(self, folder: str) -> list[os.DirEntry]:
-        """The folder's entries in the order the file system gives them; OSError (and ValueError for a NUL in the
-        path) as `os.scandir` raises them."""
+    def named(self, folder: str) -> dict[str, os.DirEntry]:
+        """{lower-case name: entry}, in the order the file system gives them; OSError (and ValueError for a NUL in
+        the path) as `os.scandir` raises them."""
         found = self._kept.get(folder)
         if found is None:
             with os.scandir(folder) as listing:
-                found = self._kept[folder] = list(listing)
+                entries = list(listing)
+            found = {e.name.lower(): e for e in entries}
+            if len(found) < len(entries):
+                found = {e.name.lower(): e for e in sorted(entries, key=lambda e: e.name, reverse=True)}
+            self._kept[folder] = found
         return found
 
     def clear(self) -> None:

@@ -133,11 +133,14 @@ class OfflineImage(System):
         return names
 
     def windows_path(self, host: Path) -> str:
-        try:
-            relative = Path(os.path.abspath(host)).relative_to(self.root)
-        except ValueError:
+        text = os.path.abspath(host)  # text, not a Path: a report of many environments spells thousands
+        root = str(self.root)
+        if text == root:
+            return "C:\\"
+        inside = root if root.endswith(os.sep) else root + os.sep
+        if not text.startswith(inside):
             return str(host)
-        return "C:\\" + "\\".join(relative.parts)
+        return "C:\\" + text[len(inside):].replace(os.sep, "\\")
 
     def _writable(self, path: Path) -> Path:
         """Only files of the image's drive: inside its folder (links followed), not its registry.json or

@@ -48,7 +48,7 @@ def test_the_listings_are_one_per_environment_and_dropped_when_its_checks_end(ma
     kept = []
 
     def look(ctx):
-        ctx.listings.entries(str(ctx.env.site_packages))
+        ctx.listings.named(str(ctx.env.site_packages))
         kept.append(ctx.listings)
         return iter(())
 
@@ -113,3 +113,23 @@ def test_the_dependency_trees_are_drawn_only_when_a_report_shows_them(machine, m
     text = text_report(document, trees, "en")
     assert len(drawn) == 1 and trees[python] in text and "alice" not in trees[python]
     assert "torch_cpu.dll" in trees[python]
+
+
+def test_a_slow_check_gets_a_second_thread_for_the_rest(machine, monkeypatch):
+    """One thread works through the checks; while one of them is slow (a folder on a network drive), the ones
+    waiting behind it get another thread."""
+    import app.probes.runner as runner
+
+    monkeypatch.setattr(runner, "SLOW_PROBE_S", 0.2)
+    behind = threading.Event()
+
+    def slow(ctx):
+        waited = behind.wait(10)
+        return iter([ctx.finding("check-skipped", INFO, {"probe": "slow", "check": {}, "waited": waited})])
+
+    def quick(ctx):
+        behind.set()
+        return iter(())
+
+    result = diagnose(machine, probes=[Probe("slow", MACHINE, slow), Probe("quick", MACHINE, quick)], workers=1)
+    assert [f.evidence["waited"] for f in result.findings] == [True]
