@@ -83,8 +83,10 @@ def main() -> None:
                         help="each venv its own copy of the whole wheel, not hard-linked (1.1 GB each)")
     parser.add_argument("--dlls-only", action="store_true",
                         help="each venv a copy of torch\\lib alone (11 DLLs), not the whole wheel hard-linked")
-    parser.add_argument("--json", default=str(REPO / "benchmarks" / "results" / "many_envs.json"))
+    parser.add_argument("--json", help="where the figures go (benchmarks/results/many_envs*.json by default)")
     args = parser.parse_args()
+    mode = "_copies" if args.copies else "_dlls_only" if args.dlls_only else ""
+    args.json = args.json or str(REPO / "benchmarks" / "results" / f"many_envs{mode}.json")
     counts = [int(c) for c in args.counts.split(",")]
     figures = {}
     with tempfile.TemporaryDirectory() as tmp:

@@ -142,7 +142,7 @@ def torch_dll_folders(torch_folder: Path, exec_prefix: Path, base_exec_prefix: P
     return [folder for folder in candidates if exists(folder)]
 
 
-_ROOT_BIN: OncePerFile[bool] = OncePerFile(64)  # torch's __init__.py, shared by the environments uv links
+_ROOT_BIN: OncePerFile[bool] = OncePerFile(128)  # torch's __init__.py, shared by the environments uv links
 
 
 def _loader_adds_root_bin(torch_folder: Path) -> bool:

@@ -14,10 +14,12 @@ import contextlib
 import csv
 import hashlib
 import io
+import operator
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from stat import S_ISREG
 from typing import Optional
 
 from app.cancel import CancelToken, Progress, check, no_progress
@@ -159,8 +161,9 @@ class SeenFiles:
         """The sizes read on `device`, by file number (the same dict as it grows)."""
         return self._sizes.setdefault(device, {})
 
-    def add(self, device: int, entry: os.DirEntry, size: int) -> None:
-        self.sizes_on(device)[entry.inode()] = size
+    def add(self, device: int, entries: list[os.DirEntry], sizes: list[int]) -> None:
+        """The sizes just read of these entries of a folder on `device`."""
+        self.sizes_on(device).update(zip(map(os.DirEntry.inode, entries), sizes))
 
 
 def torch_records(site: Optional[Path]) -> list[Path]:
@@ -265,8 +268,8 @@ class ParsedRecord:
         return self._by_folder
 
 
-_records: OncePerFile[ParsedRecord] = OncePerFile(8)  # 10,644 entries for torch 2.4, a few MB each
-_lines: OncePerFile[tuple[str, ...]] = OncePerFile(1024)  # (RECORD, pattern) answers: a few paths each
+_records: OncePerFile[ParsedRecord] = OncePerFile(16)  # 10,644 entries for torch 2.4, a few MB each
+_lines: OncePerFile[tuple[str, ...]] = OncePerFile(2048)  # (RECORD, pattern) answers: a few paths each
 
 
 def _parsed_record(path: Path) -> ParsedRecord:
@@ -306,6 +309,9 @@ def installed_files(record: Path) -> list[RecordEntry]:
     return list(_parsed_record(record).installed())
 
 
+_MODE, _SIZE = operator.attrgetter("st_mode"), operator.attrgetter("st_size")
+
+
 def check_torch_files(env: PythonEnvironment, *, hashes: bool = False, cancel: Optional[CancelToken] = None,
                       progress: Progress = no_progress, shown_site: Optional[str] = None,
                       seen: Optional[SeenFiles] = None, listings: Optional[Listings] = None) -> IntegrityReport:
@@ -333,18 +339,24 @@ def check_torch_files(env: PythonEnvironment, *, hashes: bool = False, cancel: O
         host, listing = folders.listed(folder)
         device = _device(host) if listing and seen is not None and seen.enabled else 0
         known = seen.sizes_on(device) if device else None  # a file read through another link: its size, no call
-        if known is not None and not hashes:  # the whole folder at once, without a step per file in Python
-            lowers, sizes = parsed.columns(folder)
-            found = list(map(listing.get, lowers))
-            if None not in found and list(map(known.get, map(os.DirEntry.inode, found))) == sizes:
+        lowers, sizes = parsed.columns(folder)
+        found = list(map(listing.get, lowers))
+        if None not in found and not hashes:  # the whole folder at once, without a step per file in Python
+            if known is not None and list(map(known.get, map(os.DirEntry.inode, found))) == sizes:
                 continue  # every file read already through another link, each of the size RECORD gives
+            with contextlib.suppress(OSError):  # one gone or denied since the listing: file by file below
+                stats = list(map(os.DirEntry.stat, found))
+                if all(map(S_ISREG, map(_MODE, stats))) and list(map(_SIZE, stats)) == sizes:
+                    if known is not None and seen is not None:
+                        seen.add(device, found, sizes)
+                    continue  # every file there, each of the size RECORD gives
         for lower, entry in files:
             found = listing.get(lower)
             size = known.get(found.inode()) if known is not None and found is not None else None
             if size is None:
                 size = entry_size(found, found.path if found is not None else None, entry.size)
                 if size is not None and known is not None and seen is not None:
-                    seen.add(device, found, size)
+                    seen.add(device, [found], [size])
             if size is None:
                 report.missing.append(entry.path)
                 if shown_site is not None:

@@ -206,7 +206,7 @@ def package_openmp_copies(env: PythonEnvironment) -> list[Path]:
     return found
 
 
-_HASHES: OncePerFile[str] = OncePerFile(256)  # an OpenMP runtime's SHA-256: the environments uv links share the file
+_HASHES: OncePerFile[str] = OncePerFile(256, by_content=False)  # an OpenMP runtime's SHA-256, a file uv links
 
 
 def _copy(ctx: ProbeContext, path: Path) -> RuntimeCopy:

@@ -37,10 +37,10 @@ REPLAYED = frozenset({"import-ok", "import-failed"})
 STARTED, DONE, FAILED = "started", "done", "failed"
 WORKER_STOP_S = 5.0  # how long a stopped diagnosis waits for its workers (each ends its child process first)
 # Probes that work in this process share the interpreter's lock: a second thread for them only queues for it, and
-# a thread back from a file call waits its turn behind the other (a diagnose of 16 environments: 0.78 s with two
-# such threads, 0.60 s with one, 1.1 s with four, on two cores). One thread, then, and one more for the rest while
-# a probe takes longer than SLOW_PROBE_S (a folder on a slow network drive). Probes that run a program wait on it,
-# and have threads of their own.
+# a thread back from a file call waits its turn behind the other (a diagnose of 16 environments, median of five:
+# 0.54 s with one such thread, 0.60 s with two, 0.89 s with four, on two cores). One thread, then, and one more for
+# the rest while a probe takes longer than SLOW_PROBE_S (a folder on a slow network drive). Probes that run a
+# program wait on it, and have threads of their own.
 PYTHON_WORKERS = 1
 MORE_PYTHON_WORKERS = 3  # at most this many more, one per slow probe
 SLOW_PROBE_S = 2.0

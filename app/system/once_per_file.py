@@ -1,7 +1,10 @@
 """What is made of a file (a parse, a search, a hash), kept by the file's identity: its device, file number, size
 and modification time. The environments uv makes share their files through hard links, so sixteen of them ask the
 same of one file, and pay a stat each time after the first. A file written again is read again; one that changed
-while it was read, or has no file number (some network drives), is not kept."""
+while it was read, or has no file number (some network drives), is not kept.
+
+Kept by content too, where that is cheaper than the making: environments installed one by one (pip) hold copies
+of one torch, each its own RECORD of a megabyte, whose parse costs twenty times hashing it."""
 
 from __future__ import annotations
 
@@ -10,31 +13,38 @@ import threading
 from pathlib import Path
 from typing import Callable, Generic, Hashable, TypeVar
 
+from app.system.files import sha256_of
+
 T = TypeVar("T")
 
 
 class OncePerFile(Generic[T]):
-    """Up to `limit` answers, the oldest dropped first."""
+    """Up to `limit` answers, the oldest dropped first; with `by_content`, a copy of a file already answered is
+    answered for the price of hashing it."""
 
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
+    def __init__(self, limit: int, by_content: bool = True) -> None:
+        self.limit, self.by_content = limit, by_content
         self._kept: dict[tuple, T] = {}
         self._lock = threading.Lock()
 
     def get(self, path: Path, make: Callable[[Path], T], *asked: Hashable) -> T:
-        """`make(path)`, once per identity of the file and `asked` (what else the answer depends on). OSError as
-        the stat or `make` raise it."""
+        """`make(path)`, once per identity of the file (and per content, with `by_content`) and `asked` (what else
+        the answer depends on). OSError as reading the file raises it."""
         before = os.stat(path)
         key = (before.st_dev, before.st_ino, before.st_size, before.st_mtime_ns, *asked)
         with self._lock:
             found = self._kept.get(key)
         if found is not None:
             return found
-        value = make(path)
+        same = (before.st_size, sha256_of(path), *asked) if self.by_content else None
+        with self._lock:
+            found = self._kept.get(same) if same is not None else None
+        value = found if found is not None else make(path)
         after = os.stat(path)
         if before.st_ino and (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns):
-            with self._lock:
-                while len(self._kept) >= self.limit:
-                    self._kept.pop(next(iter(self._kept)))
-                self._kept[key] = value
+            with self._lock:  # unchanged while it was read: the hash and the making saw the same bytes
+                for kept in (key, same) if same is not None else (key,):
+                    while len(self._kept) >= self.limit:
+                        self._kept.pop(next(iter(self._kept)))
+                    self._kept[kept] = value
         return value

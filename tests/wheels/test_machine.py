@@ -214,13 +214,19 @@ def test_a_record_is_parsed_once_and_again_when_pip_writes_it_again(torch_env, m
 
     image, site, env = torch_env
     record = image.host(site + r"\torch-2.4.0.dist-info\RECORD")
+    text = record.read_text(encoding="utf-8") + f"torch/{record.stat().st_ino}.py,sha256=AAAA,1\n"  # not seen yet
+    record.write_text(text, encoding="utf-8")
     parsed = []
     real_parse = integrity._parse_record
     monkeypatch.setattr(integrity, "_parse_record", lambda data: parsed.append(len(data)) or real_parse(data))
     first = integrity.read_record(record, prefix="")
     assert integrity.read_record(record, prefix="torch/lib/") == first[:3] and len(parsed) == 1
-    record.write_text(record.read_text(encoding="utf-8") + "torch/extra.py,sha256=AAAA,1\n", encoding="utf-8")
+    record.write_text(text + "torch/extra.py,sha256=AAAA,1\n", encoding="utf-8")
     assert [e.path for e in integrity.read_record(record, prefix="torch/e")] == ["torch/extra.py"]
+    assert len(parsed) == 2
+    copy = record.with_name("RECORD-copy")  # pip's copy in another environment: its own file, the same bytes
+    copy.write_bytes(record.read_bytes())
+    assert integrity.read_record(copy, prefix="torch/e") == integrity.read_record(record, prefix="torch/e")
     assert len(parsed) == 2
 
 
@@ -243,9 +249,9 @@ def test_a_file_another_environment_lists_through_a_hard_link_is_read_once_and_a
     class Counted(SeenFiles):  # a size is added right after it was read from the file system
         read = 0
 
-        def add(self, device, entry, size):
-            self.read += 1
-            super().add(device, entry, size)
+        def add(self, device, entries, sizes):
+            self.read += len(entries)
+            super().add(device, entries, sizes)
 
     seen = Counted()
     assert check_torch_files(first, seen=seen).ok and seen.read == 3
