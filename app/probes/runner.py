@@ -10,6 +10,7 @@ diagnosis's own probes and leaves the caller's token alone.
 from __future__ import annotations
 
 import collections
+import os
 import queue
 import threading
 import time
@@ -36,12 +37,14 @@ BLIND = frozenset({CHECK_FAILED, "torch-loaded-elsewhere"})
 REPLAYED = frozenset({"import-ok", "import-failed"})
 STARTED, DONE, FAILED = "started", "done", "failed"
 WORKER_STOP_S = 5.0  # how long a stopped diagnosis waits for its workers (each ends its child process first)
-# Probes that work in this process share the interpreter's lock: a second thread for them only queues for it, and
-# a thread back from a file call waits its turn behind the other (a diagnose of 16 environments, median of five:
-# 0.54 s with one such thread, 0.60 s with two, 0.89 s with four, on two cores). One thread, then, and one more for
-# the rest while a probe takes longer than SLOW_PROBE_S (a folder on a slow network drive). Probes that run a
+# Probes that work in this process share the interpreter's lock. Where a file call is cheap (Linux reading a copied
+# drive), a second thread for them only queues for it, and a thread back from a file call waits its turn behind the
+# other: a diagnose of 16 environments, median of five, took 0.54 s with one such thread, 0.60 s with two, 0.89 s
+# with four, on two cores. Where a file call costs a trip to the system (Windows; measured under Wine), two overlap
+# them: a diagnose of the lab's torch took 3.2 s with two, 3.9 s with one, 3.5 s with four. One more is started
+# for the rest while a probe takes longer than SLOW_PROBE_S (a folder on a slow network drive). Probes that run a
 # program wait on it, and have threads of their own.
-PYTHON_WORKERS = 1
+PYTHON_WORKERS = 2 if os.name == "nt" else 1
 MORE_PYTHON_WORKERS = 3  # at most this many more, one per slow probe
 SLOW_PROBE_S = 2.0
 PROGRAM_WORKERS = 2

@@ -58,20 +58,27 @@ def test_the_listings_are_one_per_environment_and_dropped_when_its_checks_end(ma
     assert len(kept[0]) == 0  # dropped: a torch's listing holds megabytes, and the diagnosis holds every context
 
 
+def waiting_for(event: threading.Event):
+    """A check that waits (up to 10 s) for `event`, and says whether it came."""
+    def run(ctx):
+        waited = event.wait(10)
+        return iter([ctx.finding("check-skipped", INFO, {"probe": "waiting", "check": {}, "waited": waited})])
+    return run
+
+
+def setting(event: threading.Event):
+    """A check that sets `event`."""
+    def run(ctx):
+        event.set()
+        return iter(())
+    return run
+
+
 def test_a_check_that_runs_a_program_never_waits_behind_the_others(machine):
     """One thread for the checks that work in this process: the live import still starts at once, on its own."""
     started = threading.Event()
-
-    def busy(ctx):
-        waited = started.wait(10)
-        return iter([ctx.finding("check-skipped", INFO, {"probe": "busy", "check": {}, "waited": waited})])
-
-    def program(ctx):
-        started.set()
-        return iter(())
-
-    probes = [Probe("busy", MACHINE, busy), Probe("busy-2", MACHINE, busy), Probe("program", MACHINE, program,
-                                                                                  needs_live=True)]
+    probes = [Probe("busy", MACHINE, waiting_for(started)), Probe("busy-2", MACHINE, waiting_for(started)),
+              Probe("program", MACHINE, setting(started), needs_live=True)]
     result = diagnose(machine, probes=probes, live=True, workers=1)
     assert [f.evidence["waited"] for f in result.findings] == [True, True]
 
@@ -122,14 +129,6 @@ def test_a_slow_check_gets_a_second_thread_for_the_rest(machine, monkeypatch):
 
     monkeypatch.setattr(runner, "SLOW_PROBE_S", 0.2)
     behind = threading.Event()
-
-    def slow(ctx):
-        waited = behind.wait(10)
-        return iter([ctx.finding("check-skipped", INFO, {"probe": "slow", "check": {}, "waited": waited})])
-
-    def quick(ctx):
-        behind.set()
-        return iter(())
-
-    result = diagnose(machine, probes=[Probe("slow", MACHINE, slow), Probe("quick", MACHINE, quick)], workers=1)
+    probes = [Probe("slow", MACHINE, waiting_for(behind)), Probe("quick", MACHINE, setting(behind))]
+    result = diagnose(machine, probes=probes, workers=1)
     assert [f.evidence["waited"] for f in result.findings] == [True]
