@@ -341,7 +341,7 @@ def check_torch_files(env: PythonEnvironment, *, hashes: bool = False, cancel: O
         known = seen.sizes_on(device) if device else None  # a file read through another link: its size, no call
         lowers, sizes = parsed.columns(folder)
         found = list(map(listing.get, lowers))
-        if None not in found and not hashes:  # the whole folder at once, without a step per file in Python
+        if None not in found and None not in sizes and not hashes:  # the folder at once, no Python step per file
             if known is not None and list(map(known.get, map(os.DirEntry.inode, found))) == sizes:
                 continue  # every file read already through another link, each of the size RECORD gives
             with contextlib.suppress(OSError):  # one gone or denied since the listing: file by file below

@@ -258,3 +258,25 @@ def test_a_file_another_environment_lists_through_a_hard_link_is_read_once_and_a
     second = check_torch_files(replace(first, site_packages=second_site), seen=seen)
     assert second.missing == ["torch/lib/a.dll"] and second.size_changed == ["torch/lib/b.dll"]
     assert seen.read == (4 if seen.enabled else 5)  # the new b.dll; c.dll, the same file, not again
+
+
+def test_a_folder_in_the_place_of_a_file_whose_size_record_does_not_give_is_missing_in_every_environment(
+        torch_env, tmp_path):
+    """A RECORD row may hold a hash without a size: the folder is then checked file by file, never passed whole."""
+    import os
+    import shutil
+
+    from app.inventory.integrity import SeenFiles
+
+    image, site, env = torch_env
+    record = image.host(site + r"\torch-2.4.0.dist-info\RECORD")
+    record.write_text(record.read_text(encoding="utf-8").replace(
+        "torch/lib/c.dll,sha256=", "torch/lib/d.dll,sha256=AAAA,\ntorch/lib/c.dll,sha256="), encoding="utf-8")
+    image.host(site + r"\torch\lib\d.dll").mkdir()
+    first = env()
+    second_site = tmp_path / "second-site"
+    shutil.copytree(first.site_packages, second_site, copy_function=os.link)
+    seen = SeenFiles()
+    for site_packages in (first.site_packages, second_site):
+        report = check_torch_files(replace(first, site_packages=site_packages), seen=seen)
+        assert report.missing == ["torch/lib/d.dll"]
