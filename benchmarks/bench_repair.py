@@ -75,7 +75,7 @@ def main() -> None:
             diagnose.append(run_app(["diagnose", "--root", root, "--quiet", "--json", os.devnull], 1, data_dir))
             repair.append(run_app(["repair", "--root", root, "--env", VENV + r"\Scripts\python.exe",
                                    "--action", "openmp-runtime", "--source", "torch-bundled", "--yes"], 0, data_dir))
-            undo.append(run_app(["undo", "--last"], 1, data_dir))
+            undo.append(run_app(["undo", "--last"], 0, data_dir))  # 0: undone (README)
         after = snapshot(lib)
         if after != before:
             changed = sorted(name for name in before.keys() | after.keys() if before.get(name) != after.get(name))

@@ -1,5 +1,6 @@
-"""The benchmarks of the wizard's stalls and of many environments run, each in its own process, and write their
-figures. No timing is checked here: the figures are docs/benchmarks.md's, measured on a quiet machine."""
+"""The benchmarks of the wizard's stalls, of many environments and of a repair run, each in its own process, and
+write their figures. No timing is checked here: the figures are docs/benchmarks.md's, measured on a quiet
+machine."""
 
 from __future__ import annotations
 
@@ -36,3 +37,10 @@ def test_the_many_environments_benchmark_runs_on_hard_linked_copies_of_the_whole
     assert set(figures["environments"]) == {"1", "2"}
     assert figures["environments"]["2"]["dlls_parsed"] == figures["environments"]["1"]["dlls_parsed"]
     assert "time_ratio_over_one" in figures and "memory_ratio_over_one" in figures
+    assert figures["each_further_environment_s"] is not None
+
+
+def test_the_repair_benchmark_runs_a_repair_and_its_undo_and_finds_torch_as_it_was(tmp_path):
+    figures = bench("bench_repair.py", "--repeat", "1", out=tmp_path / "repair.json")
+    assert figures["torch_lib_files_identical_after"] == 11
+    assert {"repair_seconds_median", "undo_seconds_median", "ratio_undo_over_diagnose"} <= set(figures)
