@@ -174,15 +174,17 @@ class _Walk:
                 listing.stopped = "time"
             elif self.cancel is not None and self.cancel.cancelled:
                 listing.stopped = "cancelled"
-            for lower in sorted(self.names.intersection(found)):  # a set's work: torch alone lists 11,000 entries
-                entry = found[lower]
+            twins = self.listings.twins(folder)  # names that differ only in case: nearly always none
+            hits = [found[lower] for lower in sorted(self.names.intersection(found))]  # a set's work, not a loop
+            for entry in hits + [e for e in twins if e.name.lower() in self.names]:
                 with contextlib.suppress(OSError):
                     if not entry.is_dir(follow_symlinks=False):
                         yield Path(entry.path)
+            everything = [*found.values(), *twins]
             try:  # the listing tells a folder without a call; a link to one is not followed
-                inner = [e for e in filter(os.DirEntry.is_dir, found.values()) if not e.is_symlink()]
+                inner = [e for e in filter(os.DirEntry.is_dir, everything) if not e.is_symlink()]
             except OSError:  # a link that cannot be followed: asked one by one
-                inner = [e for e in found.values() if _folder(e)]
+                inner = [e for e in everything if _folder(e)]
             folders = []
             for entry in inner:
                 if entry.name.lower() not in skip and not (excluded and os.path.normcase(entry.path) in excluded):

@@ -32,6 +32,7 @@ class Listings:
 
     def __init__(self) -> None:
         self._kept: dict[str, dict[str, os.DirEntry]] = {}
+        self._twins: dict[str, list[os.DirEntry]] = {}  # by folder: the entries `named` left out
 
     def named(self, folder: str) -> dict[str, os.DirEntry]:
         """{lower-case name: entry}, in the order the file system gives them; OSError (and ValueError for a NUL in
@@ -43,11 +44,18 @@ class Listings:
             found = {e.name.lower(): e for e in entries}
             if len(found) < len(entries):
                 found = {e.name.lower(): e for e in sorted(entries, key=lambda e: e.name, reverse=True)}
+                self._twins[folder] = [e for e in entries if found[e.name.lower()] is not e]
             self._kept[folder] = found
         return found
 
+    def twins(self, folder: str) -> list[os.DirEntry]:
+        """The entries of a listed folder that `named` left out: names that differ from one it holds only in case
+        (a folder made case-sensitive, a copy made on Linux). A search for every file of a kind reads them too."""
+        return self._twins.get(folder, [])
+
     def clear(self) -> None:
         self._kept.clear()
+        self._twins.clear()
 
     def __len__(self) -> int:
         """How many folders' entries are kept."""

@@ -132,3 +132,18 @@ def test_a_slow_check_gets_a_second_thread_for_the_rest(machine, monkeypatch):
     probes = [Probe("slow", MACHINE, waiting_for(behind)), Probe("quick", MACHINE, setting(behind))]
     result = diagnose(machine, probes=probes, workers=1)
     assert [f.evidence["waited"] for f in result.findings] == [True]
+
+
+def test_the_runtime_search_reads_both_of_two_names_that_differ_only_in_case(tmp_path):
+    """Lookups take one of them, as Windows does; a search for every runtime copy loses neither, nor what is in
+    either of two such folders."""
+    from app.inventory.runtime_copies import CopyListing, _Walk, runtime_dll_names
+
+    for name in ("msvcp140.dll", "MSVCP140.dll", "bin/vcruntime140.dll", "BIN/vcruntime140.dll"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_bytes(build_pe(dll_name="x.dll"))
+    listings = Listings()
+    walk = _Walk(runtime_dll_names(), float("inf"), 10_000, 14, None, CopyListing(), listings)
+    found = sorted(str(p.relative_to(tmp_path)) for p in walk.files(tmp_path, frozenset()))
+    assert found == ["BIN/vcruntime140.dll", "MSVCP140.dll", "bin/vcruntime140.dll", "msvcp140.dll"]
+    assert len(listings.named(str(tmp_path))) == 2  # lookups still see one of each name
