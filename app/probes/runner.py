@@ -115,9 +115,11 @@ def run_diagnosis(system: System, environments: Iterable[PythonEnvironment], *,
                 if env.torch}
     machine_context = ProbeContext(system, machine, None, cancel, cache)
     jobs: list[tuple[Probe, ProbeContext]] = []
-    # environment by environment: the folders an environment's checks list are kept only while they run
-    for probe, ctx in [(p, machine_context) for p in probes if p.scope == MACHINE] + [
-            (p, ctx) for ctx in contexts.values() for p in probes if p.scope != MACHINE]:
+    # environment by environment, the machine's checks in their place among the first's (the checklist's order):
+    # the folders an environment's checks list are kept only while they run
+    for probe, ctx in [(p, machine_context if p.scope == MACHINE else env_context)
+                       for number, env_context in enumerate(list(contexts.values()) or [None]) for p in probes
+                       if (p.scope == MACHINE and number == 0) or (p.scope != MACHINE and env_context is not None)]:
         if probe.needs_live and not live:
             diagnosis.findings.append(ctx.finding("check-skipped", INFO, {
                 "check": probe.name, "probe": probe.id,
