@@ -24,6 +24,7 @@ from typing import Optional
 
 from app.cancel import CancelToken, Progress, check, no_progress
 from app.inventory.environment import PythonEnvironment
+from app.system.confine import relative_parts
 from app.system.folders import Listings, children, descend
 from app.system.once_per_file import OncePerFile
 
@@ -67,9 +68,7 @@ class RecordFolders:
 
     @staticmethod
     def inside(relative: str) -> bool:
-        parts = relative.replace("\\", "/").split("/")
-        return bool(relative) and not relative.startswith("/") and ":" not in relative and all(
-            part not in ("", ".", "..") for part in parts)
+        return relative_parts(relative) is not None
 
     def _listing(self, folder: str) -> dict[str, os.DirEntry]:
         try:

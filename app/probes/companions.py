@@ -29,6 +29,7 @@ from app.inventory.packages import canonical, installed_versions, metadata_head
 from app.probes.base import ENVIRONMENT, Probe, ProbeContext
 from app.probes.finding import BLOCKER, INFO, WARNING, Finding
 from app.resources import known_issues
+from app.system.confine import inside
 from app.system.folders import child, children
 
 CODE = "companion-mismatch"
@@ -139,9 +140,9 @@ def installed_companions(ctx: ProbeContext, unseen: Optional[list[str]] = None) 
             continue
         extensions, unreadable = [], []
         for entry in entries:
-            if not entry.path.lower().endswith(".pyd") or entry.path.startswith(".."):
+            path = inside(site, entry.path) if entry.path.lower().endswith(".pyd") else None
+            if path is None:
                 continue
-            path = site / entry.path
             info = ctx.cache.get(path)
             if isinstance(info, PEInfo) and _imports_torch(info):
                 extensions.append(path)

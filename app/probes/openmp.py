@@ -3,6 +3,7 @@ there), conda's two OpenMP packages, and the unsafe switch."""
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import re
@@ -13,12 +14,13 @@ from typing import Iterator, Optional
 from app.engine.graph import MISSING
 from app.engine.versions import matches
 from app.inventory.environment import PythonEnvironment
-from app.inventory.integrity import record_lines
+from app.inventory.integrity import read_record, record_lines
 from app.inventory.machine import LIBOMP140
 from app.probes.base import ENVIRONMENT, MACHINE, Probe, ProbeContext
 from app.probes.finding import BLOCKER, WARNING, Finding
 from app.probes.variables import variable_repairs
 from app.resources import known_issues
+from app.system.confine import inside
 from app.system.files import sha256_of
 from app.system.folders import child, children
 from app.system.once_per_file import OncePerFile
@@ -200,8 +202,8 @@ def package_openmp_copies(env: PythonEnvironment) -> list[Path]:
         except OSError:
             continue
         for line in listed:
-            path = site / line.strip().strip('"')
-            if path.is_file():
+            path = inside(site, line.strip().strip('"'), within=_reach(env))
+            if path is not None and path.is_file():
                 found.append(path)
     return found
 
@@ -225,12 +227,13 @@ def package_owning(env: PythonEnvironment, path: Path) -> Optional[dict]:
         for meta in metas:
             try:
                 record = json.loads(meta.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
+            except (OSError, ValueError, RecursionError):
                 continue
-            records[meta] = record
+            if isinstance(record, dict):  # a damaged record is passed over
+                records[meta] = record
         for meta, record in records.items():
             files = record.get("files") or []
-            if any(_comparable(prefix / str(f)) == wanted for f in files if isinstance(f, str)):
+            if any(_comparable(path) == wanted for path in _confined(prefix, files)):
                 name = str(record.get("name") or meta.stem.rsplit("-", 2)[0])
                 users = sorted({str(r.get("name") or m.stem.rsplit("-", 2)[0]) for m, r in records.items()
                                 if m != meta and any(str(d).split()[0].lower() == name.lower()
@@ -242,15 +245,33 @@ def package_owning(env: PythonEnvironment, path: Path) -> Optional[dict]:
     for info in infos:
         record = child(info, "RECORD")
         try:
-            rows = record.read_text(encoding="utf-8").splitlines() if record else []
-        except OSError:
+            rows = [entry.path for entry in read_record(record, prefix="")] if record else []
+        except (OSError, csv.Error, ValueError):
             continue
-        if any(_comparable(site / row.split(",")[0]) == wanted for row in rows if row.strip()):
+        if any(_comparable(path) == wanted for path in _confined(site, rows, _reach(env))):
             name, version = _dist_name(info)
             users = sorted(_dist_name(other)[0] for other in infos if other != info
                            and name.lower().replace("_", "-") in _requirements(other))
             return {"manager": "pip", "package": name, "version": version, "record": str(record), "used_by": users}
     return None
+
+
+def _reach(env: PythonEnvironment) -> Optional[Path]:
+    """The folder a package's RECORD may reach from site-packages: the environment's prefix (pip puts data files
+    in `Library\\bin` and `Scripts` there), or for the user site its Python folder (`%APPDATA%\\Python\\Python312`)."""
+    site = env.site_packages
+    if site is None:
+        return None
+    return env.exec_prefix if site.is_relative_to(env.exec_prefix) else site.parent
+
+
+def _confined(base: Path, listed: object, within: Optional[Path] = None) -> Iterator[Path]:
+    """The files a package's record lists, relative to `base`, as paths inside `within` (the environment; `base` by
+    default); a line that would leave it is passed over."""
+    for text in listed if isinstance(listed, list) else ():
+        path = inside(base, text, within) if isinstance(text, str) else None
+        if path is not None:
+            yield path
 
 
 def _dist_name(info: Path) -> tuple[str, Optional[str]]:

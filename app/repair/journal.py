@@ -45,6 +45,7 @@ from app.repair.changes import (
     INSTALLER,
     MACHINE_VALUE,
     PACKAGES,
+    RENAME,
     VARIABLE,
     Change,
     RollbackStopped,
@@ -52,6 +53,7 @@ from app.repair.changes import (
 )
 from app.repair.changes.faults import CRASH_AT, crash_point
 from app.system.base import ElevationDeclined, System
+from app.system.confine import host_absolute, relative_parts
 from app.system.locks import LockHeld, ProcessLock, is_held, read_owner
 
 __all__ = ["FILE", "VARIABLE", "PACKAGES", "INSTALLER", "MACHINE_VALUE", "CRASH_AT", "RollbackStopped", "State",
@@ -182,9 +184,32 @@ def _record(line: bytes) -> Optional[dict]:
             return None
     if record["kind"] in STEP_KINDS and not _whole(record.get("step")):
         return None
-    if record["kind"] == "intent" and not isinstance(record.get("op"), str):
+    if record["kind"] == "intent" and not (isinstance(record.get("op"), str) and _confined(record)):
         return None
     return record
+
+
+_PATHS = ("target", "source", "site_packages", "python")  # what an intent names on this computer (its undo acts there)
+_HASHES = ("after", "sha256")
+
+
+def _confined(intent: dict) -> bool:
+    """An intent's paths keep the confinement rule (app/system/confine.py): whole paths of this computer, and a
+    backup inside the transaction's own folder; its hashes are hexadecimal (they make the undo's file names). A
+    line that breaks it is damaged: its undo stops with words, and nothing is looked up or changed."""
+    if any(name in intent and (not isinstance(intent[name], str) or host_absolute(intent[name]) is None)
+           for name in _PATHS):
+        return False
+    before = intent.get("before")
+    if intent["op"] == FILE and isinstance(before, dict) and not (
+            isinstance(before.get("backup"), str) and relative_parts(before["backup"]) is not None
+            and _hexadecimal(before.get("sha256"))):
+        return False
+    return all(_hexadecimal(intent[name]) for name in _HASHES if name in intent and intent["op"] in (FILE, RENAME))
+
+
+def _hexadecimal(value: object) -> bool:
+    return isinstance(value, str) and re.fullmatch(r"[0-9a-f]{1,128}", value) is not None
 
 
 def _cut_short(line: bytes) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import errno
 import json
+import os
 
 import pytest
 
@@ -14,7 +15,8 @@ from app.repair.journal import ROLLED_BACK, Journal, RollbackStopped, Transactio
 
 RECORDS = [
     {"at": "2026-12-04T10:00:00.123456+00:00", "kind": "intent", "step": 1, "op": "file",
-     "target": "C:\\Users\\张伟\\ComfyUI\\venv\\Lib\\site-packages\\torch\\lib\\libomp140.x86_64.dll",
+     "target": os.path.join(os.path.abspath(os.sep), "Users", "张伟", "ComfyUI", "venv", "Lib", "site-packages",
+                            "torch", "lib", "libomp140.x86_64.dll"),  # a path of this computer, as the journal keeps
      "before": None, "sha256": "ab" * 32, "created": True, "size": 1234567, "ratio": 0.5, "mode": -1,
      "machine": {"id": "C:", "names": ["a", "b"], "empty": {}}, "control": "tab\there \u0001"},
     {"at": "2026-12-04T10:00:01+00:00", "kind": "applied", "step": 1, "exit_code": 3010, "outcome": "restart-needed",

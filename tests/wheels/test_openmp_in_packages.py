@@ -66,3 +66,28 @@ def test_ctranslate2s_own_openmp_beside_torchs_is_a_blocker_set_aside_and_undone
     assert not [f for f in document["findings"] if f["code"] == "openmp-conflict"] and code == 0
     assert main(["undo", "--last"]) == 0
     assert hashlib.sha256(theirs.read_bytes()).hexdigest() == before
+
+
+@pytest.mark.parametrize("spelled", ["../../../../../bob/Tools/Render/libiomp5md.dll", "rooted"])
+def test_a_record_line_that_leaves_site_packages_never_steers_a_diagnosis_or_a_rename(tmp_path, capsys, spelled):
+    """A package's RECORD that names another user's file, by steps up or as a rooted path: that file is neither
+    diagnosed as in a folder PyTorch searches nor renamed by remove-duplicate-openmp."""
+    image = image_with_ctranslate2(tmp_path / "img")
+    ours = image.host(SITE + r"\ctranslate2\libiomp5md.dll")
+    theirs = image.host(r"C:\Users\bob\Tools\Render\libiomp5md.dll")
+    theirs.parent.mkdir(parents=True)
+    ours.replace(theirs)
+    before = hashlib.sha256(theirs.read_bytes()).hexdigest()
+    line = spelled if spelled != "rooted" else theirs.as_posix()
+    record = next(image.host(SITE).glob("ctranslate2-*.dist-info")) / "RECORD"
+    text = record.read_text(encoding="utf-8")
+    assert "ctranslate2/libiomp5md.dll," in text
+    record.write_text(text.replace("ctranslate2/libiomp5md.dll,", line + ","), encoding="utf-8")
+
+    code, document = diagnosis(capsys, image)
+    assert not [f for f in document["findings"] if f["code"] == "openmp-conflict"], document["findings"]
+    repair = ["repair", "--root", str(image.root), "--env", VENV, "--action", "remove-duplicate-openmp", "--yes"]
+    main(repair)
+    capsys.readouterr()
+    assert hashlib.sha256(theirs.read_bytes()).hexdigest() == before
+    assert [p.name for p in theirs.parent.iterdir()] == ["libiomp5md.dll"]

@@ -19,6 +19,7 @@ from app.inventory.integrity import read_record
 from app.inventory.packages import canonical, installed_versions
 from app.repair.changes import PACKAGES, RollbackStopped
 from app.system.base import System
+from app.system.confine import inside
 from app.system.folders import child, children
 
 PIP_TIMEOUT_S = 3600.0
@@ -76,9 +77,10 @@ def complete(site_packages: Path, names: list[str]) -> bool:
         if record is None:
             return False
         for entry in read_record(record, prefix=""):
-            if entry.path.startswith("..") or entry.path.endswith(".pyc"):
+            path = inside(site_packages, entry.path)
+            if path is None or entry.path.endswith(".pyc"):
                 continue
-            if not (site_packages / entry.path).exists():
+            if not path.exists():
                 return False
     return True
 
