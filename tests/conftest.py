@@ -11,6 +11,34 @@ from tests import realfiles
 pytest.register_assert_rewrite("tests.helpers")  # a failed assert in a helper shows its values, as in a test
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # the wizard's tests need no screen
 
+LAB_HINT = "the Windows lab (tests marked wine) runs when asked: python -m pytest --lab (or -m wine)"
+
+
+def pytest_addoption(parser):
+    parser.addoption("--lab", action="store_true", help="also run the Windows lab: real Windows CPython, torch and "
+                     "PyInstaller under Wine (tests marked wine; minutes each, one at a time)")
+
+
+def _lab_asked(config) -> bool:
+    return config.getoption("--lab") or "wine" in (config.getoption("-m") or "")
+
+
+def pytest_collection_modifyitems(config, items):
+    """The fast suite by default: the lab's tests are skipped, with how to run them, unless asked for."""
+    if _lab_asked(config):
+        return
+    skip = pytest.mark.skip(reason=LAB_HINT)
+    for item in items:
+        if item.get_closest_marker("wine"):
+            item.add_marker(skip)
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    skipped = [r for r in terminalreporter.stats.get("skipped", []) if LAB_HINT in str(r.longrepr)]
+    if skipped and not _lab_asked(config):
+        terminalreporter.write_line(f"{len(skipped)} tests of the Windows lab not run: {LAB_HINT}")
+
+
 PYTHON_HOME = r"C:\Users\alice\AppData\Local\Programs\Python\Python312"
 VENV = r"C:\Users\alice\ComfyUI\venv"
 SITE = VENV + r"\Lib\site-packages"
