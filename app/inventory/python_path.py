@@ -115,24 +115,70 @@ class PthReading:
                 data = f.read(MAX_PTH_BYTES + 1)
         except OSError:
             return []
-        text = None
-        if len(data) > MAX_PTH_BYTES or self.locale is None:  # read no further, or in what is not known: not judged
-            text = data[:MAX_PTH_BYTES].decode("utf-8", errors="replace")
-        elif self.utf8_first:
-            try:
-                text = data.decode("utf-8-sig")
-            except UnicodeDecodeError:
-                text = None
-        if text is None:
-            try:
-                text = data.decode(self.locale)
-            except UnicodeDecodeError:
-                return None
-            except LookupError:  # a code page Python has no codec for: what it gives cannot be told here
-                text = data.decode("utf-8", errors="replace")
-        # from 3.12.4 the text is split with str.splitlines, before by the file's universal newlines
-        lines = text.splitlines() if self.utf8_first else re.split(r"\r\n|\r|\n", text)
-        return [line for line in lines if line.strip() and not line.startswith("#")]
+        found = pth_lines(data, self)
+        if found is None:
+            return None
+        return [line.text for line in found if line.text.strip() and not line.text.startswith("#")]
+
+
+@dataclass(frozen=True)
+class PthLine:
+    """One line of a `.pth` or `._pth` file as Python reads it: its text without its line ending, and the offset of
+    its first byte in the file (None when the text cannot be mapped back to the bytes exactly)."""
+
+    text: str
+    start: Optional[int]
+
+
+def pth_lines(data: bytes, reading: Optional[PthReading]) -> Optional[list[PthLine]]:
+    """Every line of a `.pth` file as site.addpackage of the Python `reading` describes splits and decodes it, or
+    of a `._pth` file as getpath reads it (`reading` None); blank lines and comments too. None when that Python
+    cannot decode the bytes (it stops at start). The one place these files are split into lines:
+
+    - Lib/site.py addpackage from 3.12.4 (gh-77102): UTF-8 (its BOM taken off), else the locale's code page, then
+      str.splitlines, so a form feed, \\v, \\x1c-\\x1e, U+0085, U+2028 and U+2029 end a line too; before: the
+      locale's code page alone, split at \\r\\n, \\r or \\n (universal newlines);
+    - Modules/getpath.c getpath_readlines (python/cpython@b28f919007439b48a1d00d54134d7b020a683cda): UTF-8 with
+      undecodable bytes kept (surrogateescape), split at \\n alone, the \\r before it taken off."""
+    decoded = _pth_text(data, reading)
+    if decoded is None:
+        return None
+    text, codec, offset = decoded
+    if reading is None:  # getpath: a \r ends nothing, a form feed is text
+        pieces = [(p, p[:-1].rstrip("\r") if p.endswith("\n") else p) for p in re.findall(r"[^\n]*\n|[^\n]+$", text)]
+    elif reading.utf8_first:
+        pieces = [(p, p.splitlines()[0]) for p in text.splitlines(keepends=True)]
+    else:
+        pieces = [(p, p.rstrip("\r\n")) for p in re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", text)]
+    lines, starts = [], []
+    for piece, content in pieces:
+        starts.append(offset)
+        lines.append(content.encode(codec, "surrogateescape").decode(codec, "replace"))
+        offset += len(piece.encode(codec, "surrogateescape"))
+    exact = offset == min(len(data), MAX_PTH_BYTES)  # else a code page that does not give its bytes back
+    return [PthLine(line, start if exact else None) for line, start in zip(lines, starts)]
+
+
+def _pth_text(data: bytes, reading: Optional[PthReading]) -> Optional[tuple[str, str, int]]:
+    """The text of a .pth or ._pth file as pth_lines reads it, the codec that gives its bytes back, and the length
+    of the BOM before it."""
+    bom = 3 if data.startswith(b"\xef\xbb\xbf") else 0
+    whole, data = len(data) <= MAX_PTH_BYTES, data[:MAX_PTH_BYTES]  # a bigger one is read no further
+    if reading is None:
+        return data[bom:].decode("utf-8", "surrogateescape"), "utf-8", bom
+    if not whole or reading.locale is None:  # read no further, or in what is not known: not judged
+        return data.decode("utf-8", "surrogateescape"), "utf-8", 0
+    if reading.utf8_first:
+        try:
+            return data[bom:].decode("utf-8"), "utf-8", bom
+        except UnicodeDecodeError:
+            pass
+    try:
+        return data.decode(reading.locale), reading.locale, 0
+    except UnicodeDecodeError:
+        return None
+    except LookupError:  # a code page Python has no codec for: what it gives cannot be told here
+        return data.decode("utf-8", "surrogateescape"), "utf-8", 0
 
 
 def _release(version: Optional[str]) -> tuple[int, int, int]:
@@ -462,7 +508,7 @@ def _pth_file(python: Path, app_folder: Path, version: Optional[str], free_threa
                     data = f.read(MAX_PTH_BYTES)
             except OSError:
                 continue
-            return found, data.decode("utf-8", errors="replace").lstrip("\ufeff").splitlines()
+            return found, [line.text for line in pth_lines(data, None) or ()]
     return None
 
 

@@ -19,7 +19,7 @@ from typing import Callable, Optional
 from app.cancel import CancelToken
 from app.inventory.environment import PythonEnvironment
 from app.inventory.machine import MachineFacts
-from app.inventory.python_path import PTH_FILE, PTH_LINE, PYTHONPATH, entry_folder
+from app.inventory.python_path import PTH_FILE, PTH_LINE, PYTHONPATH, PthReading, entry_folder, pth_lines
 from app.probes.evidence import TorchShadowed
 from app.probes.finding import Finding
 from app.probes.python_loading import TAKE_OUT_ENTRY
@@ -33,17 +33,19 @@ from app.system.files import sha256_of
 MAX_FILE_BYTES = 1 << 20  # a ._pth or .pth file is a few lines
 
 
-def commented(data: bytes, matches: Callable[[str], bool]) -> tuple[bytes, list[tuple[int, str]]]:
-    """`data` with each line that `matches` turned into a comment (`#` in front), its line ending and every other
-    byte kept; and the lines changed (number from 1, text)."""
-    out, changed = [], []
-    for number, line in enumerate(data.splitlines(keepends=True), start=1):
-        text = line.decode("utf-8", errors="replace").rstrip("\r\n")
-        if text.strip() and not text.lstrip().startswith("#") and matches(text):
-            changed.append((number, text))
-            line = b"#" + line
-        out.append(line)
-    return b"".join(out), changed
+def commented(data: bytes, reading: Optional[PthReading],
+              matches: Callable[[str], bool]) -> tuple[bytes, list[tuple[int, str]]]:
+    """`data` with each line that `matches` turned into a comment (`#` in front), its lines split as the Python
+    reading it splits them (pth_lines: `reading` for a .pth file, None for a ._pth file) and every other byte
+    kept; and the lines changed (number from 1, text)."""
+    out, changed, kept = [], [], 0
+    for number, line in enumerate(pth_lines(data, reading) or (), start=1):
+        if line.start is None or not line.text.strip() or line.text.startswith("#") or not matches(line.text):
+            continue
+        changed.append((number, line.text))
+        out += [data[kept:line.start], b"#"]
+        kept = line.start
+    return b"".join(out) + data[kept:], changed
 
 
 class TakeOutPathEntry:
@@ -80,7 +82,9 @@ class TakeOutPathEntry:
         if not data or len(data) > MAX_FILE_BYTES or file is None:
             raise PlanRefused([said("repair.refused.nothing_to_do", action=self.id)])
         same = _same(entry)
-        _, changed = commented(data, lambda line: same(entry_folder(system, file, line, origin)))
+        version = env.python_version
+        _, changed = commented(data, _reading(system, origin, version),
+                               lambda line: same(entry_folder(system, file, line, origin)))
         if not changed:
             raise PlanRefused([said("repair.refused.nothing_to_do", action=self.id)])
         shown = system.windows_path(file)
@@ -89,7 +93,8 @@ class TakeOutPathEntry:
         notes = [said("repair.note.path_entry.line", file=shown, folder=shown_entry,
                       lines=", ".join(str(n) for n, _ in changed))]
         return Plan(self.id, None, system.windows_path(env.python), changes, notes=notes,
-                    download={"file": str(file), "sha256": sha256_of(file), "origin": origin, "entry": str(entry)})
+                    download={"file": str(file), "sha256": sha256_of(file), "origin": origin, "entry": str(entry),
+                              "python_version": version})
 
     def _variable_plan(self, system: System, env: PythonEnvironment, entry: Path, shown_entry: str) -> Plan:
         user = {k.upper(): (k, v) for k, v in system.environment("user").items()}
@@ -120,11 +125,17 @@ class TakeOutPathEntry:
             data = f.read(MAX_FILE_BYTES + 1)
         entry, origin = Path(plan.download["entry"]), plan.download["origin"]
         same = _same(entry)
-        new, _ = commented(data, lambda line: same(entry_folder(system, file, line, origin)))
+        reading = _reading(system, origin, plan.download.get("python_version"))
+        new, _ = commented(data, reading, lambda line: same(entry_folder(system, file, line, origin)))
         edited = transaction.folder / "edits" / file.name
         edited.parent.mkdir(parents=True, exist_ok=True)
         edited.write_bytes(new)
         transaction.step(system, PutFile(file, edited))
+
+
+def _reading(system: System, origin: str, version: Optional[str]) -> Optional[PthReading]:
+    """How the environment's Python splits the file: getpath's way for a ._pth file (None), site's for a .pth."""
+    return None if origin == PTH_FILE else PthReading.of(system, version)
 
 
 def _same(entry: Path) -> Callable[[Optional[Path]], bool]:

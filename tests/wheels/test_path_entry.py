@@ -104,3 +104,28 @@ def test_one_pythonpath_entry_is_taken_out_and_the_others_kept(tmp_path, capsys)
         assert json.loads(environment.read_text())["user"]["PYTHONPATH"] == r"C:\Tools\scripts"
     repair_then_undo(image, capsys, PYTHON, None, kept)
     assert json.loads(environment.read_text())["user"]["PYTHONPATH"] == json.loads(before)["user"]["PYTHONPATH"]
+
+
+@pytest.mark.parametrize("separator", ["\x0c", "\u2028", "\x1c"], ids=["form-feed", "line-separator", "x1c"])
+def test_a_pth_line_that_python_3_12_4_ends_with_another_character_is_found_and_taken_out(tmp_path, capsys,
+                                                                                          separator):
+    """From 3.12.4 site.addpackage splits a .pth file with str.splitlines: the line after a form feed, U+2028 or
+    \\x1c is a line of its own. The diagnosis names it, the repair comments out that line alone (the separator and
+    the CRLF endings stay), and undo puts the file back byte for byte."""
+    image = windows_drive(tmp_path / "img")
+    python_at(image, PYTHON)
+    pip_install(image, realfiles.TORCH_241, PYTHON + r"\Lib\site-packages", keep=torch_core)
+    pip_install(image, realfiles.TORCH_240, LIBS, keep=torch_core)
+    image.mkdir(r"C:\Tools\other")
+    head = ("# a tool's folders\r\nC:\\Tools\\other" + separator).encode("utf-8")
+    tail = b"C:\\Tools\\pylibs\r\nC:\\Tools\\other\r\n"
+    pth = image.write(USER_SITE + r"\tools.pth", head + tail)
+    code, report = diagnose(image, capsys, PYTHON)
+    found = shadow(report)
+    assert found["evidence"]["origin"] == "pth-line" and found["evidence"]["entry"] == LIBS
+    assert found["evidence"]["added_by"] == USER_SITE + r"\tools.pth" and code == 1
+
+    def commented():
+        assert pth.read_bytes() == head + b"#" + tail
+    repair_then_undo(image, capsys, PYTHON, pth, commented)
+    assert pth.read_bytes() == head + tail
