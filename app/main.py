@@ -28,7 +28,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     return int(run_command(args, Output()))
 
 
-EXPLAIN_OPTIONS = {"--lang": 1, "-h": 0, "--help": 0}
+EXPLAIN_OPTIONS = {"--lang": 1, "--json": 1, "-h": 0, "--help": 0}
 
 
 def _pasted_as_text(argv: list[str]) -> list[str]:
@@ -50,7 +50,7 @@ def _pasted_as_text(argv: list[str]) -> list[str]:
             options += rest[i:i + 1 + EXPLAIN_OPTIONS[name]]
             i += 1 + EXPLAIN_OPTIONS[name]
             continue
-        if name == "--lang" and "=" in word:
+        if name in ("--lang", "--json") and "=" in word:
             options.append(word)
         elif word != "--":
             text.append(word)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import locale
 import os
 from pathlib import Path
@@ -11,7 +12,7 @@ from typing import Optional
 from app.cli.base import ExitCode, language_for, open_system
 from app.cli.output import Output
 from app.i18n import words
-from app.probes.error_text import classify_error, printable
+from app.probes.error_text import ErrorCause, classify_error, printable
 
 
 def _language(explicit: Optional[str]) -> str:
@@ -25,6 +26,7 @@ def _language(explicit: Optional[str]) -> str:
     return language_for(explicit, *system.display_language())
 
 
+SCHEMA = "torch-dll-doctor.explain/1"
 MAX_FILE_BYTES = 4 << 20  # a pasted traceback is kilobytes; a log of megabytes is read from its start
 
 
@@ -71,7 +73,10 @@ def run(args: argparse.Namespace, output: Output) -> ExitCode:
     if not printable(text).strip():
         output.note(words("explain.empty", lang))
         return ExitCode.PROBLEM
-    words_of = classify_error(text).text(lang)
+    cause = classify_error(text)
+    words_of = cause.text(lang)
+    if args.json:
+        output.document(args.json, _document(cause, words_of, lang))
     # Nothing from the paste may reach the terminal as an escape sequence or a control character.
     output.line(printable(words_of["title"]))
     output.line()
@@ -79,3 +84,13 @@ def run(args: argparse.Namespace, output: Output) -> ExitCode:
     output.line()
     output.line(printable(words_of["action"]))
     return ExitCode.OK
+
+
+def _document(cause: ErrorCause, words_of: dict[str, str], lang: str) -> str:
+    """The answer as JSON: what was recognised in the text (the full path redacted as reports redact it), and the
+    words in `lang`."""
+    from app.report.document import redact
+
+    facts = {name: getattr(cause, name) for name in ("kind", "winerror", "hresult", "dll", "dll_path", "symbol",
+                                                      "language", "advice", "owner")}
+    return json.dumps({"schema": SCHEMA, "lang": lang, **redact(facts), **words_of}, indent=2, ensure_ascii=False)

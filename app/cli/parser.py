@@ -95,6 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("error", nargs="*", help="the error text (or its number), as pasted; a file holding it; "
                          "- reads it from standard input (any length); empty text: a message and exit 1")
     explain.add_argument("--lang", choices=("en", "zh_CN"), help="language of the answer (default: the computer's)")
+    explain.add_argument("--json", metavar="FILE", help="write the answer as JSON to FILE, or to standard output: -")
     return parser
 
 
