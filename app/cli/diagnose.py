@@ -20,6 +20,7 @@ from app.i18n import words
 from app.inventory.discovery import DEFAULT_SEARCH, EVERYWHERE, DiscoveryReport, discover
 from app.inventory.runtime_copies import app_entry, known_apps
 from app.probes.base import Program
+from app.probes.finding import BLOCKER
 from app.probes.runner import ProbeEvent, not_seen, run_diagnosis
 from app.report.document import diagnosis_report, redact, render_report, report_format, text_report
 from app.system.base import System
@@ -61,9 +62,14 @@ def run(args: argparse.Namespace, output: Output) -> ExitCode:
             say("  " + words("cli.found_environment", lang, python=system.windows_path(env.python)))
             envs.append(env)
 
+    several = len({env.python for env in envs if env.torch}) > 1
+
     def on_event(event: ProbeEvent) -> None:
         if event.state != "started":
-            say(words("cli.progress", lang, done=event.done, total=event.total, label=event.probe.label[lang]))
+            line = words("cli.progress", lang, done=event.done, total=event.total, label=event.probe.label[lang])
+            if several and event.environment:  # which environment a check belongs to, when there are several
+                line = words("cli.progress.in", lang, line=line, python=event.environment)
+            say(line)
 
     diagnosis = run_diagnosis(system, envs, on_event=on_event, program=program)
     if search.out_of_time:  # an environment may be missing from the list: never "all clear"
@@ -84,7 +90,20 @@ def run(args: argparse.Namespace, output: Output) -> ExitCode:
                           root=args.root or "-"))
         return ExitCode.NOTHING
     # a diagnosis that could not run every check never says "all clear"
-    return ExitCode.PROBLEM if diagnosis.blockers or not diagnosis.complete else ExitCode.OK
+    if diagnosis.blockers or not diagnosis.complete:
+        say_why_problem(diagnosis, lang, output, shown)
+        return ExitCode.PROBLEM
+    return ExitCode.OK
+
+
+def say_why_problem(diagnosis, lang: str, output: Output, shown) -> None:
+    """Exit 1's reason in one line on standard error, whatever goes to standard output (a JSON document too)."""
+    stopping = [problem for problem in diagnosis.problems if problem.severity == BLOCKER]  # counted as the report
+    if stopping:
+        first = stopping[0].lead.text(lang).title
+        output.note(shown(words("cli.exit.blockers", lang, count=len(stopping), first=first)))
+    else:
+        output.note(words("cli.exit.incomplete", lang))
 
 
 def check_output_path(target) -> None:
