@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import ntpath
+import re
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Union
@@ -352,4 +353,13 @@ def repair_command(document: dict, environment: str, action: str) -> str:
     source = document.get("source") or {}
     where = (" --demo" if source.get("kind") == "demo" else
              f' --root "{source["root"]}"' if source.get("kind") == "image" and source.get("root") else "")
-    return f'{started_as()} repair{where} --env "{environment}" --action {action}'
+    return f'{started_as()} repair{where} --env "{_runnable(environment)}" --action {action}'
+
+
+_REDACTED_PROFILE = re.compile(r"(?i)^[a-z]:\\Users\\<user>(?=\\|$)")
+
+
+def _runnable(path: str) -> str:
+    """A redacted path as a command can take it: the profile folder as %USERPROFILE%, which cmd expands and the
+    app expands itself elsewhere (PowerShell, a copied drive: app/system/typed_path.py)."""
+    return _REDACTED_PROFILE.sub("%USERPROFILE%", path, count=1)
