@@ -136,7 +136,7 @@ class ImageBuilder:
         for path in sorted((site / "torch").rglob("*")):
             if path.is_file():
                 stat = path.stat()
-                digest = _sha256(str(path), stat.st_size, stat.st_mtime_ns)
+                digest = _sha256(str(path), stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
                 rows.append(f"{path.relative_to(site).as_posix()},sha256={digest},{stat.st_size}")
         rows.append(f"{info}/RECORD,,")
         return self.write(ntpath.join(site_packages, info, "RECORD"), "\n".join(rows) + "\n")
@@ -147,8 +147,9 @@ class ImageBuilder:
 
 
 @functools.lru_cache(maxsize=4096)
-def _sha256(path: str, size: int, mtime_ns: int) -> str:
-    """A RECORD's urlsafe base64 SHA-256; once per file (the tests link the same real DLLs into many images)."""
+def _sha256(path: str, device: int, number: int, size: int, mtime_ns: int) -> str:
+    """A RECORD's urlsafe base64 SHA-256; once per file, by its identity (device, file number, size, time): the tests
+    link the same real DLLs into many images."""
     digest = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):

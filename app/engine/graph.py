@@ -7,7 +7,6 @@ Windows' own DLLs are leaves. Statuses follow lucasg/Dependencies: a node's own 
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 from dataclasses import dataclass, field, replace
@@ -17,6 +16,7 @@ from typing import Callable, Iterator, Optional, Union
 from app.cancel import CancelToken, Progress, check, no_progress
 from app.engine.loader import LoaderModel, Resolution
 from app.engine.pe import CPU_NAMES, ImportedFunction, PEError, PEInfo, read_pe
+from app.system.once_per_file import keeps_what_files_gave
 
 OK = "ok"
 MISSING = "missing"
@@ -34,20 +34,34 @@ class Unreadable(str):
     """Why a file could not be opened or read (an OSError): a locked or blocked file, not a damaged one."""
 
 
+FileIdentity = tuple[int, int, int, int]  # device, file number, size, modification time (ns)
+
+
 class PECache:
-    """PE facts keyed on (path, size, mtime): re-reading an unchanged 1 GB DLL costs one stat. A file not seen at
-    that path yet is first looked up by what identifies a PE file cheaply: its size and its first and last 4 KB
-    (the headers, with the build's time stamp, checksum and section table; the tail, with the signature or the
-    resources). Sixteen copies of one torch environment are then parsed once, and share one set of tables: the
-    probes of several environments run at once, so a copy whose twin is being parsed waits for that parse."""
+    """PE facts kept by the file's identity: its device, file number, size and modification time (on a copied
+    drive, the host file's). Re-reading an unchanged 1 GB DLL costs one stat, and the environments uv links to one
+    copy of torch share one parse of each file and one set of tables: the probes of several environments run at
+    once, so a file being parsed for one waits for that parse. A copy of its own is parsed on its own: no sample of
+    a file's bytes tells two files apart (damage in the middle of a table keeps the size, the headers and the tail).
+    A file with no file number (some network drives) is not kept; nor is anything read before the app changed files
+    (`forget`, through app.system.once_per_file.forget_every_file)."""
 
     def __init__(self, max_entries: int = 2048) -> None:
         self.max_entries = max_entries
-        self._entries: dict[tuple[str, int, int], Union[PEInfo, str]] = {}
-        self._by_content: dict[tuple[int, bytes, bytes], Union[PEInfo, str]] = {}
-        self._parsing: dict[tuple[int, bytes, bytes], threading.Event] = {}
+        self._entries: dict[tuple[str, FileIdentity], Union[PEInfo, str]] = {}  # by path and identity
+        self._by_file: dict[FileIdentity, Union[PEInfo, str]] = {}  # by identity, for the file's other links
+        self._parsing: dict[FileIdentity, threading.Event] = {}
         self._lock = threading.Lock()
+        self._forgotten = 0  # how many times `forget` was called: a parse begun before one is not kept
         self.parsed = 0  # files read by read_pe (the benchmark and the tests count them)
+        keeps_what_files_gave(self)
+
+    def forget(self) -> None:
+        """The app changed files: every file is read again."""
+        with self._lock:
+            self._entries.clear()
+            self._by_file.clear()
+            self._forgotten += 1
 
     def get(self, path: Path) -> Union[PEInfo, str]:
         """The file's PEInfo, or a plain-words reason: `Unreadable` when it could not be read, else damaged."""
@@ -55,12 +69,13 @@ class PECache:
             stat = os.stat(path)
         except (OSError, ValueError) as exc:
             return Unreadable(f"the file cannot be read ({getattr(exc, 'strerror', None) or exc})")
-        key = (str(path), stat.st_size, stat.st_mtime_ns)
-        found = self._entries.get(key)
+        identity = (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns) if stat.st_ino else None
+        key = (str(path), identity)
+        with self._lock:
+            forgotten = self._forgotten
+            found = self._entries.get(key) if identity is not None else None
         if found is not None:
             return found
-        identity = _identity(path, stat.st_size)
-        found = None
         shared = self._shared(identity) if identity is not None else None
         if shared is not None:
             found = replace(shared, path=str(path)) if isinstance(shared, PEInfo) else shared
@@ -72,20 +87,21 @@ class PECache:
             except OSError as exc:  # not cached: a lock or a scan is often over by the next look
                 return Unreadable(f"the file cannot be read ({exc.strerror or exc})")
             finally:  # whatever happened, a thread waiting for this parse goes on (and parses itself if none)
-                self._done(identity, found)
+                self._done(identity, found, forgotten)
         with self._lock:
-            if len(self._entries) >= self.max_entries:
-                self._entries.clear()
-                self._by_content.clear()
-            self._entries[key] = found
+            if identity is not None and forgotten == self._forgotten:
+                if len(self._entries) >= self.max_entries:
+                    self._entries.clear()
+                    self._by_file.clear()
+                self._entries[key] = found
         return found
 
-    def _shared(self, identity: tuple[int, bytes, bytes]) -> Optional[Union[PEInfo, str]]:
-        """The facts of a file with this identity, parsed already or being parsed by another thread (waited for);
-        None: this caller parses it (and must call _done)."""
+    def _shared(self, identity: FileIdentity) -> Optional[Union[PEInfo, str]]:
+        """The facts of this file, parsed already through another link or being parsed by another thread (waited
+        for); None: this caller parses it (and must call _done)."""
         while True:
             with self._lock:
-                found = self._by_content.get(identity)
+                found = self._by_file.get(identity)
                 if found is not None:
                     return found
                 parsing = self._parsing.get(identity)
@@ -94,30 +110,15 @@ class PECache:
                     return None
             parsing.wait()
 
-    def _done(self, identity: Optional[tuple[int, bytes, bytes]], found: Optional[Union[PEInfo, str]]) -> None:
+    def _done(self, identity: Optional[FileIdentity], found: Optional[Union[PEInfo, str]], forgotten: int) -> None:
         with self._lock:
             if found is not None:
                 self.parsed += 1
-                if identity is not None:
-                    self._by_content[identity] = found
+                if identity is not None and forgotten == self._forgotten:
+                    self._by_file[identity] = found
             parsing = self._parsing.pop(identity, None) if identity is not None else None
         if parsing is not None:
             parsing.set()
-
-
-IDENTITY_BYTES = 4096
-
-
-def _identity(path: Path, size: int) -> Optional[tuple[int, bytes, bytes]]:
-    """(size, SHA-256 of the first 4 KB, of the last 4 KB); None when the file cannot be read."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(IDENTITY_BYTES)
-            f.seek(max(0, size - IDENTITY_BYTES))
-            tail = f.read(IDENTITY_BYTES)
-    except OSError:
-        return None
-    return size, hashlib.sha256(head).digest(), hashlib.sha256(tail).digest()
 
 
 @dataclass(frozen=True)
@@ -177,7 +178,7 @@ class _ForwarderLoop(Exception):
     pass
 
 
-SHARED_CACHE = PECache()  # one per process: a diagnosis after a repair re-reads only the files that changed
+SHARED_CACHE = PECache()  # one per process: dropped whenever the app changes files (forget_every_file)
 
 
 class DependencyGraph:

@@ -77,12 +77,13 @@ def _schema(system32: Optional[Path]) -> Optional[ApiSetSchema]:
         stat = dll.stat()
     except OSError:
         return None
-    return _parsed_schema(str(dll), stat.st_size, stat.st_mtime_ns)
+    return _parsed_schema(str(dll), stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
 
 
 @lru_cache(maxsize=8)
-def _parsed_schema(path: str, size: int, mtime_ns: int) -> Optional[ApiSetSchema]:
-    """Parsed once per file version: every environment of a machine shares it."""
+def _parsed_schema(path: str, device: int, number: int, size: int, mtime_ns: int) -> Optional[ApiSetSchema]:
+    """Parsed once per file, by its identity (device, file number, size, time): every environment of a machine
+    shares it."""
     try:
         data = read_section(path, ".apiset")
         return ApiSetSchema.parse(data) if data else None

@@ -23,6 +23,7 @@ from app.repair.journal import ROLLED_BACK, Journal, NewerRepairFirst, RollbackS
 from app.repair.plan import Plan
 from app.system.base import System
 from app.system.identity import machine_of, system_for
+from app.system.once_per_file import forget_every_file
 
 
 class Outcome(str, Enum):
@@ -174,6 +175,7 @@ def _apply(system: System, env: PythonEnvironment, plan: Plan, transaction: Tran
         events(StepReached(RunStep.ROLLING_BACK))
         roll_back(system, transaction)  # a step failed (disk full, denied, cancelled): nothing stays half done
         raise
+    forget_every_file()  # the check after it reads the files as they are now
     events(StepReached(RunStep.VERIFYING))
     refreshed = inspect_environment(system, env.python) or env
     after = diagnose_environment(system, refreshed)
@@ -189,8 +191,12 @@ def _apply(system: System, env: PythonEnvironment, plan: Plan, transaction: Tran
 
 
 def roll_back(system: System, transaction: Transaction) -> None:
-    """Undo every step of a held transaction (Transaction.rollback), then keep only what is worth keeping."""
-    transaction.rollback(system)
+    """Undo every step of a held transaction (Transaction.rollback), then keep only what is worth keeping; nothing
+    read of the files before is taken again."""
+    try:
+        transaction.rollback(system)
+    finally:
+        forget_every_file()
     tidy(transaction)
 
 

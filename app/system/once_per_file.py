@@ -4,18 +4,37 @@ same of one file, and pay a stat each time after the first. A file written again
 while it was read, or has no file number (some network drives), is not kept.
 
 Kept by content too, where that is cheaper than the making: environments installed one by one (pip) hold copies
-of one torch, each its own RECORD of a megabyte, whose parse costs twenty times hashing it."""
+of one torch, each its own RECORD of a megabyte, whose parse costs twenty times hashing it. Never by a sample of a
+file's bytes: two files alike in size, head and tail (damage in the middle of a table) are two files.
+
+After the app changed files or settings (a repair, an undo, a rollback), nothing made before is taken again
+(`forget_every_file`): not even for a file whose identity came back (a file number reused, a time put back)."""
 
 from __future__ import annotations
 
 import os
 import threading
+import weakref
 from pathlib import Path
 from typing import Callable, Generic, Hashable, TypeVar
 
 from app.system.files import sha256_of
 
 T = TypeVar("T")
+
+_KEEPERS: weakref.WeakSet = weakref.WeakSet()  # every keeper of what was made of files: each has `forget()`
+
+
+def keeps_what_files_gave(keeper: object) -> None:
+    """Register a keeper of what was made of files (it has `forget()`), so that `forget_every_file` reaches it."""
+    _KEEPERS.add(keeper)
+
+
+def forget_every_file() -> None:
+    """The app changed files or settings: every keeper drops what it made before, and a making under way then is
+    not kept."""
+    for keeper in list(_KEEPERS):
+        keeper.forget()
 
 
 class OncePerFile(Generic[T]):
@@ -26,6 +45,13 @@ class OncePerFile(Generic[T]):
         self.limit, self.by_content = limit, by_content
         self._kept: dict[tuple, T] = {}
         self._lock = threading.Lock()
+        self._forgotten = 0  # how many times `forget` was called: a making begun before one is not kept
+        keeps_what_files_gave(self)
+
+    def forget(self) -> None:
+        with self._lock:
+            self._kept.clear()
+            self._forgotten += 1
 
     def get(self, path: Path, make: Callable[[Path], T], *asked: Hashable) -> T:
         """`make(path)`, once per identity of the file (and per content, with `by_content`) and `asked` (what else
@@ -33,6 +59,7 @@ class OncePerFile(Generic[T]):
         before = os.stat(path)
         key = (before.st_dev, before.st_ino, before.st_size, before.st_mtime_ns, *asked)
         with self._lock:
+            forgotten = self._forgotten
             found = self._kept.get(key)
         if found is not None:
             return found
@@ -43,7 +70,8 @@ class OncePerFile(Generic[T]):
         after = os.stat(path)
         if before.st_ino and (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns):
             with self._lock:  # unchanged while it was read: the hash and the making saw the same bytes
-                for kept in (key, same) if same is not None else (key,):
+                kept_now = forgotten == self._forgotten  # no change by the app since the reading began
+                for kept in ((key, same) if same is not None else (key,)) if kept_now else ():
                     while len(self._kept) >= self.limit:
                         self._kept.pop(next(iter(self._kept)))
                     self._kept[kept] = value

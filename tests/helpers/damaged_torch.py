@@ -3,6 +3,8 @@ names a local HTTPS index, and that index serving the real wheel."""
 
 from __future__ import annotations
 
+import struct
+
 from tests.conftest import SITE, TORCH_LIB
 from tests.helpers.files import sha
 
@@ -52,3 +54,23 @@ def serve(server, wheel, digest: str) -> None:
 def lib_state(image) -> dict[str, str]:
     lib = image.host(TORCH_LIB)
     return {p.name: sha(p) for p in sorted(lib.iterdir()) if p.is_file()}
+
+
+def damage_import_table(dll) -> None:
+    """The first import descriptor's name pointed out of the file, as a bad sector or a scan leaves a DLL: the
+    file keeps its size, its headers and its tail. Written as a new file (the test files are hard links)."""
+    data = bytearray(dll.read_bytes())
+    pe = struct.unpack_from("<I", data, 0x3C)[0]
+    sections, optional_size = struct.unpack_from("<H", data, pe + 6)[0], struct.unpack_from("<H", data, pe + 20)[0]
+    optional = pe + 24
+    directories = optional + (112 if struct.unpack_from("<H", data, optional)[0] == 0x20B else 96)
+    imports = struct.unpack_from("<I", data, directories + 8)[0]
+    table = optional + optional_size
+    for number in range(sections):
+        size, address, raw_size, raw_offset = struct.unpack_from("<IIII", data, table + 40 * number + 8)
+        if address <= imports < address + max(size, raw_size):
+            struct.pack_into("<I", data, imports - address + raw_offset + 12, 0x7FFFFFF0)
+            dll.unlink()
+            dll.write_bytes(bytes(data))
+            return
+    raise ValueError(f"{dll} has no import table")

@@ -487,9 +487,9 @@ def diagnose(builder):
     return run_diagnosis(system, list(discover(system)))
 
 
-def test_a_copy_of_a_dll_at_another_path_is_parsed_once_and_its_info_names_its_own_path(tmp_path):
-    """Sixteen copies of one torch environment: each distinct file is parsed once (by its size and its first and
-    last 4 KB), and every copy still gets its own path; a copy that differs is parsed on its own."""
+def test_a_dll_linked_at_another_path_is_parsed_once_and_its_info_names_its_own_path(tmp_path):
+    """Sixteen environments uv links to one torch: each file is parsed once (by its identity: device, file number,
+    size and time), and every link still gets its own path; a copy of its own is parsed on its own."""
     import shutil
 
     from app.demo.pe_writer import Export, build_pe
@@ -498,28 +498,76 @@ def test_a_copy_of_a_dll_at_another_path_is_parsed_once_and_its_info_names_its_o
     first = tmp_path / "a" / "c10.dll"
     first.parent.mkdir()
     first.write_bytes(build_pe(dll_name="c10.dll", exports=[Export(1, "f")]))
-    copies = []
+    links = []
     for number in range(16):
-        copy = tmp_path / f"env{number}" / "c10.dll"
-        copy.parent.mkdir()
-        shutil.copy(first, copy)
-        copies.append(copy)
+        link = tmp_path / f"env{number}" / "c10.dll"
+        link.parent.mkdir()
+        os.link(first, link)
+        links.append(link)
     cache = PECache()
-    infos = [cache.get(p) for p in [first, *copies]]
+    infos = [cache.get(p) for p in [first, *links]]
     assert cache.parsed == 1
-    assert [i.path for i in infos] == [str(p) for p in [first, *copies]]
+    assert [i.path for i in infos] == [str(p) for p in [first, *links]]
     assert len({id(i.exports) for i in infos}) == 1  # one export table in memory
-    other = tmp_path / "other" / "c10.dll"
-    other.parent.mkdir()
-    other.write_bytes(build_pe(dll_name="c10.dll", exports=[Export(1, "g")]))
-    assert list(cache.get(other).exports.names) == ["g"] and cache.parsed == 2
+    copy = tmp_path / "copy" / "c10.dll"
+    copy.parent.mkdir()
+    shutil.copy2(first, copy)
+    assert list(cache.get(copy).exports.names) == ["f"] and cache.parsed == 2
+
+
+def test_a_dll_damaged_in_the_middle_is_not_taken_for_its_intact_twin(tmp_path):
+    """Same size, same first and last 4 KB, an import table damaged between them: two files, two answers, in
+    either order."""
+    from app.engine.graph import PECache
+    from tests.helpers.damaged_torch import damage_import_table
+
+    intact = tmp_path / "intact" / "big.dll"
+    intact.parent.mkdir()
+    intact.write_bytes(build_pe(dll_name="big.dll", imports=[Import("kernel32.dll", ("Sleep",))],
+                                exports=[Export(n, f"f{n}") for n in range(1, 1500)],  # the code: 6 KB ahead
+                                extra_sections=(("pad", bytes(8192)),)))
+    damaged = tmp_path / "damaged" / "big.dll"
+    damaged.parent.mkdir()
+    damaged.write_bytes(intact.read_bytes())
+    damage_import_table(damaged)
+    data, other = intact.read_bytes(), damaged.read_bytes()
+    assert len(data) == len(other) and data[:4096] == other[:4096] and data[-4096:] == other[-4096:] != data
+    for order in ([intact, damaged], [damaged, intact]):
+        cache = PECache()
+        found = {path: cache.get(path) for path in order}
+        assert isinstance(found[damaged], str) and "import table" in found[damaged]
+        assert [d.name for d in found[intact].imports] == ["kernel32.dll"]
+
+
+def test_nothing_read_of_a_file_before_the_app_changed_files_is_taken_again(tmp_path):
+    """A file written again in place with the same size and its time put back keeps its identity: only the app's
+    word that it changed files (a repair, an undo, a rollback) has it read again."""
+    from app.engine.graph import PECache
+    from app.system.once_per_file import OncePerFile, forget_every_file
+
+    def read_all(file):
+        return file.read_bytes()
+
+    path = tmp_path / "a.dll"
+    path.write_bytes(build_pe(exports=exports("one")))
+    stat = path.stat()
+    cache, texts = PECache(), OncePerFile(8, by_content=False)
+    assert set(cache.get(path).exports.names) == {"one"}
+    assert texts.get(path, read_all) == path.read_bytes()
+    before = path.read_bytes()
+    with open(path, "r+b") as f:  # same size, same file number
+        f.write(build_pe(exports=exports("two"))[:len(before)])
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert texts.get(path, read_all) == before  # one identity, one answer
+    forget_every_file()
+    assert set(cache.get(path).exports.names) == {"two"}
+    assert texts.get(path, read_all) == path.read_bytes()
 
 
 def test_copies_asked_for_at_once_from_several_threads_are_still_parsed_once(tmp_path, monkeypatch):
     """The probes of many environments run at once: a copy whose twin is being parsed waits for that parse instead
     of parsing again (16 envs parsed torch_cpu.dll's 240k exports up to 12 extra times, 90 MB more); a parse that
     fails with an OSError lets the next waiter try."""
-    import shutil
     import threading
     import time
 
@@ -533,7 +581,7 @@ def test_copies_asked_for_at_once_from_several_threads_are_still_parsed_once(tmp
     for number in range(8):
         copy = tmp_path / f"env{number}" / "c10.dll"
         copy.parent.mkdir()
-        shutil.copy(first, copy)
+        os.link(first, copy)  # as uv links them
         copies.append(copy)
     real_read = graph.read_pe
     calls = []

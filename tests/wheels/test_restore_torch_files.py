@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 import shutil
 import time
 import zipfile
@@ -24,6 +25,7 @@ from tests.helpers.damaged_torch import (
     WHEEL_NAME,
     WHEEL_PATH,
     broken_image,
+    damage_import_table,
     lib_state,
     serve,
 )
@@ -111,6 +113,59 @@ def test_one_deleted_torch_dll_is_one_problem_not_two(torch_image, installed, se
     assert [p["code"] for p in blockers] == ["torch-files-missing"]  # one cause: one problem, one repair
     assert blockers[0]["repairs"] == ["restore-torch-files"]
     assert missing["problem"] == files["problem"] and document["summary"]["blockers"] == 1
+
+
+def whole_fbgemm(image):
+    """fbgemm.dll put back whole (it is quarantined in the broken image)."""
+    fbgemm = image.host(TORCH_LIB) / "fbgemm.dll"
+    shutil.copy2(real(realfiles.torch_lib, realfiles.TORCH_240) / "fbgemm.dll", fbgemm)
+    return fbgemm
+
+
+def damage_in_the_middle(dll) -> bytes:
+    """The DLL's import table damaged, its size and its first and last 4 KB as they were; its bytes before."""
+    whole = dll.read_bytes()
+    damage_import_table(dll)
+    damaged = dll.read_bytes()
+    assert len(damaged) == len(whole) and damaged[:4096] == whole[:4096] and damaged[-4096:] == whole[-4096:]
+    return whole
+
+
+def test_a_dll_damaged_in_the_middle_is_found_by_the_check_after_one_of_it_whole(torch_image, installed, server,
+                                                                                   capsys):
+    image, _ = broken_image(torch_image, installed, server, damage=())
+    fbgemm = whole_fbgemm(image)
+    assert not {"missing-dll", "dll-damaged"} & {f["code"] for f in diagnose(image, capsys)["findings"]}
+    damage_in_the_middle(fbgemm)
+    found = [f for f in diagnose(image, capsys)["findings"] if f["code"] == "dll-damaged"]
+    assert [f["evidence"]["dll"] for f in found] == ["fbgemm.dll"] and found[0]["repairs"] == ["restore-torch-files"]
+
+
+def test_a_dll_damaged_in_the_middle_and_restored_is_fixed_by_the_repairs_own_check(
+        torch_image, installed, server, wheel, wheel_sha256, data_dir, capsys):
+    image, original = broken_image(torch_image, installed, server, damage=())
+    serve(server, wheel, wheel_sha256)
+    fbgemm = whole_fbgemm(image)
+    whole = damage_in_the_middle(fbgemm)
+    code, out, err = repair(image, capsys, "--json", "-")
+    assert code == 0, err  # the repair's own check after the restore: fixed
+    assert fbgemm.read_bytes() == whole and sha(fbgemm) == original["fbgemm.dll"]
+
+
+def test_of_two_environments_of_one_torch_the_one_damaged_in_the_middle_is_found_when_both_are_checked(
+        torch_image, capsys):
+    """The second environment's files linked to the first's, as uv makes them; its fbgemm.dll then damaged in the
+    middle (a file of its own): checking every environment finds that one, and only that one."""
+    image = torch_image(libomp=True)
+    second = image.host(VENV).parent.parent / "ComfyUI-2" / "venv"
+    shutil.copytree(image.host(VENV), second, copy_function=os.link)
+    damage_in_the_middle(second / "Lib" / "site-packages" / "torch" / "lib" / "fbgemm.dll")
+    main(["diagnose", "--root", str(image.root), "--json", "-"])
+    document = json.loads(capsys.readouterr().out)
+    assert len([e for e in document["environments"] if e.get("torch")]) == 2
+    found = [f for f in document["findings"] if f["code"] == "dll-damaged"]
+    assert [(f["evidence"]["dll"], f["environment"]) for f in found] == [
+        ("fbgemm.dll", r"C:\Users\<user>\ComfyUI-2\venv\Scripts\python.exe")]  # user names redacted
 
 
 def test_a_server_that_refuses_ranges_gets_the_whole_wheel_checked_against_the_index_hash(
