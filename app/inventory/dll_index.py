@@ -1,0 +1,92 @@
+"""Who ships a DLL: resources/dll_index.json (made by tools/make_dll_index.py from the Windows wheels on PyPI, and
+cited from PyTorch's build scripts for its own index), read the first time it is asked, and never before.
+
+`owners("cudnn64_9.dll")` says the packages that ship the DLL, the releases seen, where in the wheel it lies, and its
+family (app/engine/dll_family.py). A missing or damaged index is "owners not known" (`known` False), never an error.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Optional
+
+from app.engine.dll_family import dll_family
+from app.resources import resources_folder
+
+INDEX_NAME = "dll_index.json"
+
+
+@dataclass(frozen=True)
+class DllOwner:
+    """One package that ships the DLL. From PyPI (`source` "pypi"): the [first, last] runs of the releases seen
+    with it, and its paths in the wheel ("*.data/" stands for the wheel's own data folder). Cited (`source`
+    "cited"): the build it comes with and the script that says so, "repository file@commit"."""
+
+    package: str
+    source: str
+    versions: tuple[tuple[str, str], ...] = ()
+    paths: tuple[str, ...] = ()
+    build: str = ""
+    citation: str = ""
+
+
+@dataclass(frozen=True)
+class DllOwners:
+    dll: str  # the name asked, lower case
+    known: bool  # False: the index is missing or damaged, or does not name this DLL
+    family: Optional[str]  # "cuda-12", "cudnn-9", "ffmpeg-7", "directml"...: from the index, else from the name
+    owners: tuple[DllOwner, ...] = ()
+    made: str = ""  # the day the index was made
+
+
+@dataclass(frozen=True)
+class _Index:
+    made: str
+    dlls: dict
+    patterns: tuple[tuple[re.Pattern, DllOwner], ...]
+
+
+def _citation(row: dict) -> str:
+    cited = row["citation"]
+    return f"{cited['repository']} {cited['file']}@{cited['commit']}"
+
+
+def _owner(row: dict) -> DllOwner:
+    if row.get("source") == "cited":
+        return DllOwner(str(row["package"]), "cited", build=str(row["build"]), citation=_citation(row))
+    return DllOwner(str(row["package"]), "pypi", tuple((str(a), str(b)) for a, b in row["versions"]),
+                    tuple(str(p) for p in row["paths"]))
+
+
+@cache
+def _index(path: Path) -> Optional[_Index]:
+    """The index at `path`, read once; None when it is missing or damaged."""
+    try:
+        data = json.loads(path.read_bytes())
+        patterns = tuple((re.compile(fnmatch.translate(pattern), re.IGNORECASE), _owner(row))
+                         for row in data["patterns"] for pattern in row["patterns"])
+        return _Index(str(data["made"]), dict(data["dlls"]), patterns)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def owners(dll_name: str, index_path: Optional[Path] = None) -> DllOwners:
+    """The packages that ship `dll_name` (a file name, any case): rows read from wheels, then cited builds whose
+    scripts name it or a pattern that covers it. `index_path`: another index than the one shipped."""
+    name = dll_name.replace("/", "\\").rsplit("\\", 1)[-1].strip().lower()
+    index = _index(index_path or resources_folder() / INDEX_NAME)
+    if index is None:
+        return DllOwners(name, False, dll_family(name))
+    try:
+        entry = index.dlls.get(name) or {}
+        found = [_owner(row) for row in entry.get("owners", ())]
+        found += [owner for pattern, owner in index.patterns if pattern.match(name) and owner not in found]
+        family = entry.get("family") or dll_family(name)
+        return DllOwners(name, bool(found), str(family) if family else None, tuple(found), index.made)
+    except (ValueError, KeyError, TypeError, AttributeError):  # one damaged row
+        return DllOwners(name, False, dll_family(name), made=index.made)
