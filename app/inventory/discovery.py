@@ -80,7 +80,7 @@ def discover(system: System, *, folders: Iterable[Path] = (), drives: Optional[I
     fixed drive); `report` (if given) is filled in as discovery goes."""
     report = report if report is not None else DiscoveryReport()
     deadline = time.monotonic() + budget_s
-    seen: set[str] = set()
+    seen: dict[tuple, PythonEnvironment] = {}
     walked: set[str] = set()
     profiles = system.user_profiles()
 
@@ -88,11 +88,12 @@ def discover(system: System, *, folders: Iterable[Path] = (), drives: Optional[I
         if env is None:
             return None
         # python3.13t.exe beside python.exe is another interpreter with the same prefix
-        key = os.path.normcase(str(env.exec_prefix)).lower() + ("|free-threaded" if env.free_threaded else "")
+        key = (_identity(env.exec_prefix), env.free_threaded)
         if key in seen:
+            _another_path(seen[key], env.exec_prefix)
             return None
-        seen.add(key)
-        return replace(env, found_by=source, app=env.app or app_name(env.exec_prefix))
+        seen[key] = replace(env, found_by=source, app=env.app or app_name(env.exec_prefix))
+        return seen[key]
 
     def candidates() -> Iterator[tuple[str, Path]]:
         for folder in folders:
@@ -129,6 +130,26 @@ def discover(system: System, *, folders: Iterable[Path] = (), drives: Optional[I
         found = accept(env, "Microsoft Store")
         if found is not None:
             yield found
+
+
+def _identity(folder: Path) -> tuple:
+    """What a folder is, whatever path reached it: its device and file number (os.stat follows a junction or a
+    link, and Windows answers the same for an 8.3 name or another case); its path, in one case, when the file
+    system gives no number."""
+    try:
+        found = os.stat(folder)
+    except OSError:
+        found = None
+    if found is not None and found.st_ino:
+        return (found.st_dev, found.st_ino)
+    return (os.path.normcase(str(folder)).lower(),)
+
+
+def _another_path(env: PythonEnvironment, folder: Path) -> None:
+    """Keeps `folder` among the paths `env` is reached by, unless it is a spelling already known (case aside)."""
+    known = [env.exec_prefix, *env.also_at]
+    if all(os.path.normcase(str(p)).lower() != os.path.normcase(str(folder)).lower() for p in known):
+        env.also_at.append(folder)
 
 
 def _pep514(system: System) -> Iterator[Path]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
@@ -58,6 +58,9 @@ class PythonEnvironment:
     free_threaded: bool = False  # the free-threaded build (python3.13t.exe; sysconfig's Py_GIL_DISABLED)
     loading: Optional[PythonLoading] = None  # sys.path and the torch copies on it (app/inventory/python_path.py)
     unread_install: bool = False  # a Store Python described from its 0-byte app alias: its own folder was not read
+    # the other paths discovery reached this same folder by (a junction or link to it, an 8.3 name): filled in
+    # while discovery goes on, after this environment was streamed, so a list kept out of equality
+    also_at: list[Path] = field(default_factory=list, compare=False)
 
     @property
     def abi_tag(self) -> Optional[str]:

@@ -130,7 +130,7 @@ def build_document(machine: MachineFacts, environments: list[PythonEnvironment],
             "python": shown(env.python), "python_version": env.python_version,
             "python_arch": CPU_NAMES.get(env.python_cpu_type or 0) if env.python_cpu_type else None,
             "kind": env.kind, "prefix": shown(env.exec_prefix), "app": env.app, "found_by": env.found_by,
-            "unread_install": env.unread_install,
+            "unread_install": env.unread_install, "also_at": [shown(p) for p in env.also_at],
             "torch": {"version": env.torch.version, "build": env.torch.build, "path": shown(env.torch.folder)}
             if env.torch else None,
             "python_loading": _loading(env, shown),

@@ -288,7 +288,9 @@ def _environments(document: dict, lang: str) -> Section:
         torch = env.get("torch")
         torch_line = (words("report.environment.torch", lang, **torch) if torch
                       else words("report.environment.no_torch", lang))
-        groups.append(Group(env["python"] or "?", (Items((python, torch_line)),)))
+        also = env.get("also_at") or []  # a junction or link to the same folder: one environment, its other paths
+        also_line = (words("report.environment.also_at", lang, paths=", ".join(also)),) if also else ()
+        groups.append(Group(env["python"] or "?", (Items((python, torch_line, *also_line)),)))
     return _section("environments", "report.environments", lang, *groups)
 
 
