@@ -666,23 +666,15 @@ def host_folder(system: System, value: str) -> Optional[Path]:
 
 
 def _resolve(system: System, base: Path, line: str) -> Optional[Path]:
-    """A .pth or ._pth line: a folder relative to the file's own folder (Windows separators), or absolute."""
+    """A .pth or ._pth line: a folder relative to the file's own folder (Windows separators), or absolute. The
+    relative one is joined as Windows joins it, `..` taken out, and reaches the disk through `host_path` alone:
+    on a copied drive it never leaves the drive (app/system/confine.py)."""
     line = line.strip()
     if not line or line.startswith("#"):
         return None
     if ABSOLUTE.match(line):
         return system.host_path(line)
-    current: Optional[Path] = base
-    for part in re.split(r"[\\/]+", line):
-        if part in ("", "."):
-            continue
-        if part == "..":
-            current = current.parent if current is not None else None
-            continue
-        current = child(current, part)
-        if current is None:
-            return None
-    return current
+    return system.host_path(ntpath.normpath(ntpath.join(system.windows_path(base), line)))
 
 
 def _key(folder: Path) -> str:

@@ -180,3 +180,16 @@ def test_a_record_reaches_its_environment_and_no_further(tmp_path):
     for line in ("../../../bob/libiomp5md.dll", "../../..", "../..", "../../C:/x.dll", "/x.dll"):
         assert inside(site, line, within) is None, line
     assert inside(tmp_path / "elsewhere", "x.dll", within) is None  # a base outside the environment
+
+
+def test_a_pth_line_stepping_up_never_leaves_a_copied_drive(machine):
+    from app.inventory.python_path import _resolve
+    from app.system.offline import OfflineImage
+    from tests.helpers.pe_machine import VENV
+
+    system = OfflineImage(machine.root)
+    base = machine.host(VENV) / "Lib" / "site-packages"
+    for line in ("..\\" * 40 + "etc", "../" * 40 + "etc", "..\\..\\..\\..\\..\\.."):
+        found = _resolve(system, base, line)
+        assert found is None or found.is_relative_to(system.root), (line, found)
+    assert _resolve(system, base, "..\\..\\Scripts") == machine.host(VENV) / "Scripts"
