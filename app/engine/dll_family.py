@@ -28,9 +28,10 @@ _DIRECTML = re.compile(r"directml(?:\.debug)?\.dll", _I)
 _OPENMP = re.compile(r"(?:libiomp5md|libiompstubs5md|libomp\w*|vcomp\d+d?|libgomp-\d+)(?:\.x86_64)?\.dll", _I)
 _FFMPEG = re.compile(r"(avcodec|avformat|avdevice|avutil|avfilter|swscale|swresample|postproc)-(\d+)\.dll", _I)
 # a library's major minus this is the FFmpeg release it comes with (avcodec-61 is FFmpeg 7, avutil-59 is FFmpeg 7);
-# swresample's majors span two releases, so it says no release
+# swresample's majors span two releases, so it says no release; a major past the releases known says none either
 _FFMPEG_OFFSET = {"avcodec": 54, "avformat": 54, "avdevice": 54, "avutil": 52, "avfilter": 3, "swscale": 1,
                   "postproc": 51}
+_FFMPEG_RELEASES = range(4, 9)  # FFmpeg 4 to 8, whose library majors are known
 _MANGLED = re.compile(r"-[0-9a-f]{32}(?=\.dll$)", _I)  # delvewheel's copy of a DLL: avcodec-61-<md5>.dll
 _PACKAGE_CUDA = re.compile(r"nvidia-[a-z0-9-]+-cu(\d+)", _I)
 _PACKAGE_FAMILY = {"onnxruntime-directml": "directml", "torch-directml": "directml", "intel-openmp": "openmp",
@@ -48,8 +49,8 @@ def dll_family(dll_name: str, package: str = "") -> Optional[str]:
         from_package = _PACKAGE_CUDA.fullmatch(package)
         return f"cuda-{from_package.group(1)}" if from_package else "cuda"
     if found := _FFMPEG.fullmatch(name):
-        offset = _FFMPEG_OFFSET.get(found.group(1).lower())
-        return f"ffmpeg-{int(found.group(2)) - offset}" if offset else "ffmpeg"
+        release = int(found.group(2)) - _FFMPEG_OFFSET.get(found.group(1).lower(), 1000)
+        return f"ffmpeg-{release}" if release in _FFMPEG_RELEASES else "ffmpeg"
     for pattern, kind in ((_ROCM, "rocm"), (_XPU, "xpu")):
         if found := pattern.fullmatch(name):
             return f"{kind}-{found.group(1)}" if found.group(1) else kind

@@ -34,6 +34,7 @@ from app.resources import resources_folder
     ("avcodec-61.dll", "", "ffmpeg-7"),
     ("avutil-59-0123456789abcdef0123456789abcdef.dll", "", "ffmpeg-7"),  # delvewheel's copy, as av ships it
     ("swresample-5.dll", "", "ffmpeg"),
+    ("avcodec-63.dll", "", "ffmpeg"),  # past FFmpeg 8: the release it comes with is not known here
     ("libiomp5md.dll", "", "openmp"),
     ("libomp140.x86_64.dll", "", "openmp"),
     ("vcomp140.dll", "", "openmp"),
