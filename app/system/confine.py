@@ -72,6 +72,11 @@ def windows_absolute(text: str) -> Optional[str]:
     return ntpath.normpath(text)
 
 
+def is_whole_windows_path(text: str) -> bool:
+    """`C:\\…` or `\\\\server\\share\\…`: a path no current folder changes (System.host_path takes no other)."""
+    return _ROOTED.match(text) is not None
+
+
 def host_absolute(text: str) -> Optional[Path]:
     """A path this program wrote into its own journal (a host path): whole, with no `.` or `..` part, and well
     formed; None otherwise (a damaged or hand-edited journal)."""

@@ -34,6 +34,7 @@ from app.system.base import (
     user_key,
     variable_value,
 )
+from app.system.confine import is_whole_windows_path
 from app.system.process import run_process, users_environment
 
 USER_ENVIRONMENT = USER_ENVIRONMENT_KEY
@@ -93,10 +94,12 @@ class LiveWindows(System):
 
     # -- files --------------------------------------------------------------------------------------------
     def host_path(self, windows_path: str) -> Optional[Path]:
-        """The path itself; None for one no file can have: a NUL, or a name longer than Windows allows (255 UTF-16
-        units: asked about, Windows answers an error that is not "not found")."""
-        if "\0" in windows_path or any(len(part.encode("utf-16-le", "surrogatepass")) > 2 * NAME_MAX
-                                       for part in re.split(r"[\\/]", windows_path)):
+        """The path itself; None for a relative one (read from a file, it would be taken from wherever this program
+        runs: app/system/confine.py), and for one no file can have: a NUL, or a name longer than Windows allows
+        (255 UTF-16 units: asked about, Windows answers an error that is not "not found")."""
+        parts = re.split(r"[\\/]", windows_path)
+        if not is_whole_windows_path(windows_path) or "\0" in windows_path or any(
+                len(part.encode("utf-16-le", "surrogatepass")) > 2 * NAME_MAX for part in parts):
             return None
         return Path(windows_path)
 

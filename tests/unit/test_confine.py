@@ -193,3 +193,13 @@ def test_a_pth_line_stepping_up_never_leaves_a_copied_drive(machine):
         found = _resolve(system, base, line)
         assert found is None or found.is_relative_to(system.root), (line, found)
     assert _resolve(system, base, "..\\..\\Scripts") == machine.host(VENV) / "Scripts"
+
+
+@pytest.mark.parametrize("text", ["ComfyUI\\venv", "..\\..\\Windows", "\\Windows\\System32", "C:relative", ""])
+def test_host_path_takes_only_whole_windows_paths(machine, text):
+    from app.system.live import LiveWindows
+    from app.system.offline import OfflineImage
+
+    assert LiveWindows.host_path(None, text) is None  # it reads nothing of the machine: no Windows needed
+    assert OfflineImage(machine.root).host_path(text) is None or text == "C:relative"  # there: the drive's root
+    assert LiveWindows.host_path(None, "C:\\Users\\alice\\" + text) is not None
