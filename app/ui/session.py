@@ -30,6 +30,7 @@ from app.repair.plan import Plan, PlanRefused
 from app.repair.run import RepairOutcome, plan_repair
 from app.report.document import diagnosis_report, render_report, report_format
 from app.system.base import System
+from app.system.identity import machine_of, system_for
 from app.system.offline import OfflineImage
 from app.system.typed_path import resolve_typed_path
 
@@ -76,6 +77,8 @@ class Session:
     after: Optional[Diagnosis] = None  # the Verify page's diagnosis (after the repairs, or after their undo)
     _scratch: Optional[tempfile.TemporaryDirectory] = None
     owner_window: int = 0  # the wizard's window (HWND on Windows): Windows' permission prompt belongs to it
+    changes: int = 0  # how many times this session changed the computer (a repair, an undo, a rollback)
+    only: bool = False  # the user named the environment (--env): nothing else is searched
 
     def use(self, system: System, source: str, root: Optional[str] = None) -> None:
         """Look at another computer (this one, a copied drive, or the demo): everything found so far goes."""
@@ -83,8 +86,7 @@ class Session:
         system.owner_window = self.owner_window
         self.environments, self.env, self.diagnosis, self.program = [], None, None, Program()
         self.options, self.chosen, self.guided, self.outcomes, self.after = [], [], [], [], None
-        self.undone, self.first = [], None
-        self.changes = 0  # how many times this session changed the computer (a repair, an undo, a rollback)
+        self.undone, self.first, self.changes, self.only = [], None, 0, False
 
     # -- the one way the session changes: pages and models call these, nothing writes a field from outside ------
     def set_language(self, lang: str) -> None:
@@ -110,6 +112,7 @@ class Session:
             self.program = Program()
         self.env = env
         if only and env is not None:
+            self.only = True
             self.environments = [env]
 
     def set_diagnosis(self, diagnosis: Optional[Diagnosis]) -> None:
@@ -138,8 +141,19 @@ class Session:
         self.changed_the_computer()
 
     def changed_the_computer(self) -> None:
-        """Files or settings were changed (or put back) by this session: what was checked before is out of date."""
+        """Files or settings were changed (or put back) by this session: what was read before is out of date. The
+        computer is looked at afresh (its settings, its folders; the change itself had every file read again:
+        app/repair/run.py), the environments are found again (the one the user named, read again), and checks
+        begun before are not taken (`changes`)."""
         self.changes += 1
+        if self.system is None:
+            return
+        self.system = system_for(machine_of(self.system), self.owner_window)
+        if self.only and self.env is not None:  # nothing else is searched: it alone is read again
+            self.env = inspect_environment(self.system, self.env.python) or self.env
+            self.environments = [self.env]
+        else:
+            self.environments = []
 
     def forget_outcomes(self, transaction_ids: set[str]) -> None:
         """Repairs undone since: no longer this session's changes (the report still says they were made, and

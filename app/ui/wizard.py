@@ -83,12 +83,13 @@ class DoctorWizard(QWizard):
         for page in self.pages.values():  # every page has its words before it is first shown
             page.retranslate()
         self.pages[ENVIRONMENTS].environment_chosen.connect(self._check_early)
-        QTimer.singleShot(0, self._head_start)
+        QTimer.singleShot(0, self.head_start)
 
-    def _head_start(self) -> None:
-        """While Welcome is read: the search begins (or the environment named with --env is listed), and with it
-        the checks of the environment it chooses (_check_early). Neither changes anything; by the time the person
-        presses Next the first results may be on the checklist already."""
+    def head_start(self) -> None:
+        """While Welcome is read (from the start, and again after a rollback there): the search begins (or the
+        environment named with --env is listed), and with it the checks of the environment it chooses
+        (_check_early). Neither changes anything; by the time the person presses Next the first results may be on
+        the checklist already."""
         if self.currentId() in (WELCOME, -1):
             self.pages[ENVIRONMENTS].begin()
 

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.repair.journal import Journal
+from app.system.offline import OfflineImage
 from app.ui.models import ROLE_ITEM, CheckRow
 from app.ui.pages.base import DIAGNOSE, ENVIRONMENTS, FINDINGS, FINISH, PLAN, REPAIR, VERIFY, WELCOME
 from app.ui.workers import WorkerPool
@@ -213,6 +214,32 @@ def test_a_repair_cut_short_by_a_crash_is_offered_for_rollback_on_the_welcome_pa
     qtbot.waitUntil(lambda: wizard.pages[DIAGNOSE].isComplete(), timeout=WAIT_MS)
     assert wizard.session.diagnosis is not early
     assert "openmp-runtime-missing" in [p.lead.code for p in wizard.session.problems()]
+
+
+def test_a_variable_put_back_by_a_rollback_on_welcome_is_seen_by_the_checks_that_follow(torch_image, open_wizard,
+                                                                                           qtbot, data_dir):
+    """`unset-env-var` cut short by a crash on a copied drive, rolled back on Welcome: the variable is on the drive
+    again, the environment found while Welcome was read is found again, and the checks see the variable."""
+    image = torch_image(libomp=True)
+    image.set_variable("user", "KMP_DUPLICATE_LIB_OK", "TRUE")
+    code = f"import sys; sys.path.insert(0, {str(REPO)!r}); from app.main import main; sys.exit(main(sys.argv[1:]))"
+    killed = subprocess.run([sys.executable, "-c", code, "repair", "--root", str(image.root), "--env", VENV,
+                             "--action", "unset-env-var", "--yes"],
+                            env={**os.environ, "TDD_CRASH_AT": "change:1"}, capture_output=True, timeout=120)
+    assert killed.returncode == -9 and "KMP_DUPLICATE_LIB_OK" not in OfflineImage(image.root).environment("user")
+    wizard = open_wizard(root=str(image.root))
+    welcome = wizard.pages[WELCOME]
+    qtbot.waitUntil(lambda: welcome.unfinished.isVisible() and wizard.session.env is not None, timeout=WAIT_MS)
+    found = wizard.session.env  # while Welcome is read, before the rollback
+    qtbot.mouseClick(welcome.rollback, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "rolled back" in welcome.unfinished_text.text(), timeout=WAIT_MS)
+    assert OfflineImage(image.root).environment("user")["KMP_DUPLICATE_LIB_OK"] == "TRUE"
+    forward(qtbot, wizard, ENVIRONMENTS)
+    qtbot.waitUntil(lambda: wizard.session.env is not None and wizard.currentPage().isComplete(), timeout=WAIT_MS)
+    assert wizard.session.env is not found
+    forward(qtbot, wizard, DIAGNOSE)
+    ready(qtbot, wizard)
+    assert "unsafe-env-var" in [p.lead.code for p in wizard.session.problems()]
 
 
 def test_switching_language_redraws_every_page_and_qts_own_buttons(open_wizard, qtbot):

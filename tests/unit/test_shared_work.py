@@ -1,7 +1,8 @@
 """What one diagnosis does once and shares: an environment's folders, listed once for all its checks and dropped
 when they end; the question "which of these functions does this DLL not export as its own", answered once per
 importer's list; the probe threads, where a check that runs a program never waits behind the others; the
-dependency trees, drawn only when a report shows them."""
+dependency trees, drawn only when a report shows them. And what the wizard found is found again after it changed
+the computer."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import os
 import threading
 from collections import Counter
 
+from app.cancel import CancelToken
 from app.demo.pe_writer import Export, Import, build_pe
 from app.engine.pe import ImportedFunction, read_pe
 from app.inventory.integrity import RecordFolders, check_torch_files
@@ -18,8 +20,9 @@ from app.probes.finding import INFO
 from app.report.document import diagnosis_report, render_report, text_report
 from app.system.folders import Listings, child
 from app.system.offline import OfflineImage
+from app.ui.session import IMAGE, Session, choose_environment, find_environments
 from tests.helpers.diagnosis import diagnose
-from tests.helpers.pe_machine import LIB, SITE
+from tests.helpers.pe_machine import LIB, SITE, VENV, torch
 
 
 def test_an_environments_folders_are_listed_once_for_its_checks(machine, monkeypatch):
@@ -147,3 +150,33 @@ def test_the_runtime_search_reads_both_of_two_names_that_differ_only_in_case(tmp
     found = sorted(str(p.relative_to(tmp_path)) for p in walk.files(tmp_path, frozenset()))
     assert found == ["BIN/vcruntime140.dll", "MSVCP140.dll", "bin/vcruntime140.dll", "msvcp140.dll"]
     assert len(listings.named(str(tmp_path))) == 2  # lookups still see one of each name
+
+
+def found(session) -> list:
+    find_environments(session.system, CancelToken(), session.add_environment)
+    return [e for e in session.environments if e.torch]
+
+
+def test_after_a_change_the_wizard_reads_the_computer_and_finds_its_environments_again(machine):
+    """What the wizard found before it changed the computer (a repair, an undo, a rollback on Welcome) is searched
+    again: a torch put back by pip at its version before, a variable put back in the user's settings."""
+    session = Session()
+    session.use(OfflineImage(machine.root), IMAGE, str(machine.root))
+    (before,) = found(session)
+    assert before.torch.version == "2.4.1+cpu"
+    torch(machine, "2.4.0+cpu")
+    machine.set_variable("user", "KMP_DUPLICATE_LIB_OK", "TRUE")
+    session.changed_the_computer()
+    assert session.environments == []
+    assert session.system.environment("user")["KMP_DUPLICATE_LIB_OK"] == "TRUE"
+    (after,) = found(session)
+    assert after.torch.version == "2.4.0+cpu"
+
+
+def test_after_a_change_the_environment_the_user_named_is_read_again_and_nothing_else_is_searched(machine):
+    session = Session()
+    session.use(OfflineImage(machine.root), IMAGE, str(machine.root))
+    session.choose_environment(choose_environment(session.system, VENV), only=True)
+    torch(machine, "2.4.0+cpu")
+    session.changed_the_computer()
+    assert [e.torch.version for e in session.environments] == ["2.4.0+cpu"] and session.env is session.environments[0]

@@ -69,6 +69,7 @@ class EnvironmentsPage(Page):
         self._state = SearchState.IDLE
         self._error = None
         self._out_of_time = False  # the last search's time ran out before every place was looked in
+        self._listed_at = 0  # the session's count of changes to the computer when the list was begun
 
     def _display(self, path) -> str:
         system = self.session.system
@@ -80,8 +81,16 @@ class EnvironmentsPage(Page):
 
     def begin(self) -> None:
         """The environment named on the command line (--env) listed and chosen, or the search started: once, when
-        the wizard opens (while Welcome is read), and again on this page when nothing was found."""
-        if self.session.env is not None and not self.model.envs:  # chosen on the command line (--env)
+        the wizard opens (while Welcome is read), again on this page when nothing was found, and again after the
+        session changed the computer (what was found before describes it as it was)."""
+        if self._listed_at != self.session.changes:
+            self._listed_at = self.session.changes
+            self.search.drop()
+            self.model.clear()
+            if not self.session.only:  # the one the user named is read again by the session itself
+                self.session.choose_environment(None)
+            self.set_ready(False)
+        if self.session.only and not self.model.envs:  # chosen on the command line (--env)
             self.model.add(self.session.env)
             self.select(0)
             self._state = SearchState.DONE
@@ -151,6 +160,7 @@ class EnvironmentsPage(Page):
         if not folders:
             self.model.clear()
             self.session.clear_environments()
+            self._listed_at = self.session.changes
         self._state, self._out_of_time = SearchState.SEARCHING, False
         self._show_state()
         self.search.start(

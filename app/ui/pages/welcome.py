@@ -224,7 +224,8 @@ class WelcomePage(Page):
 
     def _rolled_back(self, result: UndoResult) -> None:
         self._rollback_result = result
-        self.session.changed_the_computer()  # checks begun before the rollback are not taken
+        self.session.changed_the_computer()  # what was found and checked before the rollback is not taken
+        self.doctor.head_start()  # the environments are found again, and checked, while Welcome is read
         self._unfinished = []  # what was just undone is not offered again while the journal is read anew
         self._show_unfinished()
         self._look_at_journal()  # Roll back is enabled again once it has been read
