@@ -62,16 +62,7 @@ def run(args: argparse.Namespace, output: Output) -> ExitCode:
             say("  " + words("cli.found_environment", lang, python=system.windows_path(env.python)))
             envs.append(env)
 
-    several = len({env.python for env in envs if env.torch}) > 1
-
-    def on_event(event: ProbeEvent) -> None:
-        if event.state != "started":
-            line = words("cli.progress", lang, done=event.done, total=event.total, label=event.probe.label[lang])
-            if several and event.environment:  # which environment a check belongs to, when there are several
-                line = words("cli.progress.in", lang, line=line, python=event.environment)
-            say(line)
-
-    diagnosis = run_diagnosis(system, envs, on_event=on_event, program=program)
+    diagnosis = run_diagnosis(system, envs, on_event=progress_lines(envs, lang, say), program=program)
     if search.out_of_time:  # an environment may be missing from the list: never "all clear"
         not_seen(diagnosis, "search", {"seconds": f"{budget:.0f}"})
     document, trees = diagnosis_report(diagnosis, system, lang=lang, source=source, source_root=root,
@@ -94,6 +85,20 @@ def run(args: argparse.Namespace, output: Output) -> ExitCode:
         say_why_problem(diagnosis, lang, output, shown)
         return ExitCode.PROBLEM
     return ExitCode.OK
+
+
+def progress_lines(envs: list, lang: str, say: Callable[[str], None]) -> Callable[[ProbeEvent], None]:
+    """A line as each check ends; with several environments, it names the environment the check belongs to."""
+    several = len({env.python for env in envs if env.torch}) > 1
+
+    def on_event(event: ProbeEvent) -> None:
+        if event.state != "started":
+            line = words("cli.progress", lang, done=event.done, total=event.total, label=event.probe.label[lang])
+            if several and event.environment:
+                line = words("cli.progress.in", lang, line=line, python=event.environment)
+            say(line)
+
+    return on_event
 
 
 def say_why_problem(diagnosis, lang: str, output: Output, shown) -> None:

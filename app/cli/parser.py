@@ -91,11 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     history.add_argument("--json", metavar="FILE", help="write JSON to FILE, or to standard output: -")
     history.add_argument("--lang", choices=("en", "zh_CN"), help="language of the words (default: the computer's)")
 
-    explain = commands.add_parser("explain", help="say in plain words what a Windows error message means")
-    explain.add_argument("error", nargs="*", help="the error text (or its number), as pasted; a file holding it; "
-                         "- reads it from standard input (any length); empty text: a message and exit 1")
-    explain.add_argument("--lang", choices=("en", "zh_CN"), help="language of the answer (default: the computer's)")
-    explain.add_argument("--json", metavar="FILE", help="write the answer as JSON to FILE, or to standard output: -")
+    _explain(commands)
     return parser
 
 
@@ -113,3 +109,11 @@ def split_qt_arguments(argv: Sequence[str]) -> tuple[list[str], list[str]]:
         else:
             ours.append(item)
     return ours, qt
+
+
+def _explain(commands) -> None:
+    explain = commands.add_parser("explain", help="say in plain words what a Windows error message means")
+    explain.add_argument("error", nargs="*", help="the error text (or its number), as pasted; a file holding it; "
+                         "- reads it from standard input (any length); empty text: a message and exit 1")
+    explain.add_argument("--lang", choices=("en", "zh_CN"), help="language of the answer (default: the computer's)")
+    explain.add_argument("--json", metavar="FILE", help="write the answer as JSON to FILE, or to standard output: -")
