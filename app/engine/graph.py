@@ -41,15 +41,18 @@ class PECache:
     """PE facts kept by the file's identity: its device, file number, size and modification time (on a copied
     drive, the host file's). Re-reading an unchanged 1 GB DLL costs one stat, and the environments uv links to one
     copy of torch share one parse of each file and one set of tables: the probes of several environments run at
-    once, so a file being parsed for one waits for that parse. A copy of its own is parsed on its own: no sample of
-    a file's bytes tells two files apart (damage in the middle of a table keeps the size, the headers and the tail).
-    A file with no file number (some network drives) is not kept; nor is anything read before the app changed files
-    (`forget`, through app.system.once_per_file.forget_every_file)."""
+    once, so a file being parsed for one waits for that parse. A copy of its own (pip's) is parsed on its own: no
+    sample of a file's bytes tells two files apart (damage in the middle of a table keeps the size, the headers and
+    the tail); once parsed, a copy that gave the reader the very bytes another gave it, at the same places
+    (`PEInfo.read_digest`), shares that one's tables and their answers. A file with no file number (some network
+    drives) is not kept; nor is anything read before the app changed files (`forget`, through
+    app.system.once_per_file.forget_every_file)."""
 
     def __init__(self, max_entries: int = 2048) -> None:
         self.max_entries = max_entries
         self._entries: dict[tuple[str, FileIdentity], Union[PEInfo, str]] = {}  # by path and identity
         self._by_file: dict[FileIdentity, Union[PEInfo, str]] = {}  # by identity, for the file's other links
+        self._by_reads: dict[tuple[int, bytes], PEInfo] = {}  # by size and read_digest, for copies
         self._parsing: dict[FileIdentity, threading.Event] = {}
         self._lock = threading.Lock()
         self._forgotten = 0  # how many times `forget` was called: a parse begun before one is not kept
@@ -61,6 +64,7 @@ class PECache:
         with self._lock:
             self._entries.clear()
             self._by_file.clear()
+            self._by_reads.clear()
             self._forgotten += 1
 
     def get(self, path: Path) -> Union[PEInfo, str]:
@@ -81,7 +85,7 @@ class PECache:
             found = replace(shared, path=str(path)) if isinstance(shared, PEInfo) else shared
         else:
             try:
-                found = read_pe(path)
+                found = self._twin_of(read_pe(path), forgotten)
             except PEError as exc:
                 found = str(exc)
             except OSError as exc:  # not cached: a lock or a scan is often over by the next look
@@ -93,8 +97,17 @@ class PECache:
                 if len(self._entries) >= self.max_entries:
                     self._entries.clear()
                     self._by_file.clear()
+                    self._by_reads.clear()
                 self._entries[key] = found
         return found
+
+    def _twin_of(self, info: PEInfo, forgotten: int) -> PEInfo:
+        """The facts of a copy read before whose reads were these very bytes (under this file's path), else these."""
+        with self._lock:
+            twin = self._by_reads.get((info.size, info.read_digest))
+            if twin is None and forgotten == self._forgotten:
+                self._by_reads[(info.size, info.read_digest)] = info
+        return info if twin is None else replace(twin, path=info.path)
 
     def _shared(self, identity: FileIdentity) -> Optional[Union[PEInfo, str]]:
         """The facts of this file, parsed already through another link or being parsed by another thread (waited

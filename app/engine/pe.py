@@ -9,6 +9,7 @@ into a PEError with a reason, so a scan of a broken DLL never crashes or hangs.
 from __future__ import annotations
 
 import bisect
+import hashlib
 import os
 import re
 import struct
@@ -175,6 +176,8 @@ class PEInfo:
     product_name: Optional[str] = None  # its ProductName
     original_filename: Optional[str] = None  # its OriginalFilename: the name its maker gave the file
     section_names: tuple[str, ...] = ()  # ".text", ".rsrc", ".wixburn" (a WiX Burn bundle), ...
+    # SHA-256 of every range the reader read, with its place: the facts are made of these bytes alone
+    read_digest: bytes = field(default=b"", repr=False)
 
     @property
     def cpu_name(self) -> str:
@@ -237,6 +240,7 @@ def read_pe_stream(f: BinaryIO, path: str = "<stream>", *, with_exports: bool = 
         product_name=versions[4],
         original_filename=versions[5],
         section_names=tuple(n.rstrip(b"\0").decode("ascii", "replace") for n in headers.section_names),
+        read_digest=source.digest.digest(),
     )
 
 
@@ -263,6 +267,14 @@ class _Source:
         f.seek(0, os.SEEK_END)
         self.size = f.tell()
         self.blocks: dict[int, bytes] = {}
+        self.digest = hashlib.sha256()  # of every read, with its offset (PEInfo.read_digest)
+
+    def _read(self, offset: int, length: int) -> bytes:
+        self.f.seek(offset)
+        data = self.f.read(length)
+        self.digest.update(struct.pack("<QQ", offset, len(data)))
+        self.digest.update(data)
+        return data
 
     def read(self, offset: int, length: int, what: str = "a table") -> bytes:
         if offset < 0 or length < 0 or offset + length > self.size:
@@ -271,8 +283,7 @@ class _Source:
         if length > _BLOCK:
             if length > _MAX_BULK_READ:
                 raise PEError(f"{what} is implausibly large ({length} bytes)")
-            self.f.seek(offset)
-            return self.f.read(length)
+            return self._read(offset, length)
         first, last = offset // _BLOCK, (offset + length - 1) // _BLOCK if length else offset // _BLOCK
         data = b"".join(self._block(i) for i in range(first, last + 1))
         start = offset - first * _BLOCK
@@ -283,8 +294,7 @@ class _Source:
         if block is None:
             if len(self.blocks) >= _MAX_CACHED_BLOCKS:
                 self.blocks.clear()
-            self.f.seek(index * _BLOCK)
-            block = self.blocks[index] = self.f.read(_BLOCK)
+            block = self.blocks[index] = self._read(index * _BLOCK, _BLOCK)
         return block
 
     def cstring(self, offset: int, what: str = "a name") -> bytes:

@@ -489,7 +489,8 @@ def diagnose(builder):
 
 def test_a_dll_linked_at_another_path_is_parsed_once_and_its_info_names_its_own_path(tmp_path):
     """Sixteen environments uv links to one torch: each file is parsed once (by its identity: device, file number,
-    size and time), and every link still gets its own path; a copy of its own is parsed on its own."""
+    size and time), and every link still gets its own path. A copy of its own (pip's) is parsed on its own, and
+    shares the tables of the file that gave the reader the same bytes; one that differs has its own."""
     import shutil
 
     from app.demo.pe_writer import Export, build_pe
@@ -512,7 +513,11 @@ def test_a_dll_linked_at_another_path_is_parsed_once_and_its_info_names_its_own_
     copy = tmp_path / "copy" / "c10.dll"
     copy.parent.mkdir()
     shutil.copy2(first, copy)
-    assert list(cache.get(copy).exports.names) == ["f"] and cache.parsed == 2
+    assert cache.get(copy).exports is infos[0].exports and cache.parsed == 2
+    other = tmp_path / "other" / "c10.dll"
+    other.parent.mkdir()
+    other.write_bytes(build_pe(dll_name="c10.dll", exports=[Export(1, "g")]))
+    assert list(cache.get(other).exports.names) == ["g"] and cache.parsed == 3
 
 
 def test_a_dll_damaged_in_the_middle_is_not_taken_for_its_intact_twin(tmp_path):
