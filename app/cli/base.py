@@ -53,13 +53,17 @@ class NotWritten(UsageError):
 def open_system(root: Optional[str]) -> System:
     """The copied Windows drive at `root`, else this Windows computer."""
     if root:
-        if Path(root).exists() and not Path(root).is_dir():
-            raise UsageError("error.image_is_file", path=root)
-        if not Path(root).is_dir():
-            raise UsageError("error.no_image", path=root)
         from app.system.offline import OfflineImage
 
-        return OfflineImage(Path(root))
+        try:
+            if Path(root).exists() and not Path(root).is_dir():
+                raise UsageError("error.image_is_file", path=root)
+            if not Path(root).is_dir():
+                raise UsageError("error.no_image", path=root)
+            return OfflineImage(Path(root))
+        except (OSError, UnicodeError) as exc:  # a path longer than the file system takes (errno 36)
+            shown = ascii(root[:120])[1:-1] + ("..." if len(root) > 120 else "")
+            raise UsageError("error.image_unopened", path=shown) from exc
     if os.name == "nt":
         from app.system.live import LiveWindows
 

@@ -3,13 +3,15 @@
 Sources, in order: folders the user chose, PEP 514 registry entries, the `py` launcher, conda, the homes the
 launchers record (Pinokio, Stability Matrix, ComfyUI Desktop, SwarmUI, the Invoke launcher, uv: each one's own
 settings file, then its default folder; app/inventory/launchers.py), Pythons on PATH, per-user python.org
-installs, the Microsoft Store Python, then a bounded walk of the usual
-places on every fixed drive and in every user profile for AI apps (ComfyUI portable, web UIs, Fooocus,
-kohya_ss, ...), which knows a launcher's home when it meets one (a portable Stability Matrix beside its program)
-and goes straight to its environments. The profiles are the System's `user_profiles()`: the current user's on a
-live machine, every profile in an offline image (whose environment.json often has no %USERPROFILE%). Nothing is
-imported or run except the `py` launcher's list on a live machine. A time budget and a depth bound keep
-it finite.
+installs, the apps that bring their own Python wherever Windows installs apps (those with an Uninstall entry first,
+then %LOCALAPPDATA%\\Programs, %ProgramFiles% and %ProgramFiles(x86)%; app/inventory/installed_apps.py), a bounded
+walk of the usual places on every fixed drive and in every user profile for AI apps (ComfyUI portable, web UIs,
+Fooocus, kohya_ss, ...), then %APPDATA% and %LOCALAPPDATA%, and the Microsoft Store Python. Each walk knows a
+launcher's home when it meets one (a portable Stability Matrix beside its program) and goes straight to its
+environments. What the apps' folders hold is kept only when it holds torch, and named after the app that owns it.
+The profiles are the System's `user_profiles()`: the current user's on a live machine, every profile in an offline
+image (whose environment.json often has no %USERPROFILE%). Nothing is imported or run except the `py` launcher's
+list on a live machine. A time budget and a depth bound keep it finite.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from app.inventory.environment import (
     free_threaded_pythons,
     inspect_environment,
 )
+from app.inventory.installed_apps import APP_DEPTH, DATA_DEPTH, Owners, app_places, data_places
 from app.inventory.launchers import environments_in, homes_among, marker_names, recorded_homes
 from app.resources import ai_apps
 from app.system.base import NotAvailable, System, UserProfile
@@ -41,6 +44,7 @@ CONDA_NAMES = ("anaconda3", "miniconda3", "miniforge3", "mambaforge")
 DEFAULT_SEARCH = (4, 60.0)  # how deep (folders below each place) and how long (s) discovery looks
 EVERYWHERE = (7, 600.0)  # "search everywhere": deeper and longer
 WANTED_NAMES = frozenset({"python.exe", "pyvenv.cfg"})  # what makes a folder an environment (free-threaded too)
+INSTALLED_APP = "installed app"  # found in an app's own folder or its data: kept only with torch
 STORE_PACKAGE = re.compile(r"^PythonSoftwareFoundation\.Python\.3\.(\d+)_\w+$", re.I)
 
 
@@ -83,16 +87,19 @@ def discover(system: System, *, folders: Iterable[Path] = (), drives: Optional[I
     seen: dict[tuple, PythonEnvironment] = {}
     walked: set[str] = set()
     profiles = system.user_profiles()
+    owners: list[Owners] = []  # read at the first environment
 
     def accept(env: Optional[PythonEnvironment], source: str) -> Optional[PythonEnvironment]:
-        if env is None:
+        if env is None or (source == INSTALLED_APP and env.torch is None):
             return None
         # python3.13t.exe beside python.exe is another interpreter with the same prefix
         key = (_identity(env.exec_prefix), env.free_threaded)
         if key in seen:
             _another_path(seen[key], env.exec_prefix)
             return None
-        seen[key] = replace(env, found_by=source, app=env.app or app_name(env.exec_prefix))
+        owners[:] = owners or [Owners(system, profiles)]
+        app = env.app or app_name(env.exec_prefix) or owners[0].name_of(env.exec_prefix)
+        seen[key] = replace(env, found_by=source, app=app)
         return seen[key]
 
     def candidates() -> Iterator[tuple[str, Path]]:
@@ -102,12 +109,17 @@ def discover(system: System, *, folders: Iterable[Path] = (), drives: Optional[I
         yield from (("py launcher", p) for p in _py_launcher(system, profiles, report))
         yield from (("conda", p) for p in _conda(system, profiles))
         # where each launcher records its home: exactly its environments, however deep
-        yield from (("launcher", p) for launcher, home in recorded_homes(system, profiles)
+        yield from (("launcher", p) for launcher, home in recorded_homes(system, profiles, report.problems)
                     for p in environments_in(launcher, home))
         yield from (("PATH", p) for p in _on_path(system))
         yield from (("search", p) for p in _profile_pythons(system, profiles))
+        deeper = max_depth - DEFAULT_SEARCH[0]  # "search everywhere" looks deeper below the apps' folders too
+        for place in app_places(system, profiles):
+            yield from ((INSTALLED_APP, p) for p in _walk(place, APP_DEPTH + deeper, deadline, cancel, report, walked))
         for place in _places(system, profiles, drives):
             yield from (("search", p) for p in _walk(place, max_depth, deadline, cancel, report, walked))
+        for place in data_places(system, profiles):
+            yield from ((INSTALLED_APP, p) for p in _walk(place, DATA_DEPTH + deeper, deadline, cancel, report, walked))
 
     for step, (source, location) in enumerate(candidates()):
         check(cancel)
@@ -186,10 +198,11 @@ def _py_launcher(system: System, profiles: list[UserProfile], report: DiscoveryR
     except (OSError, TimeoutError) as exc:
         report.problems.append(f"the py launcher's list could not be read: {exc}")
         return
-    for line in result.stdout.splitlines():
-        match = re.search(r"([A-Za-z]:\\.*python[w]?\.exe)\s*$", line.strip(), re.I)
-        if match:
-            host = system.host_path(match.group(1))
+    for line in (line.strip() for line in result.stdout.splitlines()):
+        # from the first drive to a python.exe that ends the line: two searches, linear in the line
+        drive = re.search(r"[A-Za-z]:\\", line) if re.search(r"pythonw?\.exe$", line, re.I) else None
+        if drive:
+            host = system.host_path(line[drive.start():])
             if host is not None:
                 yield host
 

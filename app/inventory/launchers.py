@@ -21,9 +21,11 @@ from typing import Iterator, Optional
 from app.resources import resources_folder
 from app.system.base import System, UserProfile
 from app.system.folders import child, children
+from app.system.user_json import read_json
 
 MAX_SETTINGS_BYTES = 1 << 20  # a launcher's settings file is a few KB; a bigger one is not read
-URL_LINE = re.compile(r"^\s*URL\s*=\s*\"?(.*?)\"?\s*$", re.I | re.M)
+# the value is unquoted in code, not by the pattern: a lazy value before optional quotes and spaces is quadratic
+URL_LINE = re.compile(r"^[^\S\n]*URL[^\S\n]*=(.*)$", re.I | re.M)
 
 
 @dataclass(frozen=True)
@@ -69,12 +71,15 @@ def launchers() -> tuple[Launcher, ...]:
         portable_name=item.get("portable_name")) for item in data["launchers"])
 
 
-def recorded_homes(system: System, profiles: list[UserProfile]) -> Iterator[tuple[Launcher, Path]]:
-    """Each launcher's home folders that exist, where the launcher records or puts them, in its own order."""
+def recorded_homes(system: System, profiles: list[UserProfile],
+                   problems: Optional[list[str]] = None) -> Iterator[tuple[Launcher, Path]]:
+    """Each launcher's home folders that exist, where the launcher records or puts them, in its own order. A settings
+    file that cannot be read (too big, nested too deep, not JSON) is passed over, with a note in `problems`."""
     seen: set[str] = set()
+    problems = problems if problems is not None else []
     for launcher in launchers():
         for spec in launcher.homes:
-            for windows in _home_paths(system, profiles, spec):
+            for windows in _home_paths(system, profiles, spec, problems):
                 host = system.host_path(windows) if windows else None
                 if host is not None and str(host).lower() not in seen and host.is_dir():
                     seen.add(str(host).lower())
@@ -157,7 +162,8 @@ def fresh_steps(where: Placed, minor: Optional[str]) -> list[dict[str, str]]:
     return [{lang: text.format(**values) for lang, text in zip(steps, texts)} for texts in zip(*steps.values())]
 
 
-def _home_paths(system: System, profiles: list[UserProfile], spec: dict) -> Iterator[Optional[str]]:
+def _home_paths(system: System, profiles: list[UserProfile], spec: dict,
+                problems: list[str]) -> Iterator[Optional[str]]:
     if "variable" in spec:
         yield system.variable(spec["variable"])
         return
@@ -172,7 +178,7 @@ def _home_paths(system: System, profiles: list[UserProfile], spec: dict) -> Iter
         if "folder" in spec:
             yield path
         elif "json" in spec:
-            yield _json_value(system, path, spec["key"])
+            yield _json_value(system, path, spec["key"], problems)
         else:
             yield _shortcut_folder(system, path)
 
@@ -187,12 +193,15 @@ def _read(system: System, windows: str) -> Optional[str]:
     return data.decode("utf-8-sig", errors="replace") if len(data) <= MAX_SETTINGS_BYTES else None
 
 
-def _json_value(system: System, windows: str, key: str) -> Optional[str]:
+def _json_value(system: System, windows: str, key: str, problems: list[str]) -> Optional[str]:
     """A launcher's settings file's value at a dotted key: a folder as the launcher wrote it, or None."""
-    text = _read(system, windows)
+    host = system.host_path(windows)
     try:
-        value = json.loads(text) if text else None
-    except ValueError:
+        value = read_json(host, max_bytes=MAX_SETTINGS_BYTES, errors="replace") if host is not None else None
+    except OSError:
+        return None  # no such file: this launcher is not here
+    except ValueError as exc:
+        problems.append(f"{windows} was passed over: {exc}")
         return None
     for part in key.split("."):
         value = value.get(part) if isinstance(value, dict) else None
@@ -203,5 +212,5 @@ def _shortcut_folder(system: System, windows: str) -> Optional[str]:
     """The folder of the file an Internet shortcut (.url) opens: SwarmUI's points at its launch-windows.bat."""
     text = _read(system, windows)
     match = URL_LINE.search(text or "")
-    target = match.group(1).strip() if match else ""
+    target = match.group(1).strip().removeprefix('"').removesuffix('"').strip() if match else ""
     return ntpath.dirname(target) if re.match(r"^[A-Za-z]:\\", target) else None

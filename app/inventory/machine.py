@@ -5,7 +5,6 @@ Everything is read through the System interface, so the same code reads the live
 
 from __future__ import annotations
 
-import json
 import ntpath
 import re
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ from app.inventory.paging import PagingFacts, read_paging_facts
 from app.resources import default_known_dlls
 from app.system.base import System
 from app.system.folders import child, children, descend
+from app.system.user_json import read_json
 
 VC_RUNTIMES_KEY = r"HKLM\SOFTWARE\Microsoft\VisualStudio\14.0\VC\Runtimes"
 VC_RUNTIMES_KEY_32 = r"HKLM\SOFTWARE\WOW6432Node\Microsoft\VisualStudio\14.0\VC\Runtimes"
@@ -193,7 +193,7 @@ def visual_studio_installs(system: System) -> list[VisualStudio]:
     instances = system.host_path(VS_INSTANCES)
     for instance in children(instances) if instances else []:
         try:
-            state = json.loads((instance / "state.json").read_text(encoding="utf-8-sig"))
+            state = read_json(instance / "state.json")
             where = system.host_path(str(state.get("installationPath", "")))
         except (OSError, ValueError, AttributeError):
             continue

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import os
 import re
 import time
@@ -21,6 +20,7 @@ from app.inventory.environment import PythonEnvironment
 from app.inventory.integrity import record_lines
 from app.resources import ai_apps, known_issues
 from app.system.folders import Listings, child, children
+from app.system.user_json import read_json
 
 SITE_PACKAGES, APP_FOLDER = "site-packages", "app"
 MAX_ENTRIES = 400_000  # files and folders looked at, per environment (a large site-packages holds ~100k)
@@ -236,7 +236,7 @@ def _owners(env: PythonEnvironment, site: Path, names: frozenset[str]) -> dict[s
         if meta.suffix.lower() != ".json":
             continue
         try:
-            record = json.loads(meta.read_text(encoding="utf-8"))
+            record = read_json(meta, encoding="utf-8")
         except (OSError, ValueError):
             continue
         for path in record.get("files") or []:

@@ -13,7 +13,6 @@ The `Requires-Dist: torch` pin only says which torch it was made for, and alone 
 from __future__ import annotations
 
 import csv
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +30,7 @@ from app.probes.finding import BLOCKER, INFO, WARNING, Finding
 from app.resources import known_issues
 from app.system.confine import inside
 from app.system.folders import child, children
+from app.system.user_json import read_json
 
 CODE = "companion-mismatch"
 REPAIR = "match-companions"
@@ -192,7 +192,7 @@ def built_for(companion: Companion) -> Optional[str]:
     for extension in companion.extensions[:1]:
         info = child(extension.parent, "cpp_lib.json")
         try:
-            data = json.loads(info.read_text(encoding="utf-8")) if info is not None else None
+            data = read_json(info, encoding="utf-8") if info is not None else None
         except (OSError, ValueError):
             data = None
         torch = (data.get("version") or {}).get("torch") if isinstance(data, dict) else None

@@ -11,7 +11,6 @@ such line, is reported as such.
 from __future__ import annotations
 
 import importlib.util
-import json
 import ntpath
 from functools import cache
 from types import ModuleType
@@ -25,6 +24,7 @@ from app.probes.finding import BLOCKER, INFO, WARNING, Finding
 from app.probes.openmp import rival_copies
 from app.probes.runtime_copies import imports_first
 from app.resources import known_issues, resources_folder
+from app.system import user_json
 
 SCRIPT = resources_folder() / "replay_loader.py"
 TIMEOUT_S = 120
@@ -62,7 +62,7 @@ def last_step(stderr: str) -> Optional[dict]:
     for line in reversed(stderr.splitlines()):
         if marker in line:
             try:
-                return json.loads(line.split(marker, 1)[1])
+                return user_json.loads(line.split(marker, 1)[1])
             except ValueError:
                 return None
     return None

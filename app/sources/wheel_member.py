@@ -23,7 +23,6 @@ import errno
 import hashlib
 import html.parser
 import io
-import json
 import os
 import struct
 import zipfile
@@ -35,6 +34,7 @@ from urllib.parse import urldefrag, urljoin, urlsplit
 
 from app.cancel import CancelToken
 from app.sources.download import DownloadError, RangeNotSupported, fetch_range, remote_size
+from app.system import user_json
 
 if TYPE_CHECKING:
     import requests
@@ -88,7 +88,7 @@ def parse_index_page(page_url: str, content_type: str, body: bytes) -> list[Inde
     """The files a simple-API page lists, JSON (PEP 691) or HTML (PEP 503); relative links made absolute."""
     if "json" in (content_type or "").lower():
         try:
-            data = json.loads(body.decode("utf-8"))
+            data = user_json.loads(body.decode("utf-8"))
             return [IndexFile(f["filename"], urljoin(page_url, f["url"]), (f.get("hashes") or {}).get("sha256"),
                               f.get("size")) for f in data.get("files", [])]
         except (ValueError, KeyError, TypeError, AttributeError) as exc:

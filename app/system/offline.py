@@ -16,6 +16,7 @@ import ntpath
 import os
 import re
 import threading
+from itertools import accumulate
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -38,6 +39,7 @@ from app.system.base import (
     variable_value,
 )
 from app.system.folders import children
+from app.system.user_json import read_json
 
 NLS_CODE_PAGE_KEY = r"HKLM\SYSTEM\CurrentControlSet\Control\Nls\CodePage"
 REGISTRY_TYPES = {"REG_SZ": str, "REG_EXPAND_SZ": str, "REG_MULTI_SZ": list, "REG_DWORD": int,
@@ -46,6 +48,20 @@ PROFILE_LIST_KEY = r"HKLM\SOFTWARE\Microsoft\Windows NT\CurrentVersion\ProfileLi
 SERVICE_SIDS = frozenset({"s-1-5-18", "s-1-5-19", "s-1-5-20"})  # SYSTEM, LocalService, NetworkService
 NOT_PROFILES = re.compile(r"^(public|default|default user|all users|defaultuser\d+)$", re.I)
 DATA_FILES = ("registry.json", "environment.json")
+DATA_FILE_MAX_BYTES = 256 << 20  # an export of a whole registry hive is tens of MB
+
+
+# The longest path this machine's file system takes (Linux 4096 bytes, macOS 1024); Windows has no such limit here.
+HOST_PATH_MAX: Optional[int] = os.pathconf("/", "PC_PATH_MAX") if hasattr(os, "pathconf") else None
+
+
+def _spelled_here(text: str) -> bool:
+    """Whether a text can be a file name on this machine: a lone surrogate (JSON's "\\ud800") cannot."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class ImageFileDamaged(OSError):
@@ -74,7 +90,7 @@ class OfflineImage(System):
         if not path.is_file():
             return None
         try:
-            return json.loads(path.read_text(encoding="utf-8-sig"))
+            return read_json(path, max_bytes=DATA_FILE_MAX_BYTES)
         except (OSError, ValueError) as exc:
             self.problems.append(f"{name} could not be read: {exc}")
             return None
@@ -105,18 +121,39 @@ class OfflineImage(System):
 
     # -- System -------------------------------------------------------------------------------------------
     def host_path(self, windows_path: str) -> Optional[Path]:
+        """Where a path of the copied drive is in its folder; None for one no file here can have. A name that
+        cannot be spelled here (a lone UTF-16 surrogate) or a path longer than this file system takes is passed
+        over with a note in `problems`."""
         drive, rest = ntpath.splitdrive(windows_path)
         if drive.upper() != "C:" or "\0" in windows_path:
             return None
+        parts = [p for p in rest.replace("/", "\\").split("\\") if p and p != "."]
+        if not _spelled_here(windows_path):
+            culprit = next(i for i, part in enumerate(parts) if not _spelled_here(part))
+            return self._passed_over(drive, parts[:culprit + 1], "holds a character no file name can have here "
+                                                                 "(a lone surrogate)")
         current = self.root
-        for part in [p for p in rest.replace("/", "\\").split("\\") if p and p != "."]:
+        for part in parts:
             if len(part.encode("utf-8", "surrogateescape")) > NAME_MAX:
                 return None  # no copied drive here can hold that name (this file system takes 255 bytes)
             if part == "..":
                 current = current.parent if current != self.root else current
                 continue
             current = current / self._names(current).get(part.lower(), part)
+        if HOST_PATH_MAX is not None and len(os.fsencode(current)) >= HOST_PATH_MAX:
+            lengths = accumulate((len(part.encode("utf-8")) + 1 for part in parts), initial=len(os.fsencode(self.root)))
+            culprit = next(i for i, total in enumerate(list(lengths)[1:]) if total >= HOST_PATH_MAX)
+            return self._passed_over(drive, parts[:culprit + 1], f"is longer than this file system takes "
+                                                                 f"({HOST_PATH_MAX} bytes with the image's folder)")
         return current
+
+    def _passed_over(self, drive: str, parts: list[str], why: str) -> None:
+        """None, and a note naming the path up to the part that is the cause: the paths below it share one note."""
+        shown = "\\".join([drive, *parts])
+        note = f"the path {ascii(shown[:160])}{'...' if len(shown) > 160 else ''} {why}: passed over"
+        if note not in self.problems:
+            self.problems.append(note)
+        return None
 
     def _names(self, folder: Path) -> dict[str, str]:
         """A folder's names by lower case, listed once (an image does not change while it is read)."""
@@ -179,7 +216,7 @@ class OfflineImage(System):
         if not path.exists():
             return {}
         try:
-            document = json.loads(path.read_text(encoding="utf-8-sig"))
+            document = read_json(path, max_bytes=DATA_FILE_MAX_BYTES)
         except ValueError as exc:
             raise ImageFileDamaged(f"{path} is damaged ({exc}); it was not changed, so as not to lose what it "
                                    "holds: repair or remove it first") from exc
