@@ -23,18 +23,14 @@ from app.i18n import LANGUAGES, words
 from app.inventory.environment import PythonEnvironment
 from app.inventory.integrity import SeenFiles
 from app.inventory.machine import MachineFacts, read_machine_facts
-from app.probes.base import MACHINE, Probe, ProbeContext, Program
-from app.probes.causes import Problem, group_by_cause, reconcile
+from app.probes.base import Probe, ProbeContext, Program
+from app.probes.causes import Problem, group_by_cause
+from app.probes.checklist import CHECK_FAILED, complete, failed, ordered, runnable, settle
 from app.probes.every_probe import ALL_PROBES
 from app.probes.finding import BLOCKER, INFO, Finding
-from app.probes.python_loading import SEEN_LIVE_ONLY
 from app.system.base import System
 
-CHECK_FAILED = "check-failed"
 NO_WINDOWS, NO_TORCH = "no-windows", "no-torch"
-# findings that mean a check could not see what it checks: the diagnosis is then incomplete and never "all clear"
-BLIND = frozenset({CHECK_FAILED, "torch-loaded-elsewhere"})
-REPLAYED = frozenset({"import-ok", "import-failed"})
 STARTED, DONE, FAILED = "started", "done", "failed"
 WORKER_STOP_S = 5.0  # how long a stopped diagnosis waits for its workers (each ends its child process first)
 # Probes that work in this process share the interpreter's lock. Where a file call is cheap (Linux reading a copied
@@ -48,11 +44,6 @@ PYTHON_WORKERS = 2 if os.name == "nt" else 1
 MORE_PYTHON_WORKERS = 3  # at most this many more, one per slow probe
 SLOW_PROBE_S = 2.0
 PROGRAM_WORKERS = 2
-DEMO_SKIPPED_REASON = {"en": "The demo computer is made of small stand-in files and cannot start programs, so "
-                              "PyTorch was not started.",
-                       "zh_CN": "演示电脑由小的替身文件组成，无法运行程序，所以没有启动 PyTorch。"}
-SKIPPED_REASON = {"en": "Programs cannot be started inside a copied Windows drive, so PyTorch was not started.",
-                  "zh_CN": "在复制出来的 Windows 磁盘里无法运行程序，所以没有启动 PyTorch。"}
 
 
 @dataclass(frozen=True)
@@ -95,93 +86,86 @@ def run_diagnosis(system: System, environments: Iterable[PythonEnvironment], *,
     `program`: the program that shows the error, as the user named it (the environments' own apps if empty).
     `workers`: threads for the probes that work in this process (those that run a program have their own)."""
     started = time.monotonic()
-    probes = ALL_PROBES if probes is None else probes
     caller = cancel or CancelToken()
     cancel = caller.child()  # the budget below cancels this one, never the caller's
     machine = machine or read_machine_facts(system)
     envs = list(environments)
-    program = program or Program()
-    diagnosis = Diagnosis(machine, envs, program=program)
+    diagnosis = Diagnosis(machine, envs, program=program or Program())
     if machine.problems:  # a setting the checks use could not be read: they could not see everything
         not_seen(diagnosis, "settings", {"error": "; ".join(machine.problems)})
     if system.system32 is None or not system.system32.is_dir():
         diagnosis.nothing_checked = NO_WINDOWS
     elif not any(env.torch for env in envs):
         diagnosis.nothing_checked = NO_TORCH
-    cache = SHARED_CACHE  # keyed on (path, size, mtime): a changed file is read again
-    live = system.can_run_programs if live is None else live
     seen = SeenFiles()  # a file another environment lists through a hard link is read once
-    contexts = {id(env): ProbeContext(system, machine, env, cancel, cache, program, seen) for env in envs
-                if env.torch}
-    machine_context = ProbeContext(system, machine, None, cancel, cache)
-    jobs: list[tuple[Probe, ProbeContext]] = []
-    # environment by environment, the machine's checks in their place among the first's (the checklist's order):
-    # the folders an environment's checks list are kept only while they run
-    for probe, ctx in [(p, machine_context if p.scope == MACHINE else env_context)
-                       for number, env_context in enumerate(list(contexts.values()) or [None]) for p in probes
-                       if (p.scope == MACHINE and number == 0) or (p.scope != MACHINE and env_context is not None)]:
-        if probe.needs_live and not live:
-            diagnosis.findings.append(ctx.finding("check-skipped", INFO, {
-                "check": probe.name, "probe": probe.id,
-                "reason": DEMO_SKIPPED_REASON if getattr(system, "is_demo", False) else SKIPPED_REASON}))
-        else:
-            jobs.append((probe, ctx))
-    total = len(jobs)
-    left = collections.Counter(id(ctx) for _, ctx in jobs)  # an environment's checks still to end
-    pool = _Pool(jobs, workers, cancel)
-    outcomes, threads = pool.outcomes, pool.threads
-    waiting = set(range(total))
-    done = 0
-    while waiting:
-        if caller.cancelled:
-            _stop(cancel, threads)
-        remaining = budget_s - (time.monotonic() - started)
-        if remaining <= 0:
-            break
-        pool.grow_if_slow()
-        try:
-            index, state, payload = outcomes.get(timeout=min(remaining, 0.5))
-        except queue.Empty:
-            continue
-        probe, ctx = jobs[index]
-        if state == STARTED:
-            on_event(ProbeEvent(probe, ctx.python, STARTED, done, total))
-            continue
-        waiting.discard(index)
-        done += 1
-        left[id(ctx)] -= 1
-        if not left[id(ctx)]:
-            ctx.listings.clear()
-        if isinstance(payload, Cancelled):
-            _stop(cancel, threads)
-        if state == DONE:
-            diagnosis.findings.extend(payload)
-            diagnosis.complete &= not any(f.code in BLIND for f in payload)
-        else:
-            diagnosis.complete = False
-            diagnosis.findings.append(_failed(probe, ctx, f"{payload.__class__.__name__}: {payload}"))
-        on_event(ProbeEvent(probe, ctx.python, state, done, total,
-                            tuple(payload) if state == DONE else (diagnosis.findings[-1],)))
-    if caller.cancelled:  # the last probes may have ended on the cancel itself: still a cancelled diagnosis
-        _stop(cancel, threads)
-    if waiting:  # out of time: the stragglers are told to stop (ending their child processes), then abandoned
-        cancel.cancel()
-        _wait_for(threads, WORKER_STOP_S)
-        diagnosis.complete = False
-        for index in sorted(waiting):
-            probe, ctx = jobs[index]
-            diagnosis.findings.append(_failed(probe, ctx, f"did not finish within {budget_s:.0f} s"))
-    for ctx in contexts.values():
+    contexts = [ProbeContext(system, machine, env, cancel, SHARED_CACHE, diagnosis.program, seen) for env in envs
+                if env.torch]  # SHARED_CACHE: kept by each file's identity, so a changed file is read again
+    checks = ordered(ALL_PROBES if probes is None else probes, ProbeContext(system, machine, None, cancel,
+                                                                            SHARED_CACHE), contexts)
+    jobs, skipped = runnable(checks, system.can_run_programs if live is None else live,
+                             getattr(system, "is_demo", False))
+    diagnosis.findings.extend(skipped)
+    ended = _Schedule(jobs, workers, cancel, caller, on_event).run(diagnosis, started + budget_s, budget_s)
+    for ctx in contexts:
         if ctx._graph is not None:
             diagnosis.graphs[ctx.python or ""] = ctx._graph
-    # code that runs at every start (sitecustomize), a Store Python's unread folder: seen only by the live check
-    replayed = {f.environment for f in diagnosis.findings if f.code in REPLAYED}
-    if any(f.code in SEEN_LIVE_ONLY and f.environment not in replayed for f in diagnosis.findings):
-        diagnosis.complete = False
-    reconcile(diagnosis.findings)
-    diagnosis.findings.sort(key=lambda f: f.sort_key)
+    diagnosis.complete = diagnosis.complete and complete(diagnosis.findings, ended)
+    settle(diagnosis.findings)
     diagnosis.elapsed_s = time.monotonic() - started
     return diagnosis
+
+
+class _Schedule:
+    """The checks on the pool's threads, within the time budget: each outcome as it comes (on_event), an
+    environment's listings dropped when its last check ends, Stop honoured, stragglers stopped at the deadline."""
+
+    def __init__(self, jobs: list[tuple[Probe, ProbeContext]], workers: int, cancel: CancelToken,
+                 caller: CancelToken, on_event: Callable[[ProbeEvent], None]) -> None:
+        self.jobs, self.cancel, self.caller, self.on_event = jobs, cancel, caller, on_event
+        self.pool = _Pool(jobs, workers, cancel)
+        self.left = collections.Counter(id(ctx) for _, ctx in jobs)  # an environment's checks still to end
+        self.waiting = set(range(len(jobs)))
+
+    def run(self, diagnosis: Diagnosis, deadline: float, budget_s: float) -> bool:
+        """Whether every check ended in time; the findings go into `diagnosis`. Raises Cancelled on Stop."""
+        while self.waiting:
+            if self.caller.cancelled:
+                _stop(self.cancel, self.pool.threads)
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            self.pool.grow_if_slow()
+            try:
+                index, state, payload = self.pool.outcomes.get(timeout=min(remaining, 0.5))
+            except queue.Empty:
+                continue
+            self._outcome(diagnosis, index, state, payload)
+        if self.caller.cancelled:  # the last probes may have ended on the cancel itself: still a cancelled diagnosis
+            _stop(self.cancel, self.pool.threads)
+        if not self.waiting:
+            return True
+        self.cancel.cancel()  # out of time: the stragglers are told to stop (ending their child processes)
+        _wait_for(self.pool.threads, WORKER_STOP_S)
+        for index in sorted(self.waiting):
+            probe, ctx = self.jobs[index]
+            diagnosis.findings.append(failed(probe, ctx, f"did not finish within {budget_s:.0f} s"))
+        return False
+
+    def _outcome(self, diagnosis: Diagnosis, index: int, state: str, payload) -> None:
+        probe, ctx = self.jobs[index]
+        total = len(self.jobs)
+        if state == STARTED:
+            self.on_event(ProbeEvent(probe, ctx.python, STARTED, total - len(self.waiting), total))
+            return
+        self.waiting.discard(index)
+        self.left[id(ctx)] -= 1
+        if not self.left[id(ctx)]:
+            ctx.listings.clear()
+        if isinstance(payload, Cancelled):
+            _stop(self.cancel, self.pool.threads)
+        found = list(payload) if state == DONE else [failed(probe, ctx, f"{payload.__class__.__name__}: {payload}")]
+        diagnosis.findings.extend(found)
+        self.on_event(ProbeEvent(probe, ctx.python, state, total - len(self.waiting), total, tuple(found)))
 
 
 def not_seen(diagnosis: Diagnosis, what: str, evidence: dict) -> None:
@@ -255,9 +239,3 @@ class _Pool:
         if slow > self._added and self._added < MORE_PYTHON_WORKERS and not self._python.empty():
             self._added += 1
             self._start(self._python)
-
-
-def _failed(probe: Probe, ctx: ProbeContext, error: str) -> Finding:
-    return ctx.finding(CHECK_FAILED, INFO, {"check": probe.name, "probe": probe.id, "error": error})
-
-

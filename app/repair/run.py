@@ -13,9 +13,10 @@ from app.cancel import CancelToken
 from app.failures import failure_text
 from app.i18n import words
 from app.inventory.environment import PythonEnvironment, inspect_environment
+from app.probes.checklist import BLIND
 from app.probes.evidence import UnfinishedCheck
 from app.probes.finding import BLOCKER
-from app.probes.runner import BLIND, Diagnosis, not_seen, run_diagnosis
+from app.probes.runner import Diagnosis, not_seen, run_diagnosis
 from app.repair.actions import action_for
 from app.repair.changes.installers import kept_runtimes
 from app.repair.in_use import processes_using
