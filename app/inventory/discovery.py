@@ -21,9 +21,9 @@ import os
 import re
 import time
 from dataclasses import dataclass, field, replace
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
-from typing import Iterable, Iterator, Optional
+from typing import Callable, Iterable, Iterator, Optional
 
 from app.cancel import CancelToken, Progress, check, no_progress
 from app.inventory.environment import (
@@ -88,6 +88,7 @@ def discover(system: System, *, folders: Iterable[Path] = (), drives: Optional[I
     walked: set[str] = set()
     profiles = system.user_profiles()
     owners: list[Owners] = []  # read at the first environment
+    walk = partial(_walk, deadline=deadline, cancel=cancel, report=report, walked=walked)
 
     def accept(env: Optional[PythonEnvironment], source: str) -> Optional[PythonEnvironment]:
         if env is None or (source == INSTALLED_APP and env.torch is None):
@@ -104,7 +105,7 @@ def discover(system: System, *, folders: Iterable[Path] = (), drives: Optional[I
 
     def candidates() -> Iterator[tuple[str, Path]]:
         for folder in folders:
-            yield from (("chosen folder", p) for p in _walk(Path(folder), max_depth, deadline, cancel, report, walked))
+            yield from (("chosen folder", p) for p in walk(Path(folder), max_depth))
         yield from (("registry (PEP 514)", p) for p in _pep514(system))
         yield from (("py launcher", p) for p in _py_launcher(system, profiles, report))
         yield from (("conda", p) for p in _conda(system, profiles))
@@ -113,13 +114,7 @@ def discover(system: System, *, folders: Iterable[Path] = (), drives: Optional[I
                     for p in environments_in(launcher, home))
         yield from (("PATH", p) for p in _on_path(system))
         yield from (("search", p) for p in _profile_pythons(system, profiles))
-        deeper = max_depth - DEFAULT_SEARCH[0]  # "search everywhere" looks deeper below the apps' folders too
-        for place in app_places(system, profiles):
-            yield from ((INSTALLED_APP, p) for p in _walk(place, APP_DEPTH + deeper, deadline, cancel, report, walked))
-        for place in _places(system, profiles, drives):
-            yield from (("search", p) for p in _walk(place, max_depth, deadline, cancel, report, walked))
-        for place in data_places(system, profiles):
-            yield from ((INSTALLED_APP, p) for p in _walk(place, DATA_DEPTH + deeper, deadline, cancel, report, walked))
+        yield from _walked(system, profiles, drives, max_depth, walk)
 
     for step, (source, location) in enumerate(candidates()):
         check(cancel)
@@ -142,6 +137,18 @@ def discover(system: System, *, folders: Iterable[Path] = (), drives: Optional[I
         found = accept(env, "Microsoft Store")
         if found is not None:
             yield found
+
+
+def _walked(system: System, profiles: list[UserProfile], drives: Optional[Iterable[str]], max_depth: int,
+            walk: Callable[[Path, int], Iterator[Path]]) -> Iterator[tuple[str, Path]]:
+    """The walks, in order: the apps' own folders, the usual places on each drive, then the apps' data folders."""
+    deeper = max_depth - DEFAULT_SEARCH[0]  # "search everywhere" looks deeper below the apps' folders too
+    for place in app_places(system, profiles):
+        yield from ((INSTALLED_APP, p) for p in walk(place, APP_DEPTH + deeper))
+    for place in _places(system, profiles, drives):
+        yield from (("search", p) for p in walk(place, max_depth))
+    for place in data_places(system, profiles):
+        yield from ((INSTALLED_APP, p) for p in walk(place, DATA_DEPTH + deeper))
 
 
 def _identity(folder: Path) -> tuple:
