@@ -2,7 +2,7 @@
 # Installs Wine (64-bit) for the Windows lab (tests/winelab.py), only when it is missing. Idempotent.
 # The lab runs console programs headless (DISPLAY unset). Xvfb and Qt's X11 libraries are for
 # tests/gui/test_x11_libraries.py (the wizard on an X server, with and without those libraries).
-# Debian/Ubuntu with apt-get; run as root (CI is root). Usage: bash .ci/wine_setup.sh
+# Debian/Ubuntu with apt-get; run as root (CI is root). Usage: bash .ci/wine_setup.sh [tools]
 set -euo pipefail
 
 have_wine() { command -v wine >/dev/null 2>&1 && command -v wineserver >/dev/null 2>&1; }
@@ -18,6 +18,11 @@ command -v Xvfb >/dev/null 2>&1 && [ -e /usr/lib/x86_64-linux-gnu/libxcb-cursor.
 # in ASCII, and every Chinese argument (the lab user's folder, 张伟) reaches Windows' Python garbled.
 locale -a 2>/dev/null | grep -qix 'zh_CN.utf8' || { S=$([ "$(id -u)" -eq 0 ] || echo sudo); [ -f /usr/share/i18n/locales/zh_CN ] || { $S apt-get update -q && $S env DEBIAN_FRONTEND=noninteractive apt-get install -y -q locales; }; $S localedef -i zh_CN -f UTF-8 zh_CN.UTF-8; }
 
+# `bash .ci/wine_setup.sh tools` stops here: what the fast suite needs (the stand-in's compiler, the signer, an X
+# server, the fonts, the locale). Wine itself, the biggest download, is then installed while the fast suite runs.
+if [ "${1:-}" = "tools" ]; then
+    exit 0
+fi
 if have_wine; then
     echo "wine_setup: $(wine --version 2>/dev/null || echo wine) already installed"
     exit 0
