@@ -99,6 +99,11 @@ class Owners:
         return self.named[_folded(top)]
 
 
+def owner_of(system: System, folder: Path) -> Optional[str]:
+    """The installed app a folder belongs to, by the app's own records; None when no record names one."""
+    return Owners(system, system.user_profiles()).name_of(folder)
+
+
 def electron_name(app_folder: Path) -> Optional[str]:
     """An Electron app's productName (else name), from resources\\app\\package.json or resources\\app.asar."""
     resources = child(app_folder, "resources")

@@ -10,6 +10,7 @@ import re
 from typing import Iterator, Optional
 
 from app.inventory.environment import python_version_in, read_torch
+from app.inventory.installed_apps import owner_of
 from app.inventory.launchers import launcher_of
 from app.inventory.python_path import (
     NAMESPACE,
@@ -133,11 +134,15 @@ def _variables(ctx: ProbeContext) -> Iterator[Finding]:
         # (other Pythons still get its library): a warning here, not what stops PyTorch
         own = (not ctx.env.is_venv and folder is not None and found is not None and found == ours
                and _same_folder(folder, ctx.env.exec_prefix))
-        evidence = {"variable": home.name, "value": home.value, "scope": home.scope, "program": program_of(home.value),
+        # the program it points into only when an installed app's records name that folder, never its folder's name
+        program = owner_of(ctx.system, folder) if folder is not None else None
+        evidence = {"variable": home.name, "value": home.value, "scope": home.scope, "program": program,
                     "python_there": found, "python_version": ours, "exists": bool(folder and folder.is_dir()),
                     "own_folder": own}
+        variant = "-".join(filter(None, ("system" if home.scope == "system" else None,
+                                         None if program else "unowned")))
         yield ctx.finding("python-home-set", WARNING if own else BLOCKER, evidence, [_unset(home.scope)],
-                          variant="system" if home.scope == "system" else None)
+                          variant=variant or None)
     path = loading.variable("PYTHONPATH")
     if path is not None:
         folders = [p.strip() for p in path.value.split(";") if p.strip()]

@@ -350,9 +350,13 @@ def test_a_torch_built_for_python_311_under_312_is_named_with_the_command_that_f
 
 
 def test_pythonhome_for_the_whole_computer_names_the_program_it_points_into(tmp_path, capsys):
+    """The program is named from its own record: the Uninstall entry whose InstallLocation holds the folder."""
     image = all_users_torch(tmp_path)
     image.mkdir(r"C:\Program Files\QGIS 3.34\apps\Python39\Lib")
     image.set_variable("system", "PYTHONHOME", r"C:\Program Files\QGIS 3.34\apps\Python39")
+    uninstall = r"HKLM\Software\Microsoft\Windows\CurrentVersion\Uninstall\QGIS 3.34"
+    image.set_value(uninstall, "DisplayName", "REG_SZ", "QGIS 3.34")
+    image.set_value(uninstall, "InstallLocation", "REG_SZ", r"C:\Program Files\QGIS 3.34")
     code, report = diagnose(image.root, capsys)
     assert code == 1
     home = next(f for f in report["findings"] if f["code"] == "python-home-set")
@@ -364,6 +368,21 @@ def test_pythonhome_for_the_whole_computer_names_the_program_it_points_into(tmp_
                  "--lang", "zh_CN"])
     out = capsys.readouterr().out
     assert code == 1 and "PYTHONHOME" in out and "SystemPropertiesAdvanced" in out
+
+
+@pytest.mark.parametrize("lang, whole, told", [("en", "set for the whole computer", "cannot be told"),
+                                              ("zh_CN", "整台电脑设置了", "无法判断")])
+def test_pythonhome_for_the_whole_computer_in_a_folder_no_record_names_is_said_without_an_owner(
+        tmp_path, capsys, lang, whole, told):
+    """C:\\Projects\\Python310 is the folder's name, not a program's: no owner is guessed from it."""
+    image = all_users_torch(tmp_path)
+    image.mkdir(r"C:\Projects\Python310\Lib")
+    image.set_variable("system", "PYTHONHOME", r"C:\Projects\Python310")
+    code, report = diagnose(image.root, capsys, "--lang", lang)
+    home = next(f for f in report["findings"] if f["code"] == "python-home-set")
+    assert code == 1 and home["evidence"]["program"] is None and home["variant"] == "system-unowned"
+    assert whole in home["title"] and r"C:\Projects\Python310" in home["title"] and told in home["explanation"]
+    assert "Projects" not in home["explanation"].replace(r"C:\Projects\Python310", "")
 
 
 @pytest.mark.parametrize("cuda", [None, "12.1"])
