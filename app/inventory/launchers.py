@@ -1,11 +1,13 @@
 """The launchers that install PyTorch for people: Pinokio, Stability Matrix, ComfyUI Desktop, SwarmUI, the Invoke
-launcher, and uv's own Pythons (resources/launchers.json, each layout with the launcher's own source cited).
+launcher, Intel's AI Playground, and uv's own Pythons (resources/launchers.json, each layout with the launcher's own
+source cited).
 
 Each records its home somewhere (a settings file, a shortcut, a variable, a fixed folder): `recorded_homes` reads
 those, and `environments_in` lists the environment folders of a home, exactly where the launcher puts them. The
 search that walks the drives knows a home when it meets one by what it holds (`is_home`), and goes straight to its
 environments however deep they are. `placed` says, from a folder's path alone, which launcher (and app) it belongs
-to: "ComfyUI · Pinokio", "ComfyUI · Stability Matrix (portable)". Nothing is imported or run."""
+to: "ComfyUI · Pinokio", "ComfyUI · Stability Matrix (portable)", the app named as the launcher shows it where the
+launcher records its title (`app_title`: Pinokio's pinokio.js). Nothing is imported or run."""
 
 from __future__ import annotations
 
@@ -41,6 +43,7 @@ class Launcher:
     home_names: frozenset[str] = frozenset()
     portable: Optional[str] = None
     portable_name: Optional[str] = None
+    titles: tuple[str, ...] = ()  # the app's own records of its title, in the app's folder, the first found wins
 
 
 @dataclass(frozen=True)
@@ -68,7 +71,7 @@ def launchers() -> tuple[Launcher, ...]:
         environments=tuple(item["environments"]),
         fresh=item["fresh"], marker=frozenset(item.get("marker", ())), absent=frozenset(item.get("absent", ())),
         home_names=frozenset(item.get("home_names", ())), portable=item.get("portable"),
-        portable_name=item.get("portable_name")) for item in data["launchers"])
+        portable_name=item.get("portable_name"), titles=tuple(item.get("titles", ()))) for item in data["launchers"])
 
 
 def recorded_homes(system: System, profiles: list[UserProfile],
@@ -135,9 +138,12 @@ def placed(folder: Optional[Path]) -> Optional[Placed]:
             if launcher.marker and not is_home(launcher, names):
                 continue
             own = bool(layout.get("own"))
-            app = layout.get("app") or next((part for part, want in zip(tail, pattern) if "*" in want), None)
+            star = next((i for i, want in enumerate(pattern) if "*" in want), None)
+            app = layout.get("app") or (tail[star] if star is not None else None)
             if app is not None and app.lower().endswith(".git"):
                 app = app[:-4]  # Pinokio names an app's folder after its script's repository
+            if star is not None and launcher.titles:
+                app = app_title(launcher, Path(*parts[:len(parts) - len(pattern) + star + 1])) or app
             return Placed(launcher, home, app, own, portable=bool(launcher.portable)
                           and launcher.portable.lower() in names)
     return None
@@ -160,6 +166,39 @@ def fresh_steps(where: Placed, minor: Optional[str]) -> list[dict[str, str]]:
     values = {"app": where.app or where.launcher.name, "minor": minor or "3.12"}
     steps = where.launcher.fresh
     return [{lang: text.format(**values) for lang, text in zip(steps, texts)} for texts in zip(*steps.values())]
+
+
+TITLE_LINE = re.compile(r"""\btitle\s*:\s*["'`]([^"'`\n]{1,200})["'`]""")  # `title: "ComfyUI",` in a script
+
+
+def app_title(launcher: Launcher, app_folder: Path) -> Optional[str]:
+    """The title the launcher shows for an app, from the app's own records (Pinokio: pinokio.json, then
+    pinokio_meta.json, then pinokio.js's `title`, in the app's folder or its pinokio folder); None when none says."""
+    inner = child(app_folder, "pinokio")
+    for folder in (app_folder, inner) if inner is not None else (app_folder,):
+        for name in launcher.titles:
+            found = child(folder, name)
+            title = _title_in(found) if found is not None else None
+            if title:
+                return title
+    return None
+
+
+def _title_in(record: Path) -> Optional[str]:
+    if record.suffix.lower() == ".json":
+        try:
+            document = read_json(record, max_bytes=MAX_SETTINGS_BYTES, errors="replace")
+        except (OSError, ValueError):
+            return None
+        title = document.get("title") if isinstance(document, dict) else None
+        return title.strip() if isinstance(title, str) and title.strip() else None
+    try:
+        with open(record, "rb") as f:
+            text = f.read(MAX_SETTINGS_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    match = TITLE_LINE.search(text)
+    return match.group(1).strip() if match else None
 
 
 def _home_paths(system: System, profiles: list[UserProfile], spec: dict,

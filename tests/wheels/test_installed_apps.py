@@ -142,3 +142,22 @@ def test_an_electron_app_no_table_knows_is_found_and_named_from_its_uninstall_en
 def _found(root: Path) -> dict:
     system = OfflineImage(root)
     return {system.windows_path(env.exec_prefix): env for env in discover(system, budget_s=60)}
+
+
+def test_a_pinokio_apps_venv_at_a_home_moved_in_its_settings_is_named_with_the_title_pinokio_shows(tmp_path, capsys):
+    """Pinokio's home moved in its settings to another folder (%USERPROFILE%\\.pinokio\\config.json's home): the
+    venv of an app whose script lives in api\\<app>\\pinokio is named with the title Pinokio shows for it, from the
+    app's own pinokio.js (pinokiod kernel/api/index.js:43-57,189-204), not with its repository's folder name."""
+    image = windows_drive(tmp_path / "image")
+    home = r"C:\AI\pinokio-moved"
+    image.write(HOME + r"\.pinokio\config.json", json.dumps({"home": home}))
+    image.write(home + r"\ENVIRONMENT", "")
+    image.mkdir(home + r"\bin")
+    app = home + r"\api\fluxgym-pinokio.git"
+    image.write(app + r"\pinokio\pinokio.js", "module.exports = {\n  version: \"3.7\",\n  title: \"FluxGym\",\n"
+                                             "  description: \"LoRA training\",\n  menu: async (kernel) => []\n}\n")
+    uv_python = LOCAL + r"\uv-python\cpython-3.12.9-windows-x86_64-none"
+    python_at(image, uv_python)
+    venv = app + r"\app\env"
+    relocatable_venv(image, venv, uv_python)
+    assert _found(image.root)[venv].app == "FluxGym · Pinokio"
