@@ -330,7 +330,7 @@ def check_torch_files(env: PythonEnvironment, *, hashes: bool = False, cancel: O
     except (OSError, csv.Error, ValueError) as exc:
         report.problem = f"torch's install record could not be read ({getattr(exc, 'strerror', None) or exc})"
         return report
-    present = []
+    present: list[tuple[RecordEntry, int]] = []
     folders = RecordFolders(env.site_packages, listings)
     for number, (folder, files) in enumerate(parsed.by_folder().items()):
         if not number % 16:
@@ -338,51 +338,76 @@ def check_torch_files(env: PythonEnvironment, *, hashes: bool = False, cancel: O
         host, listing = folders.listed(folder)
         device = _device(host) if listing and seen is not None and seen.enabled else 0
         known = seen.sizes_on(device) if device else None  # a file read through another link: its size, no call
-        lowers, sizes = parsed.columns(folder)
-        found = list(map(listing.get, lowers))
-        if None not in found and None not in sizes and not hashes:  # the folder at once, no Python step per file
-            if known is not None and list(map(known.get, map(os.DirEntry.inode, found))) == sizes:
-                continue  # every file read already through another link, each of the size RECORD gives
-            with contextlib.suppress(OSError):  # one gone or denied since the listing: file by file below
-                stats = list(map(os.DirEntry.stat, found))
-                if all(map(S_ISREG, map(_MODE, stats))) and list(map(_SIZE, stats)) == sizes:
-                    if known is not None and seen is not None:
-                        seen.add(device, found, sizes)
-                    continue  # every file there, each of the size RECORD gives
-        for lower, entry in files:
-            found = listing.get(lower)
-            size = known.get(found.inode()) if known is not None and found is not None else None
-            if size is None:
-                size = entry_size(found, found.path if found is not None else None, entry.size)
-                if size is not None and known is not None and seen is not None:
-                    seen.add(device, [found], [size])
-            if size is None:
-                report.missing.append(entry.path)
-                if shown_site is not None:
-                    report.longest_missing = max(report.longest_missing, len(shown_site) + 1 + len(entry.path))
-            elif entry.size is not None and size != entry.size:
-                report.size_changed.append(entry.path)
-            elif hashes:
-                present.append((entry, size))
+        if not hashes and _folder_as_recorded(parsed, folder, listing, known, device, seen):
+            continue
+        _file_by_file(report, files, listing, known, device, seen, shown_site, present if hashes else None)
     report.checked = len(entries)
     if hashes:
         report.hashed = True
-        total = sum(size for _, size in present)
-        done = 0
-        for entry, _ in present:
-            if entry.sha256 is None:
-                continue
-            path = folders.find(entry.path)[0]  # from the listings already made: the file found above
-            digest = hashlib.sha256()
-            with open(path, "rb") as f:
-                while True:
-                    check(cancel)
-                    block = f.read(CHUNK)
-                    if not block:
-                        break
-                    digest.update(block)
-                    done += len(block)
-                    progress(done, total, entry.path)
-            if base64.urlsafe_b64encode(digest.digest()).rstrip(b"=").decode() != entry.sha256:
-                report.hash_changed.append(entry.path)
+        _hash(report, folders, present, cancel, progress)
     return report
+
+
+def _folder_as_recorded(parsed: ParsedRecord, folder: str, listing: dict[str, os.DirEntry],
+                        known: Optional[dict[int, int]], device: int, seen: Optional[SeenFiles]) -> bool:
+    """Whether every file of a folder is there at RECORD's size, checked at once with no Python step per file:
+    read already through another link, or each stat at its size."""
+    lowers, sizes = parsed.columns(folder)
+    found = list(map(listing.get, lowers))
+    if None in found or None in sizes:
+        return False
+    if known is not None and list(map(known.get, map(os.DirEntry.inode, found))) == sizes:
+        return True  # every file read already through another link, each of the size RECORD gives
+    try:
+        stats = list(map(os.DirEntry.stat, found))
+    except OSError:  # one gone or denied since the listing: file by file
+        return False
+    if not (all(map(S_ISREG, map(_MODE, stats))) and list(map(_SIZE, stats)) == sizes):
+        return False
+    if known is not None and seen is not None:
+        seen.add(device, found, sizes)
+    return True
+
+
+def _file_by_file(report: IntegrityReport, files: list[tuple[str, RecordEntry]], listing: dict[str, os.DirEntry],
+                  known: Optional[dict[int, int]], device: int, seen: Optional[SeenFiles],
+                  shown_site: Optional[str], present: Optional[list[tuple[RecordEntry, int]]]) -> None:
+    """A folder's files one by one: missing, of another size, or (with `present`) there to be hashed."""
+    for lower, entry in files:
+        found = listing.get(lower)
+        size = known.get(found.inode()) if known is not None and found is not None else None
+        if size is None:
+            size = entry_size(found, found.path if found is not None else None, entry.size)
+            if size is not None and known is not None and seen is not None:
+                seen.add(device, [found], [size])
+        if size is None:
+            report.missing.append(entry.path)
+            if shown_site is not None:
+                report.longest_missing = max(report.longest_missing, len(shown_site) + 1 + len(entry.path))
+        elif entry.size is not None and size != entry.size:
+            report.size_changed.append(entry.path)
+        elif present is not None:
+            present.append((entry, size))
+
+
+def _hash(report: IntegrityReport, folders: RecordFolders, present: list[tuple[RecordEntry, int]],
+          cancel: Optional[CancelToken], progress: Progress) -> None:
+    """Each present file's SHA-256 against RECORD's, with progress by bytes."""
+    total = sum(size for _, size in present)
+    done = 0
+    for entry, _ in present:
+        if entry.sha256 is None:
+            continue
+        path = folders.find(entry.path)[0]  # from the listings already made: the file found above
+        digest = hashlib.sha256()
+        with open(path, "rb") as f:
+            while True:
+                check(cancel)
+                block = f.read(CHUNK)
+                if not block:
+                    break
+                digest.update(block)
+                done += len(block)
+                progress(done, total, entry.path)
+        if base64.urlsafe_b64encode(digest.digest()).rstrip(b"=").decode() != entry.sha256:
+            report.hash_changed.append(entry.path)

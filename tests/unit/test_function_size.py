@@ -14,7 +14,6 @@ LONGER = {  # file:function -> the lines it may have at most
     "app/sources/download.py:_attempts": 90,
     "app/cli/parser.py:build_parser": 83,
     "app/system/signature.py:verify_with_windows": 82,
-    "app/inventory/integrity.py:check_torch_files": 75,
     "app/probes/error_text.py:_advice": 71,
     "app/probes/replay.py:run": 71,
     "app/report/document.py:build_document": 69,
