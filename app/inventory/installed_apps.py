@@ -3,10 +3,11 @@
 An app installed for one user goes to %LOCALAPPDATA%\\Programs\\<app>, one for all users to %ProgramFiles%\\<app> or
 %ProgramFiles(x86)%\\<app>, and its installer writes an Uninstall entry (HKCU or HKLM, also WOW6432Node) with the
 folder (InstallLocation) and the app's name (DisplayName). `app_places` lists those folders, the ones with an entry
-first; `data_places` %APPDATA% and %LOCALAPPDATA%, where apps keep what they make as they run (searched to
-DATA_DEPTH, an app's folder to APP_DEPTH). `Owners.name_of` says which app an environment folder belongs to: the
-Uninstall entry's DisplayName, else an Electron app's own name (productName in its package.json, in resources\\app
-or inside resources\\app.asar), else the ProductName in its program's version resource. Nothing is run."""
+first; `data_places` the apps' folders in %APPDATA% and %LOCALAPPDATA%, where apps keep what they make as they run
+(searched to DATA_DEPTH, an app's folder to APP_DEPTH). `Owners.name_of` says which app an environment folder
+belongs to: the Uninstall entry's DisplayName, else an Electron app's own name (productName in its package.json, in
+resources\\app or inside resources\\app.asar), else the ProductName in its program's version resource. Nothing is
+run."""
 
 from __future__ import annotations
 
@@ -26,7 +27,10 @@ UNINSTALL_KEYS = (r"HKCU\Software\Microsoft\Windows\CurrentVersion\Uninstall",
                   r"HKLM\Software\Microsoft\Windows\CurrentVersion\Uninstall",
                   r"HKLM\Software\WOW6432Node\Microsoft\Windows\CurrentVersion\Uninstall")
 APP_DEPTH = 4  # below an app's own folder: AI Playground's resources\ComfyUI\.venv is 3 down
-DATA_DEPTH = 4  # below %APPDATA% and %LOCALAPPDATA%: ai-playground\resources\ComfyUI\.venv is 4 down
+DATA_DEPTH = 3  # below an app's folder in AppData: ai-playground's resources\ComfyUI\.venv is 3 down
+# AppData's folders that are no app's own: the Store apps' data (the Store step finds their Pythons), Windows' own,
+# files in passing, and the apps installed for one user (searched first, as installed apps)
+NOT_APP_DATA = frozenset({"packages", "microsoft", "temp", "programs"})
 MAX_PACKAGE_BYTES = 1 << 20  # an app's package.json is a few KB
 MAX_ASAR_HEADER = 16 << 20  # an app.asar's index of its files: a few MB for the largest apps
 # Store packages: their Pythons are found by their registration (discovery's Store step), with their user site
@@ -71,8 +75,10 @@ def app_places(system: System, profiles: list[UserProfile]) -> list[Path]:
 
 
 def data_places(system: System, profiles: list[UserProfile]) -> list[Path]:
-    """Each user's %APPDATA% and %LOCALAPPDATA%, where apps keep what they make as they run."""
-    return _existing(system, [f for p in profiles for f in (p.roaming_appdata, p.local_appdata) if f])
+    """The apps' folders in each user's %APPDATA% and %LOCALAPPDATA%, where apps keep what they make as they run."""
+    roots = _existing(system, [f for p in profiles for f in (p.roaming_appdata, p.local_appdata) if f])
+    return [folder for root in roots for folder in sorted(children(root))
+            if folder.name.lower() not in NOT_APP_DATA and folder.is_dir()]
 
 
 class Owners:

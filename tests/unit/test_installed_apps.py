@@ -84,3 +84,16 @@ def test_an_uninstall_entry_names_its_own_folder_only(tmp_path):
     assert found(image)[venv].app == "Studio 3"
     assert owner_of(system, image.host(r"C:\Program Files\Other\python")) is None
     assert owner_of(system, image.host(r"C:\Projects\Python310")) is None
+
+
+def test_an_apps_data_folder_in_appdata_is_searched_and_the_store_apps_data_is_not(tmp_path):
+    """An app that makes its environment as it runs, in %APPDATA%\\<app>: found, with no name no record gives;
+    %LOCALAPPDATA%\\Packages (the Store apps' data) is left to the Store step."""
+    image = ImageBuilder(tmp_path / "img")
+    venv = r"C:\Users\alice\AppData\Roaming\voice-lab\runtime\backend\.venv"
+    app_with_torch(image, venv)
+    packed = LOCAL + r"\Packages\Vendor.App_8wekyb3d8bbwe\LocalState\env"
+    app_with_torch(image, packed)
+    envs = found(image)
+    assert envs[venv].found_by == "installed app" and envs[venv].app is None
+    assert packed not in envs
