@@ -1,8 +1,10 @@
 """Fill a Qt Linguist .ts file from a Python dict of translations (source text -> translation).
 
 Usage: python tools/fill_translation.py resources/translations/torch_dll_doctor_zh_CN.ts WORDS.py
-WORDS.py defines ZH = {...}. Messages already translated in the .ts keep their translation; the .ts stays
-the source of truth (CI checks that every message is translated and that the .qm matches it)."""
+WORDS.py defines ZH = {...} (or EN = {...} for the English plural forms, with `--en`); a text with %n takes
+one form (Chinese) or a tuple of forms (English: singular, plural). Messages already translated in the .ts keep
+their translation; the .ts stays the source of truth (CI checks that every message is translated and that the .qm
+matches it)."""
 
 from __future__ import annotations
 
@@ -25,8 +27,9 @@ def fill(ts_path: str, words: dict[str, str]) -> list[str]:
         if message.get("numerus") == "yes":
             for child in list(translation):
                 translation.remove(child)
-            form = ET.SubElement(translation, "numerusform")
-            form.text = words[source]
+            forms = words[source]
+            for text in (forms,) if isinstance(forms, str) else forms:
+                ET.SubElement(translation, "numerusform").text = text
         else:
             translation.text = words[source]
         translation.attrib.pop("type", None)
@@ -35,6 +38,6 @@ def fill(ts_path: str, words: dict[str, str]) -> list[str]:
 
 
 if __name__ == "__main__":
-    left = fill(sys.argv[1], runpy.run_path(sys.argv[2])["ZH"])
+    left = fill(sys.argv[1], runpy.run_path(sys.argv[2])["EN" if "--en" in sys.argv[3:] else "ZH"])
     print("\n".join(f"untranslated: {text}" for text in left))
     sys.exit(1 if left else 0)

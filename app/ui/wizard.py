@@ -7,18 +7,19 @@ from typing import Optional
 
 from PySide6.QtCore import QCoreApplication, QEvent, QLibraryInfo, QLocale, QTimer, QTranslator
 from PySide6.QtGui import QCloseEvent, QShowEvent
-from PySide6.QtWidgets import QApplication, QWizard
+from PySide6.QtWidgets import QApplication, QMessageBox, QWizard
 
 from app.probes.base import Program
 from app.resources import resources_folder
 from app.ui.collector import GuiThreadCollector
 from app.ui.failure import show_failure
 from app.ui.icons import NAMES, icon
-from app.ui.pages.base import DIAGNOSE, ENVIRONMENTS, FINDINGS, FINISH, PLAN, REPAIR, VERIFY, WELCOME
+from app.ui.pages.base import DIAGNOSE, ENVIRONMENTS, FINDINGS, FINISH, HISTORY, PLAN, REPAIR, VERIFY, WELCOME
 from app.ui.pages.diagnose import DiagnosePage
 from app.ui.pages.environments import EnvironmentsPage
 from app.ui.pages.findings import FindingsPage
 from app.ui.pages.finish import FinishPage
+from app.ui.pages.history import HistoryPage
 from app.ui.pages.plan import PlanPage
 from app.ui.pages.repair import RepairPage
 from app.ui.pages.verify import VerifyPage
@@ -27,7 +28,8 @@ from app.ui.session import Session
 from app.ui.workers import WorkerPool
 
 MINIMUM_SIZE = (800, 600)
-PAGE_ORDER = {WELCOME: ENVIRONMENTS, ENVIRONMENTS: DIAGNOSE, DIAGNOSE: FINDINGS, REPAIR: VERIFY, VERIFY: FINISH}
+PAGE_ORDER = {WELCOME: ENVIRONMENTS, HISTORY: ENVIRONMENTS, ENVIRONMENTS: DIAGNOSE, DIAGNOSE: FINDINGS, REPAIR: VERIFY,
+              VERIFY: FINISH}
 
 
 class Translations:
@@ -43,13 +45,11 @@ class Translations:
         for translator in self.installed:
             self.app.removeTranslator(translator)
         self.installed = []
-        if lang == "en":
-            QLocale.setDefault(QLocale(QLocale.Language.English))
-            return True
-        QLocale.setDefault(QLocale(lang))
-        ours, qt = QTranslator(), QTranslator()
-        loaded = [ours.load(str(resources_folder() / "translations" / f"torch_dll_doctor_{lang}.qm")),
-                  qt.load(f"qtbase_{lang}", QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath))]
+        QLocale.setDefault(QLocale(QLocale.Language.English) if lang == "en" else QLocale(lang))
+        ours, qt = QTranslator(), QTranslator()  # English needs ours for its plural forms ("1 problem") alone
+        loaded = [ours.load(str(resources_folder() / "translations" / f"torch_dll_doctor_{lang}.qm"))]
+        if lang != "en":
+            loaded.append(qt.load(f"qtbase_{lang}", QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)))
         self.installed = [t for t, ok in zip((ours, qt), loaded) if ok]
         for translator in self.installed:
             self.app.installTranslator(translator)
@@ -73,7 +73,7 @@ class DoctorWizard(QWizard):
         self.setMinimumSize(*MINIMUM_SIZE)
         self.pages = {WELCOME: WelcomePage(), ENVIRONMENTS: EnvironmentsPage(), DIAGNOSE: DiagnosePage(),
                       FINDINGS: FindingsPage(), PLAN: PlanPage(), REPAIR: RepairPage(), VERIFY: VerifyPage(),
-                      FINISH: FinishPage()}
+                      FINISH: FinishPage(), HISTORY: HistoryPage()}
         for page_id, page in self.pages.items():
             self.setPage(page_id, page)
         self.setStartId(WELCOME)
@@ -113,11 +113,25 @@ class DoctorWizard(QWizard):
         """The page order, owned here: Findings leads to the plan when there is something to offer, else to
         Finish; the plan leads to Repair when something will change, else to Finish (guided steps only)."""
         current = self.currentId()
+        if current == WELCOME and self._history_asked:
+            return HISTORY
         if current == FINDINGS:
             return PLAN if self.session.has_something_to_offer() else FINISH
         if current == PLAN:
             return REPAIR if self.session.chosen else FINISH
         return PAGE_ORDER.get(current, -1)
+
+    _history_asked = False
+
+    def open_history(self) -> None:
+        """From Welcome: the earlier repairs, one page on (Back returns to Welcome, Next goes on to the search)."""
+        if self.currentId() != WELCOME:
+            return
+        self._history_asked = True
+        try:
+            self.next()
+        finally:
+            self._history_asked = False
 
     def check_again(self, program: Program) -> None:
         """From Findings: the checks once more, as `program` starts (what it imports before torch)."""
@@ -158,8 +172,32 @@ class DoctorWizard(QWizard):
         run = self.pages[REPAIR].run
         if self.currentId() == REPAIR and run is not None and not run.close():
             return
+        if self.told_where_undo_is(self.reject):
+            return
         self.pool.cancel_all()
         super().reject()
+
+    def accept(self) -> None:
+        """Finish: as a close, once told where Undo stays."""
+        if not self.told_where_undo_is(self.accept):
+            super().accept()
+
+    undo_note: Optional[QMessageBox] = None
+
+    def told_where_undo_is(self, then) -> bool:
+        """The first close after a repair of this session that is still in place: a note says, once, that it can
+        be undone later and where; the window closes (`then`) when the note is read. True while it is shown."""
+        if self.undo_note is not None or not self.session.transactions:
+            return False
+        note = QMessageBox(QMessageBox.Icon.Information, self.tr("Torch DLL Doctor"), self.tr(
+            "The repairs stay recorded, and you can still undo each one at any time: start Torch DLL Doctor "
+            "again and press “See earlier repairs” on the first page."),
+            QMessageBox.StandardButton.Ok, self)
+        note.setObjectName("undo-note")
+        note.finished.connect(lambda _: then())
+        self.undo_note = note
+        note.open()
+        return True
 
     def _repair_stopped(self) -> None:
         run = self.pages[REPAIR].run

@@ -241,7 +241,8 @@ def test_the_demos_skipped_live_check_speaks_of_the_demo_not_a_copied_drive(open
 def test_the_environments_status_is_whole_sentences_with_plural_counts(open_wizard, qtbot):
     wizard, page = on_demo_environments(qtbot, open_wizard)
     count = len(page.model.envs)
-    assert page.status.text() == f"{count} installation(s) found. Select one and press Next."
+    assert page.status.text() == (f"{count} installations found. Select one and press Next." if count > 1 else
+                                  "1 installation found. Select it and press Next.")
     assert page.computer.text() == "This is the demo computer: a built-in example, so nothing real is changed."
     wizard.set_language("zh_CN")
     assert page.status.text() == f"找到 {count} 个安装。选择一个，然后点击“下一步”。"

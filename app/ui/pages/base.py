@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from app.ui.session import Session
     from app.ui.wizard import DoctorWizard
 
-WELCOME, ENVIRONMENTS, DIAGNOSE, FINDINGS, PLAN, REPAIR, VERIFY, FINISH = range(8)
+WELCOME, ENVIRONMENTS, DIAGNOSE, FINDINGS, PLAN, REPAIR, VERIFY, FINISH, HISTORY = range(9)
 
 
 class Page(QWizardPage):
@@ -77,6 +77,20 @@ class Page(QWizardPage):
             errored=lambda error: self.said(
                 lambda: QCoreApplication.translate("Report", "The report could not be saved. {reason}").format(
                     reason=failure_words(error, session.lang))))
+
+
+def undone_words(result, session) -> str:
+    """What an undo (app/ui/repair_run.py's UndoResult) left, as it is now: what an installer keeps by design is
+    named, and PyTorch that does not load is said to be as before the repair, never "again"."""
+    kept = ", ".join(result.left_installed)  # read from the registry by the undo's worker
+    if kept:
+        return QCoreApplication.translate(
+            "Undo", "Undone: every file and setting the repairs changed is back as it was, except Microsoft's Visual "
+            "C++ runtime, now installed ({runtimes}): it stays because other programs share it.").format(runtimes=kept)
+    if result.after is not None and session.blockers(result.after):
+        return QCoreApplication.translate("Undo", "Undone: every file and setting is back as it was. As before the "
+                                                  "repair, PyTorch does not load.")
+    return QCoreApplication.translate("Undo", "Undone: every file and setting is back as it was.")
 
 
 # Qt breaks a line only where Unicode allows one: in "C:\\Users\\alice\\..." that is after "C:" alone, and a folder

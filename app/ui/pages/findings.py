@@ -13,7 +13,6 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QSizePolicy,
-    QSplitter,
     QVBoxLayout,
     QWidget,
 )
@@ -23,7 +22,7 @@ from app.probes.causes import RUNTIME_COPY
 from app.probes.finding import BLOCKER, INFO
 from app.ui.icons import SEVERITY_ICON
 from app.ui.pages.base import Page, button, card, icon_label, named, wrapped
-from app.ui.pages.tree import DependencyTreePanel
+from app.ui.pages.tree import DependencyTreePanel, TechnicalDetailsWindow
 from app.ui.session import DEMO, program_choices
 
 
@@ -50,21 +49,17 @@ class FindingsPage(Page):
         self.save = button("save")
         self.save.clicked.connect(self.ask_to_save_report)
         self.tree = DependencyTreePanel()
-        self.tree.hide()
+        self.details_window = TechnicalDetailsWindow(self.tree, self)
+        self.details_window.finished.connect(lambda _: self.details.setChecked(False))
         self.saved = self.message_label = wrapped(name="saved")
         row = QHBoxLayout()
         row.addWidget(self.details)
         row.addStretch(1)
         row.addWidget(self.copy)
         row.addWidget(self.save)
-        splitter = QSplitter(Qt.Orientation.Vertical)
-        splitter.addWidget(scroll)
-        splitter.addWidget(self.tree)
-        splitter.setChildrenCollapsible(False)
-        self.splitter = splitter
         layout = QVBoxLayout(self)
         layout.addWidget(self.headline)
-        layout.addWidget(splitter, 1)
+        layout.addWidget(scroll, 1)
         layout.addWidget(self.saved)
         layout.addLayout(row)
         self._graph = None
@@ -84,7 +79,8 @@ class FindingsPage(Page):
     def retranslate(self) -> None:
         self.setTitle(self.tr("What we found"))
         self.setSubTitle(self.tr("Problems first. Technical readers can open the dependency tree."))
-        named(self.details, self.tr("Show &technical details"), self.tr("Show the dependency tree"))
+        self._name_details_button()
+        self.details_window.retranslate()
         named(self.copy, self.tr("&Copy"), self.tr("Copy the report"))
         named(self.save, self.tr("Sa&ve report…"), self.tr("Save the report to a file"))
         self.saved.setText(self._message())
@@ -178,9 +174,22 @@ class FindingsPage(Page):
     def _toggle_details(self, shown: bool) -> None:
         if shown and self._graph is not None and (self.tree.model is None or self.tree.model.graph is not self._graph):
             self.tree.show_graph(self.session, self._graph)
-        self.tree.setVisible(shown)
-        if shown:
-            self.splitter.setSizes([180, 360])
+        self.details_window.setVisible(shown)
+        self._name_details_button()
+
+    def _name_details_button(self) -> None:
+        """The button says what it does now: show the window, or close it."""
+        if self.details.isChecked():
+            named(self.details, self.tr("Hide &technical details"), self.tr("Close the window with the dependency "
+                                                                            "tree"))
+        else:
+            named(self.details, self.tr("Show &technical details"), self.tr("Show the dependency tree in a window "
+                                                                            "of its own"))
+
+    def hideEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        """Another page, or the wizard closed: the details window goes with this page."""
+        self.details.setChecked(False)
+        super().hideEvent(event)
 
     # -- the report ----------------------------------------------------------------------------------------
     def _copy(self) -> None:

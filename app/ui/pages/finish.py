@@ -12,7 +12,7 @@ from app.failures import failure_text
 from app.repair.names import repair_name
 from app.repair.plan import runs_installer
 from app.report.log import log_folder
-from app.ui.pages.base import Page, button, local_when, named, wrapped
+from app.ui.pages.base import Page, button, local_when, named, undone_words, wrapped
 from app.ui.pages.plan import guide_widget
 from app.ui.repair_run import UndoResult, undo_transactions
 from app.ui.session import DEMO, guides_left
@@ -134,20 +134,7 @@ class FinishPage(Page):
             self.retranslate()
             return
         self._undone_all = True
-        blocked = result.after is not None and self.session.blockers(result.after)
-        kept = ", ".join(result.left_installed)  # read from the registry by the undo's worker
-
-        def undone_words() -> str:
-            if kept:  # what undo leaves by design, as it is now: never "every file and setting is back"
-                return self.tr("Undone: every file and setting the repairs changed is back as it was, except "
-                               "Microsoft's Visual C++ runtime, now installed ({runtimes}): it stays because other "
-                               "programs share it.").format(runtimes=kept)
-            if blocked:
-                return self.tr("Undone: every file and setting is back as it was, and PyTorch does not load again, "
-                               "as before the repair.")
-            return self.tr("Undone: every file and setting is back as it was.")
-
-        self.said(undone_words)
+        self.said(lambda: undone_words(result, self.session))
         self.undo.hide()
         self.retranslate()  # the list says which changes were undone, and points at no button that is gone
 

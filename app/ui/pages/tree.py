@@ -11,6 +11,7 @@ from typing import Optional
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QCheckBox,
+    QDialog,
     QHBoxLayout,
     QHeaderView,
     QLineEdit,
@@ -22,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.engine.graph import DependencyGraph
+from app.engine.pe import ExportTable, ImportedFunction
 from app.i18n import words
 from app.probes.evidence import Replayed
 from app.ui.models import DependencyTreeModel, TreeFilter, TreeItem
@@ -121,7 +123,8 @@ class DependencyTreePanel(QWidget):
             rows.append((self.tr("File version"), node.info.file_version or self.tr("unknown")))
             rows.append((self.tr("Type"), node.info.cpu_name))
         if node.resolution is not None:
-            rows.append((self.tr("Found by"), model.rule_words(item) or self.tr("not found")))
+            rows.append((self.tr("How it was found"), model.rule_words(item) or self.tr(
+                "It was not found: none of the folders below holds it")))
             if node.resolution.api_set_host:
                 rows.append((self.tr("Stands for"), node.resolution.api_set_host))
         if edge is not None:
@@ -129,12 +132,13 @@ class DependencyTreePanel(QWidget):
         reason = node.shown_reason(display)
         if reason:
             rows.append((self.tr("Why"), reason))
-        lacking = [str(m.function) for m in node.missing_exports if edge is None or m.importer == edge.source.name]
+        exports = node.info.exports if node.info is not None else None
+        lacking = [m.function for m in node.missing_exports if edge is None or m.importer == edge.source.name]
         if lacking:
-            rows.append((self.tr("Missing functions"), ", ".join(lacking)))
+            rows.append((self.tr("Functions that are missing"), self.function_names(lacking, exports)))
         if edge is not None and node.path is None and edge.functions:
-            rows.append((self.tr("Functions it must have"), ", ".join(str(f) for f in edge.functions[:40])
-                         + (" …" if len(edge.functions) > 40 else "")))
+            rows.append((self.tr("Functions {importer} needs from it").format(importer=edge.source.name),
+                         self.function_names(edge.functions, exports)))
         loaded = self._really_loaded(session, node)
         if loaded:
             rows.append((self.tr("What PyTorch really loaded"), loaded))
@@ -147,6 +151,20 @@ class DependencyTreePanel(QWidget):
             title = self.tr("Folders searched, in order")
             searched = f"<p><b>{html.escape(title)}</b></p><ol>{''.join(folders)}</ol>"
         return f"<h3>{html.escape(model.name(item))}</h3><table cellspacing='4'>{body}</table>{searched}"
+
+    def function_names(self, functions, exports: Optional[ExportTable], shown: int = 40) -> str:
+        """Functions by name; one asked for by number is "ordinal 703", with its name where the export table has
+        one. The first `shown` of them, then how many more."""
+        def one(function: ImportedFunction) -> str:
+            if function.name is not None:
+                return function.name
+            name = exports.name_of(function.ordinal) if exports is not None else None
+            return (self.tr("{name} (ordinal {number})").format(name=name, number=function.ordinal) if name else
+                    self.tr("ordinal {number}").format(number=function.ordinal))
+
+        text = ", ".join(one(function) for function in functions[:shown])
+        more = len(functions) - shown
+        return text + (" " + self.tr("and {count} more").format(count=more) if more > 0 else "")
 
     def _really_loaded(self, session, node) -> Optional[str]:
         """From the live replay: the copy of this DLL PyTorch's process had loaded (issue: Process Monitor's
@@ -174,3 +192,20 @@ class DependencyTreePanel(QWidget):
                 return same[0]
             return self.tr("not loaded by PyTorch's process")
         return None
+
+
+class TechnicalDetailsWindow(QDialog):
+    """The dependency tree in a window of its own, as large as the screen allows: the wizard's 800×600 leaves it
+    a few rows. Closing it is the same as Hide technical details."""
+
+    def __init__(self, panel: DependencyTreePanel, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.setObjectName("technical-details")
+        self.setSizeGripEnabled(True)
+        layout = QVBoxLayout(self)
+        layout.addWidget(panel)
+        screen = parent.screen().availableGeometry()
+        self.resize(min(1100, screen.width()), min(800, screen.height()))  # at least the wizard's 800×600
+
+    def retranslate(self) -> None:
+        self.setWindowTitle(self.tr("Technical details: the DLLs PyTorch loads"))

@@ -74,7 +74,7 @@ class VerifyPage(Page):
             self.setSubTitle(self.tr("The same checks again, after the undo."))
             self.mark.setPixmap(icon("problem" if left else "info").pixmap(32, 32))
             self.headline.setText(
-                self.tr("The repairs were undone: PyTorch {version} does not load again, as before them.")
+                self.tr("The repairs were undone. As before them, PyTorch {version} does not load.")
                 .format(version=version) if left else
                 self.tr("The repairs were undone: everything is back as it was.").format(version=version))
             self.next_steps.setText(self.tr("To repair it again, start the assistant again and choose a repair."))

@@ -10,6 +10,7 @@ from app.failures import failure_text
 from app.probes.error_text import classify_error, printable
 from app.repair.journal import Transaction
 from app.repair.names import repair_name
+from app.ui.history import earlier_repairs
 from app.ui.pages.base import Page, button, card, icon_label, local_when, named, wrapped
 from app.ui.repair_run import UndoResult, undo_transactions
 from app.ui.workers import LatestRun
@@ -52,6 +53,7 @@ class WelcomePage(Page):
         row.addWidget(self.rollback)
         row.addWidget(self.keep)
         self.unfinished.hide()
+        self._make_earlier()
         self._unfinished: list[Transaction] = []
         self._running: list[Transaction] = []
         self._rollback_result: UndoResult | None = None
@@ -65,11 +67,24 @@ class WelcomePage(Page):
         layout.addWidget(self.promise)
         layout.addLayout(form)
         layout.addWidget(self.unfinished)
+        layout.addWidget(self.earlier)
         layout.addWidget(self.paste_label)
         layout.addWidget(self.paste)
         layout.addWidget(self.explanation)
         layout.addStretch(1)
         self.set_ready(True)
+
+    def _make_earlier(self) -> None:
+        """The repairs recorded on this computer: each can be seen, and undone, on the Earlier repairs page."""
+        self.earlier = card()
+        self.earlier_text = wrapped(name="earlier-repairs")
+        self.see_earlier = button("see-earlier")
+        self.see_earlier.clicked.connect(lambda: self.doctor.open_history())
+        row = QHBoxLayout(self.earlier)
+        row.addWidget(self.earlier_text, 1)
+        row.addWidget(self.see_earlier)
+        self.earlier.hide()
+        self._earlier: list = []
 
     def initializePage(self) -> None:
         self._look_at_journal()
@@ -78,12 +93,12 @@ class WelcomePage(Page):
     def _look_at_journal(self, keep: tuple[Transaction, ...] = ()) -> None:
         """Read the journal in a worker (it is files, and another window may hold them); with `keep`, first
         record those transactions as kept."""
-        journal = self.session.journal
+        journal, system = self.session.journal, self.session.system
 
-        def read(worker) -> tuple[list[Transaction], list[Transaction]]:
+        def read(worker) -> tuple[list[Transaction], list[Transaction], list]:
             for transaction in keep:
                 transaction.keep()
-            return journal.unfinished(), journal.running()
+            return journal.unfinished(), journal.running(), earlier_repairs(journal, system)
 
         doing = (self.tr("The choice to keep it could not be recorded. Try again, or go on: nothing was changed.")
                  if keep else
@@ -91,8 +106,10 @@ class WelcomePage(Page):
         self.reading.start(self.doctor.pool, read, returned=self._journal_read,
                            errored=lambda error: self._journal_failed(error, doing))
 
-    def _journal_read(self, found: tuple[list[Transaction], list[Transaction]]) -> None:
-        self._unfinished, self._running = found
+    def _journal_read(self, found: tuple[list[Transaction], list[Transaction], list]) -> None:
+        self._unfinished, self._running, self._earlier = found
+        self.earlier.setVisible(bool(self._earlier))
+        self._show_earlier()
         self.keep.setEnabled(True)
         self.unfinished.setVisible(bool(self._unfinished or self._running or self._rollback_result))
         self._show_unfinished()
@@ -123,8 +140,16 @@ class WelcomePage(Page):
         named(self.rollback, self.tr("&Roll back now"), self.tr("Roll back the unfinished repair"))
         named(self.keep, self.tr("&Keep it as it is"), self.tr("Leave the unfinished repair as it is and stop "
                                                              "offering to roll it back"))
+        named(self.see_earlier, self.tr("See &earlier repairs"), self.tr("See the earlier repairs, and undo one"))
         self._show_unfinished()
+        self._show_earlier()
         self._show_cause()
+
+    def _show_earlier(self) -> None:
+        in_place = sum(1 for repair in self._earlier if repair.in_place)
+        self.earlier_text.setText(
+            self.tr("%n repair(s) were made here before.", "", len(self._earlier)) + " "
+            + self.tr("%n of them still in place: each can be undone.", "", in_place))
 
     # -- language ---------------------------------------------------------------------------------------
     def _language_chosen(self) -> None:
