@@ -1,6 +1,8 @@
 """The repair run: the chosen repairs one after another, with retry and skip, Stop (which rolls back what this run
 changed), a close of the window that waits for the rollback, and the one way to undo transactions in a worker
-(Repair, Finish and Welcome all use it). No Qt: the pages draw it, and tests drive it without a window.
+(Repair, Finish and Welcome all use it). It runs the work and feeds what the workers report to the run's one state
+machine (app/repair/run_model.py), which says where the run stands and in what words. No Qt: the pages draw it, and
+tests drive it without a window.
 
 Work runs through a `start` callable with WorkerPool.start's shape (work, yielded=, returned=, errored=); its
 handlers run on the caller's (GUI) thread, and so does everything here. Results of a worker that is no longer the
@@ -11,7 +13,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import Any, Callable, Optional
 
 from app.cancel import Cancelled
@@ -19,10 +20,8 @@ from app.failures import failure_text, settle
 from app.i18n import words
 from app.probes.runner import Diagnosis
 from app.repair.journal import Transaction
+from app.repair.names import repair_name
 from app.repair.run import (
-    FIXED,
-    RESTART_NEEDED,
-    UNCHECKED,
     DownloadMoved,
     OutputLine,
     RepairFailed,
@@ -34,65 +33,67 @@ from app.repair.run import (
     left_installed,
     undo,
 )
+from app.repair.run_model import (
+    LOOKS,
+    Applied,
+    Failed,
+    Progressed,
+    RepairState,
+    Retry,
+    RolledBack,
+    RunModel,
+    Skip,
+    Started,
+    Stop,
+    Undone,
+    what_changed,
+    what_changes_back,
+)
 from app.repair.vc_runtime import InstallerFailed
+from app.report.units import download_line
 from app.sources.download import DownloadCancelled, DownloadProgress
 from app.system.identity import system_for
 
 PROGRESS_EVERY_S = 0.1  # at most ten progress updates a second reach the GUI thread
 
 
-class Phase(str, Enum):
-    """Where one repair of the run stands."""
-
-    WAITING = "waiting"
-    APPLYING = "applying"
-    DOWNLOADING = "downloading"
-    VERIFYING = "verifying"
-    ROLLING_BACK = "rolling-back"
-    DONE = "done"
-    STILL_BLOCKED = "still-blocked"
-    RESTART_NEEDED = "restart-needed"
-    UNCHECKED = "unchecked"  # done, and the check after it could not see everything
-    FAILED = "failed"
-    SKIPPED = "skipped"
-    ROLLED_BACK = "rolled-back"
-    NOT_ROLLED_BACK = "not-rolled-back"
-    INSTALLER_RUNNING = "installer-running"  # the app stopped waiting; Microsoft's installer may still install
-
-
-STEP_PHASES = {RunStep.APPLYING: Phase.APPLYING, RunStep.ROLLING_BACK: Phase.ROLLING_BACK,
-               RunStep.VERIFYING: Phase.VERIFYING}
-
-
-class RunState(str, Enum):
-    """Where the run as a whole stands."""
-
-    IDLE = "idle"
-    RUNNING = "running"
-    FAILED = "failed"  # a repair failed (and rolled itself back): Retry, Skip or Roll back everything
-    DONE = "done"
-    ROLLING_BACK = "rolling-back"
-    ROLLED_BACK = "rolled-back"
-    ROLLBACK_STOPPED = "rollback-stopped"  # the rollback could not put everything back: said, not called success
+STEPS = {RunStep.APPLYING: RepairState.APPLYING, RunStep.ROLLING_BACK: RepairState.PUTTING_BACK,
+         RunStep.VERIFYING: RepairState.VERIFYING}
 
 
 @dataclass(frozen=True)
 class Recorded:
-    """A log entry: a repair was recorded in the journal as this transaction (the page says it in words)."""
+    """A log entry: a repair finished and was recorded in the journal as this transaction."""
 
-    transaction_id: str
+    transaction: Transaction
+
+
+@dataclass(frozen=True)
+class UndoneAfterwards:
+    """A log entry: a finished repair was undone afterwards (from Finish)."""
+
+    transaction: Transaction
 
 
 @dataclass
 class RepairItem:
     option: Any  # session.RepairOption
-    phase: Phase = Phase.WAITING
     progress: Optional[DownloadProgress] = None
     outcome: Optional[RepairOutcome] = None
 
     @property
     def action(self) -> str:
         return self.option.action
+
+
+@dataclass(frozen=True)
+class Row:
+    """What a repair's row shows: its name, its words, its icon, and how far its bar is (None: moving)."""
+
+    name: str
+    words: str
+    icon: str
+    done: Optional[float]
 
 
 @dataclass
@@ -129,33 +130,74 @@ def undo_transactions(transactions: list[Transaction], owner_window: int = 0) ->
 
 
 class RepairRun:
-    """One run of the chosen repairs. `changed()` is called after every change of state (the page redraws)."""
+    """One run of the chosen repairs: the workers' reports become events of its model (app/repair/run_model.py),
+    which says where the run stands and what that is in words. `changed()` is called after every change of state
+    (the page redraws)."""
 
     def __init__(self, session, start: Callable[..., Any], changed: Callable[[], None] = lambda: None) -> None:
         self.session = session
         self._start = start
         self.changed = changed
         self.items = [RepairItem(option) for option in session.chosen]
-        self.current = 0
-        self.state = RunState.IDLE
+        self.model = RunModel(len(self.items), runs_installer=any(i.option.plan.runs_installer for i in self.items))
         self.error: Optional[BaseException] = None  # the last failure, for its words and details
-        self.log: list = []  # lines of output and details, and Recorded entries
-        self.closing = False  # the window asked to close: it does once the rollback is over
+        self.log: list = []  # lines of output and details, and Recorded / UndoneAfterwards entries
         self.on_closed: Callable[[], None] = lambda: None
-        self.left_installed: list[str] = []  # what a stopped or undone repair's installer left, as read after it
-        self.left_needs_restart = False  # its installer said Windows must restart to finish it (3010, 1641)
-        # an installer the app stopped waiting for (its failure, for the words): it may still be installing
-        self.installer_running: Optional[BaseException] = None
+        self.installer_running: Optional[BaseException] = None  # its failure, for the words
         self._worker = None
 
     # -- reading ---------------------------------------------------------------------------------------------
     @property
+    def state(self) -> RepairState:
+        return self.model.state
+
+    @property
     def busy(self) -> bool:
-        return self.state in (RunState.RUNNING, RunState.ROLLING_BACK)
+        return self.model.busy
+
+    @property
+    def closing(self) -> bool:
+        return self.model.closing
+
+    @property
+    def left_installed(self) -> list[str]:
+        return self.model.left_installed
 
     @property
     def restart_needed(self) -> bool:
-        return any(item.outcome is not None and item.outcome.transaction.restart_needed for item in self.items)
+        return self.model.restart_needed
+
+    @property
+    def can_retry(self) -> bool:
+        return self.model.can_retry
+
+    def row(self, index: int) -> Row:
+        item, lang, state = self.items[index], self.session.lang, self.model.states[index]
+        progress = item.progress if state == RepairState.DOWNLOADING else None
+        look = LOOKS[state]
+        if progress is not None and progress.total:
+            done: Optional[float] = progress.done / progress.total
+        else:
+            done = None if look.busy else float(look.full)
+        detail = download_line(progress, lang) if progress is not None else ""
+        return Row(repair_name(item.action, lang), self.model.row_words(index, lang, detail), look.icon, done)
+
+    def status_words(self) -> str:
+        return self.model.status_words(self.session.lang)
+
+    def log_text(self, entry) -> str:
+        """A log entry in the reader's words: a finished repair by what it changed, its journal id after."""
+        lang = self.session.lang
+        if isinstance(entry, (Recorded, UndoneAfterwards)):
+            transaction = entry.transaction
+            name = repair_name(transaction.begin.get("action", ""), lang)
+            if isinstance(entry, UndoneAfterwards):
+                return "\n".join([words("repair.log.undone", lang, name=name),
+                                  *("  " + line for line in what_changes_back(transaction, lang))])
+            return "\n".join([words("repair.log.done", lang, name=name),
+                              *("  " + line for line in what_changed(transaction, lang)),
+                              "  " + words("repair.log.recorded", lang, id=transaction.id)])
+        return entry
 
     def failure_words(self) -> str:
         error = self.error or self.installer_running
@@ -166,19 +208,20 @@ class RepairRun:
         return f"{text}\n{words('repair.left_installed', self.session.lang, runtimes=left)}" if left else text
 
     # -- running ---------------------------------------------------------------------------------------------
+    def _handle(self, event) -> None:
+        self.model.handle(event)
+        if self.model.state == RepairState.WORKING and self._worker is None:
+            self._run_current()
+        elif self.model.state == RepairState.ROLLING_BACK and self._worker is None:
+            self._roll_back_done()
+        self.changed()
+
     def begin(self) -> None:
-        self.current = 0
-        self._run_current()
+        self._handle(Started())
 
     def _run_current(self) -> None:
-        if self.current >= len(self.items):
-            self.state = RunState.DONE
-            self.changed()
-            return
-        item = self.items[self.current]
-        self.state, self.error = RunState.RUNNING, None
-        item.phase, item.progress = Phase.APPLYING, None
-        self.changed()
+        item = self.items[self.model.current]
+        self.error, item.progress = None, None
         session, plan = self.session, item.option.plan
         system, env, journal = session.system, session.env, session.journal
 
@@ -204,111 +247,90 @@ class RepairRun:
                                             errored=mine(self._failed))
 
     def _event(self, event: RunEvent) -> None:
-        item = self.items[self.current]
+        item = self.items[self.model.current]
         if isinstance(event, OutputLine):
             text = event.text[self.session.lang] if isinstance(event.text, dict) else event.text
             self.log.append(str(text).rstrip())
         elif isinstance(event, StepReached):
-            item.phase = STEP_PHASES[event.step]
-            if self.state == RunState.ROLLING_BACK and item.phase != Phase.ROLLING_BACK:
-                return  # a Stop was asked: the page keeps saying so
+            self.model.handle(Progressed(STEPS[event.step]))
         elif isinstance(event, DownloadMoved):
             finished = event.progress.total is not None and event.progress.done >= event.progress.total
             # once the file is there, the next step (the installer, placing the files) is working, not downloading
-            item.phase, item.progress = (Phase.APPLYING, None) if finished else (Phase.DOWNLOADING, event.progress)
+            item.progress = None if finished else event.progress
+            self.model.handle(Progressed(RepairState.APPLYING if finished else RepairState.DOWNLOADING))
         self.changed()
 
     def _applied(self, outcome: RepairOutcome) -> None:
         self._worker = None
-        item = self.items[self.current]
-        item.outcome = outcome
+        self.items[self.model.current].outcome = outcome
         self.session.add_outcome(outcome)
         self._take_diagnosis(outcome.after)
-        item.phase = {FIXED: Phase.DONE, RESTART_NEEDED: Phase.RESTART_NEEDED,
-                      UNCHECKED: Phase.UNCHECKED}.get(outcome.state, Phase.STILL_BLOCKED)
-        self.log.append(Recorded(outcome.transaction.id))
-        if self.state == RunState.ROLLING_BACK:  # Stop came after the last change was made: undo it too
-            self._roll_back_done()
-            return
-        self.current += 1
-        self._run_current()
+        self.log.append(Recorded(outcome.transaction))
+        self._handle(Applied(RepairState(outcome.state.value), outcome.transaction.restart_needed))
 
     def _failed(self, error: BaseException) -> None:
         self._worker = None
-        item = self.items[self.current]
         self.log.append(getattr(error, "details", None) or f"{error.__class__.__name__}: {error}")
         cause = error.cause if isinstance(error, RepairFailed) else error
         if isinstance(error, RepairFailed) and error.left_installed:
-            self.left_installed.append(error.left_installed)
-            self.left_needs_restart = self.left_needs_restart or error.restart_needed
-        stopped = isinstance(cause, (Cancelled, DownloadCancelled))
+            self.model.left_installed.append(error.left_installed)
+            self.model.left_needs_restart = self.model.left_needs_restart or error.restart_needed
         running = isinstance(cause, InstallerFailed) and cause.installer_running
         if running:
             self.installer_running = error
-        if stopped or self.state == RunState.ROLLING_BACK:
-            item.phase = Phase.ROLLED_BACK if rolled_itself_back(error) else Phase.NOT_ROLLED_BACK
-            if item.phase == Phase.NOT_ROLLED_BACK:
-                self.error = error
-            elif running:
-                item.phase = Phase.INSTALLER_RUNNING
-            self._roll_back_done()
-            return
-        item.phase = Phase.FAILED if rolled_itself_back(error) else Phase.NOT_ROLLED_BACK
-        if running and item.phase == Phase.FAILED:
-            item.phase = Phase.INSTALLER_RUNNING
-        self.state = RunState.ROLLBACK_STOPPED if item.phase == Phase.NOT_ROLLED_BACK else RunState.FAILED
-        self.error = error
-        self.changed()
-        if self.closing:
-            self._roll_back_done()
+        event = Failed(rolled_itself_back(error), running, isinstance(cause, (Cancelled, DownloadCancelled)))
+        stopping = event.cancelled or self.model.state == RepairState.STOPPING
+        if not stopping or not event.rolled_back:
+            self.error = error
+        self._handle(event)
 
     # -- the user's answers ------------------------------------------------------------------------------------
-    @property
-    def can_retry(self) -> bool:
-        """Not while an installer the app stopped waiting for may still run: a second one would only wait for it."""
-        return self.state == RunState.FAILED and self.items[self.current].phase != Phase.INSTALLER_RUNNING
-
     def retry(self) -> None:
-        if self.can_retry:
-            self._run_current()
+        if self.model.allows(Retry()):
+            self._handle(Retry())
 
     def skip(self) -> None:
-        if self.state == RunState.FAILED:
-            if self.items[self.current].phase != Phase.INSTALLER_RUNNING:  # the row keeps saying it still runs
-                self.items[self.current].phase = Phase.SKIPPED
-            self.current += 1
-            self._run_current()
+        if self.model.allows(Skip()):
+            self._handle(Skip())
 
     def stop(self) -> None:
         """Stop what runs (it rolls itself back), then undo the repairs this run finished, newest first."""
-        if self.state == RunState.ROLLING_BACK:
+        if not self.model.allows(Stop()):
             return
-        running = self._worker is not None
-        self.state = RunState.ROLLING_BACK
-        if running:
-            self.items[self.current].phase = Phase.ROLLING_BACK
-            self.changed()
+        self.model.handle(Stop())
+        if self._worker is not None:
             self._worker.cancel()  # _failed follows, or _applied when the repair had already finished
-            return
-        if self.current < len(self.items) and self.items[self.current].phase == Phase.FAILED:
-            self.items[self.current].phase = Phase.ROLLED_BACK
-        self._roll_back_done()
+        else:
+            self._roll_back_done()
+        self.changed()
 
     def close(self) -> bool:
         """The window wants to close: True when it may now; else the run is stopped (and rolled back) first, and
         `on_closed` is called when it is over. Asking again while it rolls back changes nothing."""
         if not self.busy:
             return True
-        self.closing = True
+        self.model.closing = True
         self.stop()
+        self.changed()
         return False
 
-    def _roll_back_done(self) -> None:
-        self.state = RunState.ROLLING_BACK
+    def take_undone(self) -> bool:
+        """Repairs of this run undone afterwards (from Finish: the session says which): the run says so. True when
+        something changed."""
+        undone = {outcome.transaction.id for outcome in self.session.undone}
+        done = {index for index, item in enumerate(self.items)
+                if item.outcome is not None and item.outcome.transaction.id in undone}
+        if not done or not self.model.allows(Undone(frozenset(done))):
+            return False
+        self.model.handle(Undone(frozenset(done)))
+        for index in sorted(done):
+            self.log.append(UndoneAfterwards(self.items[index].outcome.transaction))
+            self.items[index].outcome = None
         self.changed()
+        return True
+
+    def _roll_back_done(self) -> None:
         done = [item for item in self.items if item.outcome is not None]
-        for item in done:
-            item.phase = Phase.ROLLING_BACK
         transactions = [item.outcome.transaction for item in reversed(done)]
         owner = self.session.owner_window  # read here, on the GUI thread: the worker gets a number
         worker = None
@@ -316,30 +338,27 @@ class RepairRun:
         def finished(result: UndoResult) -> None:
             if worker is self._worker:
                 self._worker = None
-                self._rolled_back(done, result)
+                self._rolled_back(result)
 
         worker = self._worker = self._start(lambda w: undo_transactions(transactions, owner), returned=finished,
                                             errored=lambda error: finished(UndoResult(error=error)))
 
-    def _rolled_back(self, done: list[RepairItem], result: UndoResult) -> None:
-        undone = {t.id for t in result.undone}
-        for item in done:
-            if item.outcome.transaction.id in undone:
-                item.phase = Phase.ROLLED_BACK
-                self.session.forget_outcomes({item.outcome.transaction.id})
+    def _rolled_back(self, result: UndoResult) -> None:
+        undone_ids = {t.id for t in result.undone}
+        undone = set()
+        for index, item in enumerate(self.items):
+            if item.outcome is not None and item.outcome.transaction.id in undone_ids:
+                undone.add(index)
                 item.outcome = None
-            else:
-                item.phase = Phase.NOT_ROLLED_BACK
+        self.session.forget_outcomes(undone_ids)
         if result.after is not None:
             self._take_diagnosis(result.after)
-        self.left_installed.extend(result.left_installed)
+        self.model.left_installed.extend(result.left_installed)
         if result.left_installed and any(t.restart_needed for t in result.undone):
-            self.left_needs_restart = True  # a finished repair's installer said 3010: the restart still counts
-        stuck = any(item.phase == Phase.NOT_ROLLED_BACK for item in self.items)
+            self.model.left_needs_restart = True  # a finished repair's installer said 3010: the restart still counts
         if result.error is not None:
             self.error = result.error
-        self.state = RunState.ROLLBACK_STOPPED if stuck or result.error is not None else RunState.ROLLED_BACK
-        self.changed()
+        self._handle(RolledBack(frozenset(undone), result.complete))
         if self.closing:
             self.on_closed()
 

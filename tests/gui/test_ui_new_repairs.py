@@ -11,8 +11,8 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel
 
+from app.repair.run_model import RepairState
 from app.ui.pages.base import DIAGNOSE, ENVIRONMENTS, FINDINGS, FINISH, PLAN, REPAIR, VERIFY
-from app.ui.repair_run import Phase, RunState
 from tests.helpers.damaged_torch import broken_image, lib_state, serve
 from tests.helpers.duplicate_openmp import CONDA, OTHER_BUILD, SET_ASIDE, conda_image, intel_runtime
 from tests.helpers.paging_file import sd_image
@@ -30,7 +30,7 @@ def repaired(qtbot, wizard):
     """Press "Repair now" and wait until the run is done; the Repair page."""
     forward(qtbot, wizard, REPAIR)
     repair = wizard.pages[REPAIR]
-    qtbot.waitUntil(lambda: repair.state == RunState.DONE, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: repair.state == RepairState.DONE, timeout=WAIT_MS)
     return repair
 
 
@@ -75,7 +75,7 @@ def test_the_paging_file_repair_ends_with_restart_needed_not_a_failure(tmp_path,
     assert [o.action for o in wizard.session.chosen] == ["paging-file-system-managed"]
     assert wizard.session.chosen[0].plan.needs_admin is False  # a copied drive: registry.json, no elevation
     repair = repaired(qtbot, wizard)
-    assert repair.run.items[0].phase == Phase.RESTART_NEEDED and repair.run.restart_needed
+    assert repair.run.model.states[0] == RepairState.RESTART_NEEDED and repair.run.restart_needed
     words = repair.status.text()
     assert (("restart" in words) if lang == "en" else ("重启" in words)), words
     assert not repair.error.isVisible()  # not a failure

@@ -11,8 +11,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWizard
 
 from app.repair.journal import Journal
+from app.repair.run_model import RepairState
 from app.ui.pages.base import REPAIR
-from app.ui.repair_run import RunState
 from tests.conftest import TORCH_LIB
 from tests.helpers.files import hashes
 from tests.helpers.wizard import WAIT_MS, forward, ready, to_plan
@@ -41,7 +41,7 @@ def test_stop_after_the_file_was_placed_rolls_it_back_and_says_so(torch_image, o
     assert (lib / "libomp140.x86_64.dll").exists() and repair.stop.isEnabled()
     qtbot.mouseClick(repair.stop, Qt.MouseButton.LeftButton)
     go.write_text("go")
-    qtbot.waitUntil(lambda: repair.state == RunState.ROLLED_BACK, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: repair.state == RepairState.ROLLED_BACK, timeout=WAIT_MS)
     assert hashes(lib) == before
     assert "put back as it was" in repair.status.text() and repair.isComplete()
     (transaction,) = Journal().transactions()
@@ -61,7 +61,7 @@ def test_closing_the_window_during_a_repair_and_again_during_its_rollback_waits_
     repair = wizard.pages[REPAIR]
     wizard.close()  # the window's X
     qtbot.wait(50)
-    assert wizard.isVisible() and repair.state == RunState.ROLLING_BACK
+    assert wizard.isVisible() and repair.run.busy
     assert "closes by itself" in repair.status.text()
     go2, reached2 = paused(monkeypatch, tmp_path, "restore:1")  # hold the rollback itself half way
     go.write_text("go")
@@ -69,7 +69,7 @@ def test_closing_the_window_during_a_repair_and_again_during_its_rollback_waits_
     wizard.close()
     qtbot.keyClick(wizard, Qt.Key.Key_Escape)  # again, and Esc: nothing closes a window that is putting back
     qtbot.wait(50)
-    assert wizard.isVisible() and repair.state == RunState.ROLLING_BACK
+    assert wizard.isVisible() and repair.run.busy
     go2.write_text("go")
     qtbot.waitUntil(lambda: not wizard.isVisible(), timeout=WAIT_MS)  # closed by itself once put back
     assert hashes(lib) == before
@@ -84,7 +84,7 @@ def test_a_double_click_on_repair_now_repairs_once(torch_image, open_wizard, qtb
     commit = wizard.button(QWizard.WizardButton.CommitButton)
     qtbot.mouseDClick(commit, Qt.MouseButton.LeftButton)
     qtbot.mouseClick(commit, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: wizard.pages[REPAIR].state == RunState.DONE, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: wizard.pages[REPAIR].state == RepairState.DONE, timeout=WAIT_MS)
     time.sleep(0.2)
     assert len(list(Journal().transactions())) == 1
     assert wizard.currentId() == REPAIR
@@ -174,7 +174,7 @@ def test_stop_then_an_installer_still_running_is_said_and_never_called_put_back(
     tests/lab/test_live_vc_runtime.py): the page says the installer still runs, shows why, and offers no Retry."""
     repair, lib, before = _installer_still_running(torch_image, open_wizard, qtbot, monkeypatch, tmp_path, lang,
                                                    stop=True)
-    qtbot.waitUntil(lambda: repair.state == RunState.ROLLED_BACK, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: repair.state == RepairState.ROLLED_BACK, timeout=WAIT_MS)
     assert hashes(lib) == before and repair.isComplete()
     status, row, error = repair.status.text(), repair.rows[0]["state"].text(), repair.error_text.text()
     if lang == "en":
@@ -192,12 +192,12 @@ def test_the_wait_running_out_offers_skip_and_roll_back_never_retry(torch_image,
     for the first, so it is not offered; Skip goes on and the row keeps saying the installer still runs."""
     repair, lib, before = _installer_still_running(torch_image, open_wizard, qtbot, monkeypatch, tmp_path, "en",
                                                    stop=False)
-    qtbot.waitUntil(lambda: repair.state == RunState.FAILED, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: repair.state == RepairState.INSTALLER_RUNNING, timeout=WAIT_MS)
     assert hashes(lib) == before
     assert repair.error.isVisible() and "It was not stopped" in repair.error_text.text()
     assert not repair.retry.isVisible() and repair.skip.isVisible() and repair.roll_back.isVisible()
     qtbot.mouseClick(repair.skip, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: repair.state == RunState.DONE, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: repair.state == RepairState.DONE, timeout=WAIT_MS)
     assert repair.rows[0]["state"].text() == "not finished: Microsoft's installer is still running"
 
 
@@ -229,7 +229,6 @@ def test_a_check_afterwards_that_could_not_finish_is_said_never_loads_now(torch_
     from app.probes.base import ENVIRONMENT, Probe
     from app.probes.every_probe import ALL_PROBES
     from app.ui.pages.base import VERIFY
-    from app.ui.repair_run import Phase
     from tests.helpers.faults import blind_once_the_runtime_is_placed
 
     image = torch_image()
@@ -242,7 +241,7 @@ def test_a_check_afterwards_that_could_not_finish_is_said_never_loads_now(torch_
     ready(qtbot, wizard)
     assert (lib / "libomp140.x86_64.dll").exists()
     repair = wizard.pages[REPAIR]
-    assert [item.phase for item in repair.run.items] == [Phase.UNCHECKED]
+    assert repair.run.model.states == [RepairState.UNCHECKED]
     forward(qtbot, wizard, VERIFY)
     ready(qtbot, wizard)
     verify = wizard.pages[VERIFY]

@@ -14,8 +14,9 @@ import pytest
 from app.cancel import CancelToken
 from app.i18n import LANGUAGES
 from app.repair.journal import Journal
+from app.repair.run_model import RepairState
 from app.system.offline import OfflineImage
-from app.ui.repair_run import Phase, RepairRun, RunState, undo_transactions
+from app.ui.repair_run import RepairRun, undo_transactions
 from app.ui.session import Session, diagnose, recommended, repair_options
 from tests.conftest import TORCH_LIB, VENV, tree_hashes
 from tests.helpers.faults import InstallerStillRunningAfter
@@ -111,10 +112,10 @@ def test_stop_after_the_change_was_made_rolls_it_back_and_says_so(torch_image, m
     wait_for(Path(str(go) + ".reached"))
     assert (lib / "libomp140.x86_64.dll").exists()  # the change is made: Stop must undo it, not only stop
     run.stop()
-    assert run.state == RunState.ROLLING_BACK
+    assert run.state == RepairState.STOPPING
     go.write_text("go")
-    threads.pump(lambda: run.state not in (RunState.RUNNING, RunState.ROLLING_BACK))
-    assert run.state == RunState.ROLLED_BACK and run.items[0].phase == Phase.ROLLED_BACK
+    threads.pump(lambda: not run.busy)
+    assert run.state == RepairState.ROLLED_BACK and run.model.states == [RepairState.ROLLED_BACK]
     assert tree_hashes(lib) == before and session.outcomes == []
     (transaction,) = Journal().transactions()
     assert transaction.state == "rolled-back"
@@ -127,13 +128,12 @@ def test_a_rollback_that_stopped_is_said_and_never_called_success(torch_image, m
     threads = Threads()
     run = RepairRun(session, threads)
     run.begin()
-    threads.pump(lambda: run.state == RunState.DONE)
+    threads.pump(lambda: run.state == RepairState.DONE)
     users_own = b"MZ the user's own copy, put there after the repair"
     (lib / "libomp140.x86_64.dll").write_bytes(users_own)
-    run.state = RunState.FAILED  # as after a later repair of the run failed: Roll back everything
-    run.stop()
-    threads.pump(lambda: run.state != RunState.ROLLING_BACK)
-    assert run.state == RunState.ROLLBACK_STOPPED and run.items[0].phase == Phase.NOT_ROLLED_BACK
+    run.stop()  # Roll back everything, as after a later repair of the run failed
+    threads.pump(lambda: not run.busy)
+    assert run.state == RepairState.NOT_ROLLED_BACK and run.model.states == [RepairState.NOT_ROLLED_BACK]
     words = {}
     for lang in LANGUAGES:
         session.lang = lang
@@ -157,7 +157,7 @@ def test_a_late_result_of_a_worker_that_is_no_longer_current_is_ignored(torch_im
     run._worker = object()  # as if a newer worker had been started since
     go.write_text("go")
     threads.pump(lambda: stale.done and threads.events.empty(), timeout=60)
-    assert run.state == RunState.RUNNING and run.items[0].outcome is None and session.outcomes == []
+    assert run.state == RepairState.WORKING and run.items[0].outcome is None and session.outcomes == []
 
 
 def test_closing_during_a_repair_waits_for_the_rollback_and_a_second_close_changes_nothing(torch_image, monkeypatch,
@@ -178,10 +178,10 @@ def test_closing_during_a_repair_waits_for_the_rollback_and_a_second_close_chang
     go2 = paused(monkeypatch, tmp_path, "restore:1")  # now hold the rollback itself half way
     go.write_text("go")
     wait_for(Path(str(go2) + ".reached"))
-    assert run.state == RunState.ROLLING_BACK and run.close() is False and closed == []
+    assert run.state == RepairState.STOPPING and run.close() is False and closed == []
     go2.write_text("go")
     threads.pump(lambda: bool(closed))
-    assert run.state == RunState.ROLLED_BACK and tree_hashes(lib) == before
+    assert run.state == RepairState.ROLLED_BACK and tree_hashes(lib) == before
 
 
 def test_undo_transactions_stops_at_the_first_it_cannot_undo_and_says_which(torch_image):
@@ -191,7 +191,7 @@ def test_undo_transactions_stops_at_the_first_it_cannot_undo_and_says_which(torc
     threads = Threads()
     run = RepairRun(session, threads)
     run.begin()
-    threads.pump(lambda: run.state == RunState.DONE)
+    threads.pump(lambda: run.state == RepairState.DONE)
     (transaction,) = session.transactions
     (lib / "libomp140.x86_64.dll").write_bytes(b"MZ changed since")
     result = undo_transactions([transaction])
@@ -221,10 +221,10 @@ def test_an_installer_the_app_stopped_waiting_for_is_never_called_put_back_nor_r
     if stop_first:
         run.stop()
     go.write_text("go")
-    threads.pump(lambda: run.state not in (RunState.RUNNING, RunState.ROLLING_BACK))
+    threads.pump(lambda: not run.busy)
     assert tree_hashes(lib) == before  # what the repair changed itself was put back
-    assert run.items[0].phase == Phase.INSTALLER_RUNNING
-    assert run.state == (RunState.ROLLED_BACK if stop_first else RunState.FAILED)
+    assert run.model.states == [RepairState.INSTALLER_RUNNING]
+    assert run.state == (RepairState.ROLLED_BACK if stop_first else RepairState.INSTALLER_RUNNING)
     assert not run.can_retry  # a second installer would only wait for the first
     run.retry()
     assert threads.started == (2 if stop_first else 1)  # (the Stop's own undo of finished repairs)

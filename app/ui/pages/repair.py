@@ -1,6 +1,7 @@
-"""Repair: draws the repair run (app/ui/repair_run.py): each chosen repair in turn, with download bytes, speed and
-time left, then verify and place or install; a log, collapsed. Stop rolls back. A failure is said in plain words
-with Retry, Skip and Roll back; a rollback that could not put everything back is said as such."""
+"""Repair: shows the repair run (app/ui/repair_run.py, its states and words in app/repair/run_model.py): each chosen
+repair in turn, with download bytes, speed and time left, then verify and place or install; a log, collapsed, of
+what each repair changed. Stop rolls back. A failure is said in plain words with Retry, Skip and Roll back; a
+rollback that could not put everything back is said as such; an undo from Finish, once Back returns here."""
 
 from __future__ import annotations
 
@@ -8,11 +9,9 @@ from typing import Optional
 
 from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QPlainTextEdit, QProgressBar, QVBoxLayout, QWidget
 
-from app.i18n import words
-from app.repair.names import repair_name
-from app.report.units import download_line
+from app.repair.run_model import RepairState
 from app.ui.pages.base import Page, button, card, icon_label, named, wrapped
-from app.ui.repair_run import Phase, Recorded, RepairRun, RunState
+from app.ui.repair_run import RepairRun
 
 
 class RepairPage(Page):
@@ -92,8 +91,14 @@ class RepairPage(Page):
         self.run.begin()
 
     @property
-    def state(self) -> RunState:
-        return self.run.state if self.run is not None else RunState.IDLE
+    def state(self) -> RepairState:
+        return self.run.state if self.run is not None else RepairState.WAITING
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        """Shown again (Back from Finish, after an undo there): the run says which of its repairs were undone."""
+        super().showEvent(event)
+        if self.run is not None:
+            self.run.take_undone()
 
     def retranslate(self) -> None:
         self.setTitle(self.tr("Repairing"))
@@ -106,101 +111,37 @@ class RepairPage(Page):
         self.roll_back.setText(self.tr("Roll &back everything"))
         self._draw()
 
-    def _phase_words(self, item) -> str:
-        phase = item.phase
-        if phase == Phase.DOWNLOADING and item.progress is not None:
-            return self.tr("downloading {detail}").format(detail=download_line(item.progress, self.session.lang))
-        return {
-            Phase.WAITING: self.tr("waiting"),
-            Phase.APPLYING: self.tr("working…"),
-            Phase.DOWNLOADING: self.tr("downloading…"),
-            Phase.VERIFYING: self.tr("checking that PyTorch loads…"),
-            Phase.ROLLING_BACK: self.tr("putting everything back…"),
-            Phase.DONE: self.tr("done"),
-            Phase.STILL_BLOCKED: self.tr("done, but PyTorch still does not load"),
-            Phase.RESTART_NEEDED: self.tr("done: Windows must restart to finish it"),
-            Phase.UNCHECKED: self.tr("done, but the check afterwards could not finish"),
-            Phase.FAILED: self.tr("failed, and put back as it was"),
-            Phase.SKIPPED: self.tr("skipped"),
-            Phase.ROLLED_BACK: self.tr("rolled back"),
-            Phase.NOT_ROLLED_BACK: self.tr("could not be put back completely"),
-            Phase.INSTALLER_RUNNING: self.tr("not finished: Microsoft's installer is still running"),
-        }[phase]
-
-    def _status_words(self) -> str:
-        state = self.state
-        if state == RunState.RUNNING and any(item.option.plan.runs_installer for item in self.run.items):
-            return self.tr("Working. You can stop at any time: whatever was changed is put back. Microsoft's "
-                           "installer, once it runs, is let finish, and the runtime it installs stays.")
-        if state == RunState.RUNNING:
-            return self.tr("Working. You can stop at any time: whatever was changed is put back.")
-        if state == RunState.ROLLING_BACK:
-            if self.run.closing:
-                return self.tr("Putting everything back as it was… The window closes by itself when that is done.")
-            return self.tr("Putting everything back as it was…")
-        if state == RunState.ROLLED_BACK and self.run.installer_running is not None:
-            return self.tr("Stopped. What the repairs changed was put back, but Microsoft's installer is still "
-                           "running (below: what to do).")
-        if state == RunState.ROLLED_BACK and self.run.left_installed:
-            said = self.tr("Stopped. Everything the repairs changed was put back as it was, except Microsoft's "
-                           "Visual C++ runtime, now installed ({runtimes}): its installer had already run, and it "
-                           "stays because other programs share it.").format(
-                runtimes=", ".join(self.run.left_installed))
-            if self.run.left_needs_restart:
-                said += " " + words("repair.left_installed.restart", self.session.lang)
-            return said
-        if state == RunState.ROLLED_BACK:
-            return self.tr("Stopped. Everything the repairs changed was put back as it was.")
-        if state == RunState.ROLLBACK_STOPPED:
-            return self.tr("Stopped, but not everything could be put back. What is still changed is recorded: "
-                           "you can undo it later from the first page or with “undo”.")
-        if state == RunState.DONE and self.run.restart_needed:
-            return self.tr("All chosen repairs are done. Windows needs a restart before they take effect: "
-                           "restart when the assistant is done, then check again.")
-        if state == RunState.DONE:
-            return self.tr("All chosen repairs are done. Press Next to check PyTorch again.")
-        return ""
-
     def _draw(self) -> None:
+        """Shows what the run says (app/repair/run_model.py): the words, icons and bars are its own."""
         run = self.run
         if run is None:
             return
         from app.ui.icons import icon as load
 
-        for row, item in zip(self.rows, run.items):
-            row["name"].setText(repair_name(item.action, self.session.lang))
-            row["state"].setText(self._phase_words(item))
-            icon = {Phase.DONE: "ok", Phase.STILL_BLOCKED: "warning", Phase.RESTART_NEEDED: "warning",
-                    Phase.UNCHECKED: "warning",
-                    Phase.FAILED: "problem", Phase.NOT_ROLLED_BACK: "problem", Phase.SKIPPED: "waiting",
-                    Phase.ROLLED_BACK: "waiting", Phase.WAITING: "waiting",
-                    Phase.INSTALLER_RUNNING: "warning"}.get(item.phase, "running")
-            row["icon"].setPixmap(load(icon).pixmap(16, 16))
-            bar = row["bar"]
-            if item.phase == Phase.DOWNLOADING and item.progress is not None and item.progress.total:
-                bar.setRange(0, 1000)
-                bar.setValue(int(1000 * item.progress.done / item.progress.total))
-            elif item.phase in (Phase.APPLYING, Phase.VERIFYING, Phase.ROLLING_BACK, Phase.DOWNLOADING):
+        for index, widgets in enumerate(self.rows):
+            row = run.row(index)
+            widgets["name"].setText(row.name)
+            widgets["state"].setText(row.words)
+            widgets["icon"].setPixmap(load(row.icon).pixmap(16, 16))
+            bar = widgets["bar"]
+            if row.done is None:
                 bar.setRange(0, 0)
             else:
-                bar.setRange(0, 1)
-                bar.setValue(1 if item.phase in (Phase.DONE, Phase.STILL_BLOCKED, Phase.RESTART_NEEDED,
-                                                 Phase.UNCHECKED) else 0)
-        for line in run.log[self._logged:]:
-            self.log.appendPlainText(self.tr("Recorded as {id}.").format(id=line.transaction_id)
-                                     if isinstance(line, Recorded) else line)
+                bar.setRange(0, 1000)
+                bar.setValue(int(1000 * row.done))
+        for entry in run.log[self._logged:]:
+            self.log.appendPlainText(run.log_text(entry))
         self._logged = len(run.log)
-        state = run.state
-        self.status.setText(self._status_words())
-        failed = state in (RunState.FAILED, RunState.ROLLBACK_STOPPED) and run.error is not None
-        failed = failed or (state == RunState.ROLLED_BACK and run.installer_running is not None)
+        model = run.model
+        self.status.setText(run.status_words())
+        failed = model.says_failure and (run.error or run.installer_running) is not None
         self.error_text.setText(run.failure_words() if failed else "")
         self.error.setVisible(failed)
-        self.retry.setVisible(run.can_retry)
-        self.skip.setVisible(state == RunState.FAILED)
-        self.roll_back.setVisible(state == RunState.FAILED)
-        self.stop.setEnabled(state == RunState.RUNNING)
-        self.set_ready(state in (RunState.DONE, RunState.ROLLED_BACK, RunState.ROLLBACK_STOPPED))
+        self.retry.setVisible(model.can_retry)
+        self.skip.setVisible(model.asks)
+        self.roll_back.setVisible(model.asks)
+        self.stop.setEnabled(model.state == RepairState.WORKING)
+        self.set_ready(model.ended)
 
     # -- the user's answers ---------------------------------------------------------------------------------
     def _retry(self) -> None:
