@@ -105,6 +105,16 @@ def log_failure(what: str, error: BaseException, names: Iterable[str] = ()) -> N
         handler.flush()
 
 
+def log_note(text: str) -> None:
+    """One line of what the app did (the wizard started, a repair undone), so the log folder it points at holds
+    the log from the start, not only after a failure."""
+    if _handler() is None:
+        return
+    logger.info("%s", text)
+    for handler in logger.handlers:
+        handler.flush()
+
+
 def log_tail(lines: int = 200) -> list[str]:
     """The last `lines` lines of the log file (already redacted when written), for the report; [] without one."""
     try:

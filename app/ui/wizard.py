@@ -9,7 +9,9 @@ from PySide6.QtCore import QCoreApplication, QEvent, QLibraryInfo, QLocale, QTim
 from PySide6.QtGui import QCloseEvent, QShowEvent
 from PySide6.QtWidgets import QApplication, QMessageBox, QWizard
 
+from app import __version__
 from app.probes.base import Program
+from app.report.log import log_note
 from app.resources import resources_folder
 from app.ui.collector import GuiThreadCollector
 from app.ui.failure import show_failure
@@ -84,6 +86,7 @@ class DoctorWizard(QWizard):
             page.retranslate()
         self.pages[ENVIRONMENTS].environment_chosen.connect(self._check_early)
         QTimer.singleShot(0, self.head_start)
+        self.pool.start(lambda worker: log_note(f"Torch DLL Doctor {__version__}: the wizard started"))
 
     def head_start(self) -> None:
         """While Welcome is read (from the start, and again after a rollback there): the search begins (or the

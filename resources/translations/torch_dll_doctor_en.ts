@@ -4,7 +4,7 @@
 <context>
     <name>EnvironmentsPage</name>
     <message numerus="yes">
-        <location filename="../../app/ui/pages/environments.py" line="131"/>
+        <location filename="../../app/ui/pages/environments.py" line="151"/>
         <source>Searching… %n found so far.</source>
         <translation>
             <numerusform>Searching… %n found so far.</numerusform>
@@ -12,7 +12,7 @@
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../app/ui/pages/environments.py" line="143"/>
+        <location filename="../../app/ui/pages/environments.py" line="163"/>
         <source>%n installation(s) found. The search ran out of time before every folder was looked in: if your AI app&apos;s is not listed, use Browse… to pick its folder.</source>
         <translation>
             <numerusform>%n installation found. The search ran out of time before every folder was looked in: if your AI app&apos;s is not listed, use Browse… to pick its folder.</numerusform>
@@ -20,11 +20,19 @@
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../app/ui/pages/environments.py" line="146"/>
+        <location filename="../../app/ui/pages/environments.py" line="166"/>
         <source>%n installation(s) found. Select one and press Next.</source>
         <translation>
             <numerusform>%n installation found. Select it and press Next.</numerusform>
             <numerusform>%n installations found. Select one and press Next.</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../../app/ui/pages/environments.py" line="180"/>
+        <source>Search everywhere is done: it found %n more.</source>
+        <translation>
+            <numerusform>Search everywhere is done: it found %n more.</numerusform>
+            <numerusform>Search everywhere is done: it found %n more.</numerusform>
         </translation>
     </message>
 </context>

@@ -305,13 +305,13 @@
 <context>
     <name>DoctorWizard</name>
     <message>
-        <location filename="../../app/ui/wizard.py" line="160"/>
-        <location filename="../../app/ui/wizard.py" line="192"/>
+        <location filename="../../app/ui/wizard.py" line="163"/>
+        <location filename="../../app/ui/wizard.py" line="195"/>
         <source>Torch DLL Doctor</source>
         <translation>Torch DLL Doctor</translation>
     </message>
     <message>
-        <location filename="../../app/ui/wizard.py" line="193"/>
+        <location filename="../../app/ui/wizard.py" line="196"/>
         <source>The repairs stay recorded, and you can still undo each one at any time: start Torch DLL Doctor again and press “See earlier repairs” on the first page.</source>
         <translation>这些修复都有记录，你随时可以撤销其中任何一个：再次启动 Torch DLL Doctor，在第一页点“查看以前的修复”。</translation>
     </message>
@@ -364,143 +364,165 @@
 <context>
     <name>EnvironmentsPage</name>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="101"/>
+        <location filename="../../app/ui/pages/environments.py" line="117"/>
         <source>Choose the Python installation</source>
         <translation>选择 Python 安装</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="102"/>
+        <location filename="../../app/ui/pages/environments.py" line="118"/>
         <source>Pick the one your AI app uses (ComfyUI, a Stable Diffusion web UI, …).</source>
         <translation>选择你的 AI 应用所用的那一个（ComfyUI、Stable Diffusion WebUI 等）。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="103"/>
+        <location filename="../../app/ui/pages/environments.py" line="119"/>
         <source>Installations appear here as they are found. Only those with PyTorch can be checked.</source>
         <translation>找到的安装会陆续显示在这里。只有装了 PyTorch 的才能检查。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="105"/>
+        <location filename="../../app/ui/pages/environments.py" line="121"/>
         <source>&amp;Browse…</source>
         <translation>浏览(&amp;B)…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="105"/>
+        <location filename="../../app/ui/pages/environments.py" line="121"/>
         <source>Choose a folder that holds a Python installation</source>
         <translation>选择一个包含 Python 安装的文件夹</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="106"/>
+        <location filename="../../app/ui/pages/environments.py" line="144"/>
         <source>&amp;Search everywhere</source>
         <translation>全盘搜索(&amp;S)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="106"/>
+        <location filename="../../app/ui/pages/environments.py" line="144"/>
         <source>Search every drive, deeper and longer</source>
         <translation>搜索所有磁盘，搜得更深、更久</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="107"/>
+        <location filename="../../app/ui/pages/environments.py" line="122"/>
         <source>Analyse a &amp;copied Windows folder…</source>
         <translation>分析复制出来的 Windows 文件夹(&amp;C)…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="107"/>
+        <location filename="../../app/ui/pages/environments.py" line="122"/>
         <source>Analyse a copied Windows drive</source>
         <translation>分析复制出来的 Windows 磁盘</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="108"/>
+        <location filename="../../app/ui/pages/environments.py" line="123"/>
         <source>Try the &amp;demo computer</source>
         <translation>试用演示电脑(&amp;D)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="108"/>
+        <location filename="../../app/ui/pages/environments.py" line="123"/>
         <source>Try the demo computer</source>
         <translation>试用演示电脑</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="109"/>
+        <location filename="../../app/ui/pages/environments.py" line="124"/>
         <source>Python installations found</source>
         <translation>找到的 Python 安装</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="126"/>
+        <location filename="../../app/ui/pages/environments.py" line="142"/>
+        <source>&amp;Searching everywhere…</source>
+        <translation>正在全面搜索(&amp;S)…</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/environments.py" line="142"/>
+        <source>Searching every drive</source>
+        <translation>正在搜索每个磁盘</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/environments.py" line="146"/>
         <source>This computer is not running Windows, so there is nothing here to check. Analyse a copied Windows drive, or try the demo computer to see how the assistant works.</source>
         <translation>这台电脑运行的不是 Windows，所以这里没有可检查的内容。你可以分析复制出来的 Windows 磁盘，或者试用演示电脑，看看这个助手如何工作。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="129"/>
+        <location filename="../../app/ui/pages/environments.py" line="149"/>
         <source>Making the demo computer…</source>
         <translation>正在准备演示电脑…</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../app/ui/pages/environments.py" line="131"/>
+        <location filename="../../app/ui/pages/environments.py" line="151"/>
         <source>Searching… %n found so far.</source>
         <translation>
             <numerusform>正在搜索… 目前已找到 %n 个。</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="133"/>
+        <location filename="../../app/ui/pages/environments.py" line="153"/>
         <source>The search stopped before it was done. {reason}</source>
         <translation>搜索没有完成就停止了。{reason}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="136"/>
+        <location filename="../../app/ui/pages/environments.py" line="156"/>
         <source>The search ran out of time before every folder was looked in, and found no Python installation with PyTorch. Use Browse… to pick your AI app&apos;s folder, or Search everywhere, which looks longer.</source>
         <translation>查找在看完所有文件夹之前就超时了，没有找到装有 PyTorch 的 Python。请用“浏览…”选择你的 AI 程序的文件夹，或者用“全盘搜索”，它会找得更久。</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../app/ui/pages/environments.py" line="143"/>
+        <location filename="../../app/ui/pages/environments.py" line="163"/>
         <source>%n installation(s) found. The search ran out of time before every folder was looked in: if your AI app&apos;s is not listed, use Browse… to pick its folder.</source>
         <translation>
             <numerusform>找到 %n 个安装。查找在看完所有文件夹之前就超时了：如果列表里没有你的 AI 程序所用的那个，请用“浏览…”选择它的文件夹。</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../app/ui/pages/environments.py" line="146"/>
+        <location filename="../../app/ui/pages/environments.py" line="166"/>
         <source>%n installation(s) found. Select one and press Next.</source>
         <translation>
             <numerusform>找到 %n 个安装。选择一个，然后点击“下一步”。</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="149"/>
+        <location filename="../../app/ui/pages/environments.py" line="169"/>
         <source>This is the demo computer: a built-in example, so nothing real is changed.</source>
         <translation>这是演示电脑：一个内置的示例，不会修改任何真实的东西。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="152"/>
+        <location filename="../../app/ui/pages/environments.py" line="172"/>
         <source>This is a copied Windows drive: {folder}</source>
         <translation>这是一个复制出来的 Windows 磁盘：{folder}</translation>
     </message>
+    <message numerus="yes">
+        <location filename="../../app/ui/pages/environments.py" line="180"/>
+        <source>Search everywhere is done: it found %n more.</source>
+        <translation>
+            <numerusform>全面搜索已完成：又找到 %n 个。</numerusform>
+        </translation>
+    </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="246"/>
+        <location filename="../../app/ui/pages/environments.py" line="181"/>
+        <source>Search everywhere is done: it found nothing more.</source>
+        <translation>全面搜索已完成：没有找到更多。</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/environments.py" line="276"/>
         <source>The demo computer could not be made. Try again, or analyse a copied Windows drive.</source>
         <translation>没能准备好演示电脑。请再试一次，或者分析一个复制出来的 Windows 磁盘。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="140"/>
+        <location filename="../../app/ui/pages/environments.py" line="160"/>
         <source>No Python installation with PyTorch was found. Use Browse… to pick your AI app&apos;s folder, or Search everywhere.</source>
         <translation>没有找到装有 PyTorch 的 Python。请用“浏览…”选择你的 AI 应用所在的文件夹，或者使用“全盘搜索”。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="205"/>
+        <location filename="../../app/ui/pages/environments.py" line="235"/>
         <source>Choose the folder of your AI app or its Python</source>
         <translation>选择你的 AI 应用或其 Python 所在的文件夹</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="211"/>
+        <location filename="../../app/ui/pages/environments.py" line="241"/>
         <source>The folder could not be searched. Choose another folder, or use Search everywhere.</source>
         <translation>没能搜索这个文件夹。请选择另一个文件夹，或者使用“全盘搜索”。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="216"/>
+        <location filename="../../app/ui/pages/environments.py" line="246"/>
         <source>No Python installation was found in {folder}.</source>
         <translation>在 {folder} 中没有找到 Python 安装。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="222"/>
+        <location filename="../../app/ui/pages/environments.py" line="252"/>
         <source>Choose the folder that holds the copied drive (it has a Windows folder inside)</source>
         <translation>选择存放复制磁盘的文件夹（里面有 Windows 文件夹）</translation>
     </message>
@@ -679,94 +701,121 @@
 <context>
     <name>FinishPage</name>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="58"/>
+        <location filename="../../app/ui/pages/finish.py" line="61"/>
         <source>Done</source>
         <translation>完成</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="59"/>
+        <location filename="../../app/ui/pages/finish.py" line="62"/>
         <source>Thank you for using Torch DLL Doctor.</source>
         <translation>感谢使用 Torch DLL Doctor。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="60"/>
+        <location filename="../../app/ui/pages/finish.py" line="63"/>
         <source>&amp;Save report…</source>
         <translation>保存报告(&amp;S)…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="60"/>
+        <location filename="../../app/ui/pages/finish.py" line="63"/>
         <source>Save the report to a file</source>
         <translation>把报告保存到文件</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="61"/>
+        <location filename="../../app/ui/pages/finish.py" line="64"/>
         <source>&amp;Undo these changes</source>
         <translation>撤销这些修改(&amp;U)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="61"/>
+        <location filename="../../app/ui/pages/finish.py" line="64"/>
         <source>Undo every change the repairs made</source>
         <translation>撤销修复所做的全部修改</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="62"/>
+        <location filename="../../app/ui/pages/finish.py" line="65"/>
         <source>Open the &amp;log folder</source>
         <translation>打开记录文件夹(&amp;L)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="63"/>
+        <location filename="../../app/ui/pages/finish.py" line="66"/>
         <source>Open the folder with the log of what the assistant did</source>
         <translation>打开记录本助手所做操作的日志文件夹</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="75"/>
+        <location filename="../../app/ui/pages/finish.py" line="78"/>
         <source>undone</source>
         <translation>已撤销</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="76"/>
+        <location filename="../../app/ui/pages/finish.py" line="79"/>
         <source>Changes made on the demo computer:</source>
         <translation>在演示电脑上做的更改：</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="77"/>
+        <location filename="../../app/ui/pages/finish.py" line="80"/>
         <source>Changes made on this computer:</source>
         <translation>在这台电脑上做的更改：</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="79"/>
+        <location filename="../../app/ui/pages/finish.py" line="82"/>
         <source>&lt;p&gt;{heading}&lt;/p&gt;&lt;ul&gt;{items}&lt;/ul&gt;&lt;p&gt;They were undone: everything they changed is back as it was.&lt;/p&gt;</source>
         <translation>&lt;p&gt;{heading}&lt;/p&gt;&lt;ul&gt;{items}&lt;/ul&gt;&lt;p&gt;它们都已撤销：改动过的一切都已恢复原样。&lt;/p&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="82"/>
+        <location filename="../../app/ui/pages/finish.py" line="85"/>
         <source>&lt;p&gt;{heading}&lt;/p&gt;&lt;ul&gt;{items}&lt;/ul&gt;&lt;p&gt;Each one is recorded; “Undo these changes” puts everything back as it was, now or later, except Microsoft&apos;s Visual C++ runtime: it stays installed because other programs share it.&lt;/p&gt;</source>
         <translation>&lt;p&gt;{heading}&lt;/p&gt;&lt;ul&gt;{items}&lt;/ul&gt;&lt;p&gt;每一项都有记录；“撤销这些修改”可以现在或以后把一切恢复原样，但微软 Visual C++ 运行库除外：它会保持安装，因为其他程序也在使用它。&lt;/p&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="86"/>
+        <location filename="../../app/ui/pages/finish.py" line="89"/>
         <source>&lt;p&gt;{heading}&lt;/p&gt;&lt;ul&gt;{items}&lt;/ul&gt;&lt;p&gt;Each one is recorded; “Undo these changes” puts everything back as it was, now or later.&lt;/p&gt;</source>
         <translation>&lt;p&gt;{heading}&lt;/p&gt;&lt;ul&gt;{items}&lt;/ul&gt;&lt;p&gt;每一项都有记录；“撤销这些修改”可以把一切恢复原样，现在或以后都可以。&lt;/p&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="90"/>
+        <location filename="../../app/ui/pages/finish.py" line="93"/>
         <source>Nothing needed repairing: PyTorch should load. Nothing was changed.</source>
         <translation>没有需要修复的内容：PyTorch 应该可以加载。没有做任何修改。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="92"/>
+        <location filename="../../app/ui/pages/finish.py" line="95"/>
         <source>Nothing was changed on the demo computer.</source>
         <translation>演示电脑上没有做任何更改。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="93"/>
+        <location filename="../../app/ui/pages/finish.py" line="96"/>
         <source>Nothing was changed on this computer.</source>
         <translation>这台电脑上没有做任何修改。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="108"/>
+        <location filename="../../app/ui/pages/finish.py" line="111"/>
         <source>&lt;p&gt;&lt;b&gt;Still to do, by you.&lt;/b&gt; These steps fix what this program cannot change. Follow them, then run Torch DLL Doctor again.&lt;/p&gt;</source>
         <translation>&lt;p&gt;&lt;b&gt;还需要你自己完成。&lt;/b&gt;这些步骤能解决本程序无法修改的问题。请按步骤操作，然后再运行一次 Torch DLL Doctor。&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/finish.py" line="156"/>
+        <source>The log folder is opening: {folder}</source>
+        <translation>正在打开日志文件夹：{folder}</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/finish.py" line="158"/>
+        <source>The log folder</source>
+        <translation>日志文件夹</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/finish.py" line="159"/>
+        <source>No file manager could be opened here. The log is in this folder:
+{folder}</source>
+        <translation>这里无法打开文件管理器。日志在这个文件夹中：
+{folder}</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/finish.py" line="161"/>
+        <source>&amp;Copy</source>
+        <translation>复制(&amp;C)</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/finish.py" line="163"/>
+        <source>The log is in this folder: {folder}</source>
+        <translation>日志在这个文件夹中：{folder}</translation>
     </message>
 </context>
 <context>

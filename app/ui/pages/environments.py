@@ -7,7 +7,15 @@ from enum import Enum
 from pathlib import Path
 
 from PySide6.QtCore import QItemSelectionModel, Qt, Signal
-from PySide6.QtWidgets import QAbstractItemView, QFileDialog, QHBoxLayout, QHeaderView, QTreeView, QVBoxLayout
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QProgressBar,
+    QTreeView,
+    QVBoxLayout,
+)
 
 from app.cancel import Cancelled
 from app.system.offline import OfflineImage
@@ -45,6 +53,11 @@ class EnvironmentsPage(Page):
         self.view.doubleClicked.connect(lambda index: self.doctor.next() if self.isComplete() else None)
         self.computer = wrapped(name="computer")  # which computer: the demo, or a copied drive (hidden on a live one)
         self.status = wrapped(name="search-status")
+        self.busy = QProgressBar()  # moves while a search runs: Search everywhere can take minutes
+        self.busy.setRange(0, 0)
+        self.busy.setTextVisible(False)
+        self.busy.setMaximumHeight(8)
+        self.busy.hide()
         self.browse = button("browse")
         self.everywhere = button("everywhere")
         self.image = button("image")
@@ -63,6 +76,7 @@ class EnvironmentsPage(Page):
         layout.addWidget(self.view, 1)
         layout.addWidget(self.computer)
         layout.addWidget(self.status)
+        layout.addWidget(self.busy)
         layout.addLayout(buttons)
         self.search = LatestRun()  # discovery, or a Browse…: only the newest one's findings are shown
         self.building = LatestRun()  # the demo computer being made
@@ -70,6 +84,8 @@ class EnvironmentsPage(Page):
         self._error = None
         self._out_of_time = False  # the last search's time ran out before every place was looked in
         self._listed_at = 0  # the session's count of changes to the computer when the list was begun
+        self._everywhere = False  # the last search was Search everywhere: its end says what it found
+        self._known: set = set()  # the installations listed before it, to say how many it added
 
     def _display(self, path) -> str:
         system = self.session.system
@@ -103,7 +119,6 @@ class EnvironmentsPage(Page):
         self.explain.setText(self.tr("Installations appear here as they are found. Only those with PyTorch can "
                                      "be checked."))
         named(self.browse, self.tr("&Browse…"), self.tr("Choose a folder that holds a Python installation"))
-        named(self.everywhere, self.tr("&Search everywhere"), self.tr("Search every drive, deeper and longer"))
         named(self.image, self.tr("Analyse a &copied Windows folder…"), self.tr("Analyse a copied Windows drive"))
         named(self.demo, self.tr("Try the &demo computer"), self.tr("Try the demo computer"))
         self.view.setAccessibleName(self.tr("Python installations found"))
@@ -122,6 +137,11 @@ class EnvironmentsPage(Page):
         self.demo.setVisible(off_windows_or_none)
         self.browse.setEnabled(not nothing and not searching)
         self.everywhere.setEnabled(not nothing and not searching)
+        self.busy.setVisible(searching)
+        if self._everywhere and searching:  # the button says it runs
+            named(self.everywhere, self.tr("&Searching everywhere…"), self.tr("Searching every drive"))
+        else:
+            named(self.everywhere, self.tr("&Search everywhere"), self.tr("Search every drive, deeper and longer"))
         if nothing:
             text = self.tr("This computer is not running Windows, so there is nothing here to check. Analyse a "
                            "copied Windows drive, or try the demo computer to see how the assistant works.")
@@ -144,7 +164,7 @@ class EnvironmentsPage(Page):
                            "in: if your AI app's is not listed, use Browse… to pick its folder.", "", count)
         else:
             text = self.tr("%n installation(s) found. Select one and press Next.", "", count)
-        self.status.setText(text)
+        self.status.setText(self._everywhere_words() + text)
         if self.session.source == DEMO:
             self.computer.setText(self.tr("This is the demo computer: a built-in example, so nothing real is "
                                           "changed."))
@@ -152,11 +172,21 @@ class EnvironmentsPage(Page):
             self.computer.setText(self.tr("This is a copied Windows drive: {folder}").format(folder=self.session.root))
         self.computer.setVisible(self.session.source in (IMAGE, DEMO) and not nothing)
 
+    def _everywhere_words(self) -> str:
+        """After Search everywhere: that it looked everywhere, and how many installations it added to the list."""
+        if not self._everywhere or self._state != SearchState.DONE:
+            return ""
+        added = sum(1 for env in self.model.envs if env.exec_prefix not in self._known)
+        return (self.tr("Search everywhere is done: it found %n more.", "", added) if added else
+                self.tr("Search everywhere is done: it found nothing more.")) + " "
+
     # -- searching ----------------------------------------------------------------------------------------
     def _search(self, everywhere: bool = False, folders: tuple = ()) -> None:
         system = self.session.system
         if system is None:
             return
+        self._everywhere = everywhere
+        self._known = {env.exec_prefix for env in self.model.envs}
         if not folders:
             self.model.clear()
             self.session.clear_environments()

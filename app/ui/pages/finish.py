@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import html
+import shutil
+import sys
+from typing import Optional
 
-from PySide6.QtCore import QUrl
-from PySide6.QtGui import QDesktopServices
-from PySide6.QtWidgets import QGroupBox, QHBoxLayout, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtCore import QProcess, QUrl
+from PySide6.QtGui import QDesktopServices, QGuiApplication
+from PySide6.QtWidgets import QGroupBox, QHBoxLayout, QMessageBox, QScrollArea, QVBoxLayout, QWidget
 
 from app.failures import failure_text
+from app.i18n import words
 from app.repair.names import repair_name
 from app.repair.plan import runs_installer
+from app.repair.run_model import what_changes_back
 from app.report.log import log_folder
 from app.ui.pages.base import Page, button, local_when, named, undone_words, wrapped
 from app.ui.pages.plan import guide_widget
@@ -27,7 +32,8 @@ class FinishPage(Page):
         self.undo = button("undo")
         self.logs = button("logs")
         self.save.clicked.connect(self.ask_to_save_report)
-        self.undo.clicked.connect(self._undo)
+        self.undo.clicked.connect(self.ask_to_undo)
+        self.confirm = None  # the question asked before an undo (a QMessageBox, window-modal)
         self.logs.clicked.connect(self._open_logs)
         row = QHBoxLayout()
         for pushed in (self.save, self.undo, self.logs):
@@ -116,6 +122,27 @@ class FinishPage(Page):
             self.guides_layout.addWidget(box)
         self.guides_layout.addStretch(1)
 
+    def ask_to_undo(self) -> None:
+        """A question first, that says what changes back (from each repair's journal, newest first); Undo them
+        undoes every change of this session in a worker, Keep them changes nothing."""
+        lang = self.session.lang
+        repairs = "".join(
+            f"<li>{html.escape(repair_name(t.begin.get('action', ''), lang))}<ul>"
+            + "".join(f"<li>{html.escape(line)}</li>" for line in what_changes_back(t, lang)) + "</ul></li>"
+            for t in reversed(self.session.transactions))
+        box = QMessageBox(QMessageBox.Icon.Question, words("finish.undo.ask", lang), "", parent=self)
+        box.setObjectName("undo-question")
+        box.setText(f"<p>{html.escape(words('finish.undo.ask', lang))}</p>"
+                    f"<p>{html.escape(words('finish.undo.what', lang))}</p><ul>{repairs}</ul>")
+        box.setStandardButtons(QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No)
+        box.setDefaultButton(QMessageBox.StandardButton.No)
+        yes, no = box.button(QMessageBox.StandardButton.Yes), box.button(QMessageBox.StandardButton.No)
+        yes.setText(words("finish.undo.yes", lang))
+        no.setText(words("finish.undo.no", lang))
+        box.buttonClicked.connect(lambda pushed: self._undo() if pushed is yes else None)
+        self.confirm = box
+        box.open()
+
     def _undo(self) -> None:
         self.undo.setEnabled(False)
         transactions = list(reversed(self.session.transactions))
@@ -138,5 +165,25 @@ class FinishPage(Page):
         self.undo.hide()
         self.retranslate()  # the list says which changes were undone, and points at no button that is gone
 
+    log_box: Optional[QMessageBox] = None
+
     def _open_logs(self) -> None:
-        QDesktopServices.openUrl(QUrl.fromLocalFile(str(log_folder())))
+        """The log folder in the file manager: xdg-open on Linux (Qt would only warn without it), Windows' own way
+        elsewhere; where neither can, the folder's path in a message with a Copy button."""
+        folder = str(log_folder())
+        if sys.platform.startswith("linux"):
+            opener = shutil.which("xdg-open")
+            opened = opener is not None and QProcess.startDetached(opener, [folder])[0]
+        else:
+            opened = QDesktopServices.openUrl(QUrl.fromLocalFile(folder))
+        if opened:
+            self.said(lambda: self.tr("The log folder is opening: {folder}").format(folder=folder))
+            return
+        box = QMessageBox(QMessageBox.Icon.Information, self.tr("The log folder"), self.tr(
+            "No file manager could be opened here. The log is in this folder:\n{folder}").format(folder=folder),
+            QMessageBox.StandardButton.Close, self)
+        copy = box.addButton(self.tr("&Copy"), QMessageBox.ButtonRole.ActionRole)
+        copy.clicked.connect(lambda: QGuiApplication.clipboard().setText(folder))
+        self.said(lambda: self.tr("The log is in this folder: {folder}").format(folder=folder))
+        self.log_box = box
+        box.open()
