@@ -41,6 +41,9 @@ class TorchInstall:
         return self.version.split("+", 1)[0] if self.version else None
 
 
+GENERIC_VENV = re.compile(r"^\.?(venv|env|virtualenv)([-_.].*)?$", re.IGNORECASE)  # venv, .venv, venv-cu12
+
+
 @dataclass(frozen=True)
 class PythonEnvironment:
     python: Path  # python.exe (for a venv, Scripts\python.exe)
@@ -77,6 +80,13 @@ class PythonEnvironment:
     @property
     def is_venv(self) -> bool:
         return self.exec_prefix != self.base_exec_prefix
+
+    @property
+    def folder_name(self) -> str:
+        """What a venv no known app names is called by: the folder that holds it when its own name says only
+        "venv" ("sd-webui" for ...\\sd-webui\\venv), else its own name."""
+        own = self.exec_prefix.name
+        return self.exec_prefix.parent.name if GENERIC_VENV.match(own) and self.exec_prefix.parent.name else own
 
 
 def inspect_environment(system: System, location: Path) -> Optional[PythonEnvironment]:

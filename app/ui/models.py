@@ -84,7 +84,9 @@ class EnvironmentModel(QAbstractTableModel):
             return env
         if role == Qt.ItemDataRole.DisplayRole:
             if column == 0:
-                return env.app or (self.tr("Virtual environment") if env.is_venv else self.tr("Python"))
+                if env.app or not env.is_venv:
+                    return env.app or self.tr("Python")
+                return self.tr("{folder} (virtual environment)").format(folder=env.folder_name)
             if column == 1:
                 return env.python_version or self.tr("unknown")
             if column == 2:
@@ -95,6 +97,9 @@ class EnvironmentModel(QAbstractTableModel):
             return self.display(env.exec_prefix)
         if role == Qt.ItemDataRole.DecorationRole and column == 2:
             return icon("info" if env.torch is not None else "waiting")
+        if role == Qt.ItemDataRole.ToolTipRole and column == 2:  # what its icon says
+            return (self.tr("PyTorch is installed here: this installation can be checked.") if env.torch is not None
+                    else self.tr("No PyTorch here: there is nothing to check in this installation."))
         if role == Qt.ItemDataRole.ToolTipRole:
             return self.display(env.python)
         if role == Qt.ItemDataRole.ForegroundRole and env.torch is None:
@@ -121,6 +126,18 @@ class CheckRow(str, Enum):
 
 RUNNING, PASSED, WARNED, FAILED, CRASHED, CONFIRMS = CheckRow
 
+# A check's label says what it is doing ("Checking the paging file…"); once it is done, its row says it was done.
+FINISHED_VERBS = {"en": (("Checking ", "Checked "), ("Looking ", "Looked "), ("Starting ", "Started ")),
+                  "zh_CN": (("正在", "已"),)}
+
+
+def finished_label(label: str, lang: str) -> str:
+    """A check's label as done: "Checking the paging file" -> "Checked the paging file"."""
+    for running, done in FINISHED_VERBS.get(lang, ()):
+        if label.startswith(running):
+            return done + label[len(running):]
+    return label
+
 
 class ChecklistModel(QAbstractListModel):
     """One row per check (and environment) of a running diagnosis: running, then ok, warning or problem, with
@@ -142,7 +159,7 @@ class ChecklistModel(QAbstractListModel):
         if key not in self._index:
             self.beginInsertRows(QModelIndex(), len(self.rows), len(self.rows))
             self._index[key] = len(self.rows)
-            self.rows.append({"probe": event.probe, "state": RUNNING, "findings": ()})
+            self.rows.append({"key": key, "probe": event.probe, "state": RUNNING, "findings": ()})
             self.endInsertRows()
         row = self.rows[self._index[key]]
         if event.state != "started":
@@ -171,6 +188,20 @@ class ChecklistModel(QAbstractListModel):
             if row["state"] == FAILED and blockers and all(id(f) in evidence_of for f in blockers):
                 row["state"], row["confirms"] = CONFIRMS, evidence_of[id(blockers[0])].lead
                 self.dataChanged.emit(self.index(number), self.index(number))
+        for problem in problems:
+            self._cause_first(problem.lead)
+
+    def _cause_first(self, lead) -> None:
+        """The row that names a cause moves up to just above the first row that confirms it; the rest keep their
+        order (a row that says "confirms the same cause" never stands before the cause)."""
+        cause = next((n for n, row in enumerate(self.rows) if any(f is lead for f in row["findings"])), None)
+        first = next((n for n, row in enumerate(self.rows) if row.get("confirms") is lead), None)
+        if cause is None or first is None or cause < first:
+            return
+        self.beginMoveRows(QModelIndex(), cause, cause, QModelIndex(), first)
+        self.rows.insert(first, self.rows.pop(cause))
+        self._index = {row["key"]: n for n, row in enumerate(self.rows)}
+        self.endMoveRows()
 
     def refresh(self) -> None:
         if self.rows:
@@ -198,6 +229,8 @@ class ChecklistModel(QAbstractListModel):
         row = self.rows[index.row()]
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole, Qt.ItemDataRole.ToolTipRole):
             check = row["probe"].label[self.lang()].rstrip(".…。 ")
+            if row["state"] != RUNNING:
+                check = finished_label(check, self.lang())
             return self.tr("{check} — {result}").format(check=check, result=self._result(row))
         if role == Qt.ItemDataRole.DecorationRole:
             return icon(row["state"].value)

@@ -4,27 +4,27 @@
 <context>
     <name>ChecklistModel</name>
     <message>
-        <location filename="../../app/ui/models.py" line="185"/>
+        <location filename="../../app/ui/models.py" line="216"/>
         <source>checking…</source>
         <translation>正在检查…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="187"/>
+        <location filename="../../app/ui/models.py" line="218"/>
         <source>did not finish</source>
         <translation>未能完成</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="189"/>
+        <location filename="../../app/ui/models.py" line="220"/>
         <source>confirms the same cause: {title}</source>
         <translation>印证了同一个原因：{title}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="192"/>
+        <location filename="../../app/ui/models.py" line="223"/>
         <source>no problems found</source>
         <translation>没有发现问题</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="201"/>
+        <location filename="../../app/ui/models.py" line="234"/>
         <source>{check} — {result}</source>
         <translation>{check} — {result}</translation>
     </message>
@@ -55,72 +55,72 @@
 <context>
     <name>DependencyTreeModel</name>
     <message>
-        <location filename="../../app/ui/models.py" line="306"/>
+        <location filename="../../app/ui/models.py" line="339"/>
         <source>DLL</source>
         <translation>DLL 文件</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="306"/>
+        <location filename="../../app/ui/models.py" line="339"/>
         <source>Status</source>
         <translation>状态</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="306"/>
+        <location filename="../../app/ui/models.py" line="339"/>
         <source>Found by</source>
         <translation>找到方式</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="317"/>
+        <location filename="../../app/ui/models.py" line="350"/>
         <source>found</source>
         <translation>已找到</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="317"/>
+        <location filename="../../app/ui/models.py" line="350"/>
         <source>missing</source>
         <translation>缺失</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="318"/>
+        <location filename="../../app/ui/models.py" line="351"/>
         <source>missing (needed only later)</source>
         <translation>缺失（稍后才需要）</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="319"/>
+        <location filename="../../app/ui/models.py" line="352"/>
         <source>wrong type (32-bit / 64-bit)</source>
         <translation>类型不对（32 位 / 64 位）</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="320"/>
+        <location filename="../../app/ui/models.py" line="353"/>
         <source>missing functions</source>
         <translation>缺少函数</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="320"/>
+        <location filename="../../app/ui/models.py" line="353"/>
         <source>damaged</source>
         <translation>已损坏</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="321"/>
+        <location filename="../../app/ui/models.py" line="354"/>
         <source>could not be read</source>
         <translation>无法读取</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="321"/>
+        <location filename="../../app/ui/models.py" line="354"/>
         <source>something it needs cannot load</source>
         <translation>它需要的文件无法加载</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="322"/>
+        <location filename="../../app/ui/models.py" line="355"/>
         <source>found only through PATH</source>
         <translation>只能通过 PATH 找到</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="363"/>
+        <location filename="../../app/ui/models.py" line="396"/>
         <source>loaded by PyTorch</source>
         <translation>由 PyTorch 加载</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="367"/>
+        <location filename="../../app/ui/models.py" line="400"/>
         <source> (delay-loaded)</source>
         <translation>（延迟加载）</translation>
     </message>
@@ -325,7 +325,7 @@
     </message>
     <message>
         <location filename="../../app/ui/models.py" line="75"/>
-        <location filename="../../app/ui/models.py" line="87"/>
+        <location filename="../../app/ui/models.py" line="88"/>
         <source>Python</source>
         <translation>Python</translation>
     </message>
@@ -340,23 +340,33 @@
         <translation>位置</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="87"/>
-        <source>Virtual environment</source>
-        <translation>虚拟环境</translation>
+        <location filename="../../app/ui/models.py" line="89"/>
+        <source>{folder} (virtual environment)</source>
+        <translation>{folder}（虚拟环境）</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="89"/>
-        <location filename="../../app/ui/models.py" line="93"/>
+        <location filename="../../app/ui/models.py" line="101"/>
+        <source>PyTorch is installed here: this installation can be checked.</source>
+        <translation>这里装有 PyTorch：可以检查这个安装。</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/models.py" line="102"/>
+        <source>No PyTorch here: there is nothing to check in this installation.</source>
+        <translation>这里没有 PyTorch：这个安装里没有需要检查的内容。</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/models.py" line="91"/>
+        <location filename="../../app/ui/models.py" line="95"/>
         <source>unknown</source>
         <translation>未知</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="92"/>
+        <location filename="../../app/ui/models.py" line="94"/>
         <source>No PyTorch</source>
         <translation>没有 PyTorch</translation>
     </message>
     <message>
-        <location filename="../../app/ui/models.py" line="93"/>
+        <location filename="../../app/ui/models.py" line="95"/>
         <source>{version} ({build})</source>
         <translation>{version}（{build}）</translation>
     </message>
@@ -497,7 +507,7 @@
         <translation>全面搜索已完成：没有找到更多。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="276"/>
+        <location filename="../../app/ui/pages/environments.py" line="289"/>
         <source>The demo computer could not be made. Try again, or analyse a copied Windows drive.</source>
         <translation>没能准备好演示电脑。请再试一次，或者分析一个复制出来的 Windows 磁盘。</translation>
     </message>
@@ -507,22 +517,22 @@
         <translation>没有找到装有 PyTorch 的 Python。请用“浏览…”选择你的 AI 应用所在的文件夹，或者使用“全盘搜索”。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="235"/>
+        <location filename="../../app/ui/pages/environments.py" line="248"/>
         <source>Choose the folder of your AI app or its Python</source>
         <translation>选择你的 AI 应用或其 Python 所在的文件夹</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="241"/>
+        <location filename="../../app/ui/pages/environments.py" line="254"/>
         <source>The folder could not be searched. Choose another folder, or use Search everywhere.</source>
         <translation>没能搜索这个文件夹。请选择另一个文件夹，或者使用“全盘搜索”。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="246"/>
+        <location filename="../../app/ui/pages/environments.py" line="259"/>
         <source>No Python installation was found in {folder}.</source>
         <translation>在 {folder} 中没有找到 Python 安装。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/environments.py" line="252"/>
+        <location filename="../../app/ui/pages/environments.py" line="265"/>
         <source>Choose the folder that holds the copied drive (it has a Windows folder inside)</source>
         <translation>选择存放复制磁盘的文件夹（里面有 Windows 文件夹）</translation>
     </message>
@@ -701,119 +711,129 @@
 <context>
     <name>FinishPage</name>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="61"/>
+        <location filename="../../app/ui/pages/finish.py" line="64"/>
         <source>Done</source>
         <translation>完成</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="62"/>
+        <location filename="../../app/ui/pages/finish.py" line="65"/>
         <source>Thank you for using Torch DLL Doctor.</source>
         <translation>感谢使用 Torch DLL Doctor。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="63"/>
+        <location filename="../../app/ui/pages/finish.py" line="66"/>
         <source>&amp;Save report…</source>
         <translation>保存报告(&amp;S)…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="63"/>
+        <location filename="../../app/ui/pages/finish.py" line="66"/>
         <source>Save the report to a file</source>
         <translation>把报告保存到文件</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="64"/>
+        <location filename="../../app/ui/pages/finish.py" line="67"/>
         <source>&amp;Undo these changes</source>
         <translation>撤销这些修改(&amp;U)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="64"/>
+        <location filename="../../app/ui/pages/finish.py" line="67"/>
         <source>Undo every change the repairs made</source>
         <translation>撤销修复所做的全部修改</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="65"/>
+        <location filename="../../app/ui/pages/finish.py" line="68"/>
         <source>Open the &amp;log folder</source>
         <translation>打开记录文件夹(&amp;L)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="66"/>
+        <location filename="../../app/ui/pages/finish.py" line="69"/>
         <source>Open the folder with the log of what the assistant did</source>
         <translation>打开记录本助手所做操作的日志文件夹</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="78"/>
+        <location filename="../../app/ui/pages/finish.py" line="82"/>
         <source>undone</source>
         <translation>已撤销</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="79"/>
+        <location filename="../../app/ui/pages/finish.py" line="83"/>
         <source>Changes made on the demo computer:</source>
         <translation>在演示电脑上做的更改：</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="80"/>
+        <location filename="../../app/ui/pages/finish.py" line="84"/>
+        <source>Changes made on the copied drive:</source>
+        <translation>在复制出来的磁盘上做的更改：</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/finish.py" line="85"/>
         <source>Changes made on this computer:</source>
         <translation>在这台电脑上做的更改：</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="82"/>
+        <location filename="../../app/ui/pages/finish.py" line="87"/>
         <source>&lt;p&gt;{heading}&lt;/p&gt;&lt;ul&gt;{items}&lt;/ul&gt;&lt;p&gt;They were undone: everything they changed is back as it was.&lt;/p&gt;</source>
         <translation>&lt;p&gt;{heading}&lt;/p&gt;&lt;ul&gt;{items}&lt;/ul&gt;&lt;p&gt;它们都已撤销：改动过的一切都已恢复原样。&lt;/p&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="85"/>
+        <location filename="../../app/ui/pages/finish.py" line="90"/>
         <source>&lt;p&gt;{heading}&lt;/p&gt;&lt;ul&gt;{items}&lt;/ul&gt;&lt;p&gt;Each one is recorded; “Undo these changes” puts everything back as it was, now or later, except Microsoft&apos;s Visual C++ runtime: it stays installed because other programs share it.&lt;/p&gt;</source>
         <translation>&lt;p&gt;{heading}&lt;/p&gt;&lt;ul&gt;{items}&lt;/ul&gt;&lt;p&gt;每一项都有记录；“撤销这些修改”可以现在或以后把一切恢复原样，但微软 Visual C++ 运行库除外：它会保持安装，因为其他程序也在使用它。&lt;/p&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="89"/>
+        <location filename="../../app/ui/pages/finish.py" line="94"/>
         <source>&lt;p&gt;{heading}&lt;/p&gt;&lt;ul&gt;{items}&lt;/ul&gt;&lt;p&gt;Each one is recorded; “Undo these changes” puts everything back as it was, now or later.&lt;/p&gt;</source>
         <translation>&lt;p&gt;{heading}&lt;/p&gt;&lt;ul&gt;{items}&lt;/ul&gt;&lt;p&gt;每一项都有记录；“撤销这些修改”可以把一切恢复原样，现在或以后都可以。&lt;/p&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="93"/>
+        <location filename="../../app/ui/pages/finish.py" line="98"/>
         <source>Nothing needed repairing: PyTorch should load. Nothing was changed.</source>
         <translation>没有需要修复的内容：PyTorch 应该可以加载。没有做任何修改。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="95"/>
+        <location filename="../../app/ui/pages/finish.py" line="100"/>
         <source>Nothing was changed on the demo computer.</source>
         <translation>演示电脑上没有做任何更改。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="96"/>
+        <location filename="../../app/ui/pages/finish.py" line="101"/>
+        <source>Nothing was changed on the copied drive.</source>
+        <translation>复制出来的磁盘上没有做任何更改。</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/finish.py" line="102"/>
         <source>Nothing was changed on this computer.</source>
         <translation>这台电脑上没有做任何修改。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="111"/>
+        <location filename="../../app/ui/pages/finish.py" line="117"/>
         <source>&lt;p&gt;&lt;b&gt;Still to do, by you.&lt;/b&gt; These steps fix what this program cannot change. Follow them, then run Torch DLL Doctor again.&lt;/p&gt;</source>
         <translation>&lt;p&gt;&lt;b&gt;还需要你自己完成。&lt;/b&gt;这些步骤能解决本程序无法修改的问题。请按步骤操作，然后再运行一次 Torch DLL Doctor。&lt;/p&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="156"/>
+        <location filename="../../app/ui/pages/finish.py" line="183"/>
         <source>The log folder is opening: {folder}</source>
         <translation>正在打开日志文件夹：{folder}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="158"/>
+        <location filename="../../app/ui/pages/finish.py" line="185"/>
         <source>The log folder</source>
         <translation>日志文件夹</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="159"/>
+        <location filename="../../app/ui/pages/finish.py" line="186"/>
         <source>No file manager could be opened here. The log is in this folder:
 {folder}</source>
         <translation>这里无法打开文件管理器。日志在这个文件夹中：
 {folder}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="161"/>
+        <location filename="../../app/ui/pages/finish.py" line="188"/>
         <source>&amp;Copy</source>
         <translation>复制(&amp;C)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="163"/>
+        <location filename="../../app/ui/pages/finish.py" line="190"/>
         <source>The log is in this folder: {folder}</source>
         <translation>日志在这个文件夹中：{folder}</translation>
     </message>
@@ -936,6 +956,49 @@
     </message>
 </context>
 <context>
+    <name>Icons</name>
+    <message>
+        <location filename="../../app/ui/pages/base.py" line="169"/>
+        <source>Fine: nothing wrong was found here.</source>
+        <translation>正常：这里没有发现问题。</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/base.py" line="170"/>
+        <source>A problem: this stops PyTorch from loading.</source>
+        <translation>问题：它导致 PyTorch 无法加载。</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/base.py" line="171"/>
+        <source>A warning: worth a look, though PyTorch may still load.</source>
+        <translation>警告：值得看一看，不过 PyTorch 可能仍能加载。</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/base.py" line="172"/>
+        <source>For your information: nothing to do about it.</source>
+        <translation>供你参考：不需要做什么。</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/base.py" line="173"/>
+        <source>Under way.</source>
+        <translation>正在进行。</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/base.py" line="174"/>
+        <source>Not started, or nothing to do.</source>
+        <translation>还没开始，或者不需要做什么。</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/base.py" line="175"/>
+        <source>Could not be checked completely.</source>
+        <translation>没能完整检查。</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/pages/base.py" line="176"/>
+        <source>Found only through the PATH setting, Windows&apos; last resort.</source>
+        <translation>只是通过 PATH 设置找到的，这是 Windows 最后才会查找的地方。</translation>
+    </message>
+</context>
+<context>
     <name>PlanPage</name>
     <message>
         <location filename="../../app/ui/pages/plan.py" line="113"/>
@@ -1016,184 +1079,54 @@
 <context>
     <name>RepairPage</name>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="99"/>
+        <location filename="../../app/ui/pages/repair.py" line="104"/>
         <source>Repairing</source>
         <translation>正在修复</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="100"/>
+        <location filename="../../app/ui/pages/repair.py" line="105"/>
         <source>Every change is recorded first, so it can be undone.</source>
         <translation>每一项修改都会先被记录，所以可以撤销。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="101"/>
+        <location filename="../../app/ui/pages/repair.py" line="106"/>
         <source>S&amp;top and roll back</source>
         <translation>停止并恢复(&amp;T)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="101"/>
+        <location filename="../../app/ui/pages/repair.py" line="106"/>
         <source>Stop the repair and put everything back</source>
         <translation>停止修复并把一切恢复原样</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="102"/>
+        <location filename="../../app/ui/pages/repair.py" line="107"/>
         <source>Show &amp;details</source>
         <translation>显示详情(&amp;D)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="102"/>
+        <location filename="../../app/ui/pages/repair.py" line="107"/>
         <source>Show the log of the repair</source>
         <translation>显示修复日志</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="103"/>
+        <location filename="../../app/ui/pages/repair.py" line="108"/>
         <source>Log of the repair</source>
         <translation>修复日志</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="104"/>
+        <location filename="../../app/ui/pages/repair.py" line="109"/>
         <source>&amp;Retry</source>
         <translation>重试(&amp;R)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="105"/>
+        <location filename="../../app/ui/pages/repair.py" line="110"/>
         <source>S&amp;kip this repair</source>
         <translation>跳过这项修复(&amp;K)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/repair.py" line="106"/>
+        <location filename="../../app/ui/pages/repair.py" line="111"/>
         <source>Roll &amp;back everything</source>
         <translation>全部恢复(&amp;B)</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/repair.py" line="114"/>
-        <source>waiting</source>
-        <translation>等待中</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/repair.py" line="115"/>
-        <source>working…</source>
-        <translation>正在进行…</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/repair.py" line="122"/>
-        <source>done, but the check afterwards could not finish</source>
-        <translation>已完成，但之后的检查没能完成</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/repair.py" line="127"/>
-        <source>not finished: Microsoft&apos;s installer is still running</source>
-        <translation>未完成：微软的安装程序仍在运行</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/repair.py" line="133"/>
-        <source>Working. You can stop at any time: whatever was changed is put back. Microsoft&apos;s installer, once it runs, is let finish, and the runtime it installs stays.</source>
-        <translation>正在处理。你随时可以停止：已做的修改都会恢复原样。微软的安装程序一旦开始运行，会让它完成，它安装的运行库会保留。</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/repair.py" line="145"/>
-        <source>Stopped. Everything the repairs changed was put back as it was, except Microsoft&apos;s Visual C++ runtime, now installed ({runtimes}): its installer had already run, and it stays because other programs share it.</source>
-        <translation>已停止。修复所做的修改都已恢复原样，但微软 Visual C++ 运行库除外，它现在已安装（{runtimes}）：它的安装程序已经运行过，而它会保留，因为其他程序也在使用它。</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/repair.py" line="158"/>
-        <source>All chosen repairs are done. Windows needs a restart before they take effect: restart when the assistant is done, then check again.</source>
-        <translation>所有选中的修复都已完成。需要重启 Windows 之后才会生效：请在本助手结束后重启电脑，然后再检查一次。</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/repair.py" line="190"/>
-        <source>Recorded as {id}.</source>
-        <translation>已记录为 {id}。</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/repair.py" line="112"/>
-        <source>downloading {detail}</source>
-        <translation>正在下载 {detail}</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/repair.py" line="116"/>
-        <source>downloading…</source>
-        <translation>正在下载…</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/repair.py" line="117"/>
-        <source>checking that PyTorch loads…</source>
-        <translation>正在确认 PyTorch 能否加载…</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/repair.py" line="118"/>
-        <source>putting everything back…</source>
-        <translation>正在恢复原样…</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/repair.py" line="119"/>
-        <source>done</source>
-        <translation>完成</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/repair.py" line="120"/>
-        <source>done, but PyTorch still does not load</source>
-        <translation>已完成，但 PyTorch 仍无法加载</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/repair.py" line="124"/>
-        <source>skipped</source>
-        <translation>已跳过</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/repair.py" line="125"/>
-        <source>rolled back</source>
-        <translation>已恢复</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/repair.py" line="126"/>
-        <source>could not be put back completely</source>
-        <translation>没能完全恢复原样</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/repair.py" line="136"/>
-        <source>Working. You can stop at any time: whatever was changed is put back.</source>
-        <translation>正在进行。你可以随时停止：已做的修改都会恢复原样。</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/repair.py" line="139"/>
-        <source>Putting everything back as it was… The window closes by itself when that is done.</source>
-        <translation>正在把一切恢复原样…完成后窗口会自动关闭。</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/repair.py" line="142"/>
-        <source>Stopped. What the repairs changed was put back, but Microsoft&apos;s installer is still running (below: what to do).</source>
-        <translation>已停止。修复所做的更改已还原，但微软的安装程序仍在运行（该怎么做见下方）。</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/repair.py" line="155"/>
-        <source>Stopped, but not everything could be put back. What is still changed is recorded: you can undo it later from the first page or with “undo”.</source>
-        <translation>已停止，但没能把所有内容恢复原样。仍然改动的内容都有记录：以后可以在第一页或用“undo”撤销。</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/repair.py" line="161"/>
-        <source>All chosen repairs are done. Press Next to check PyTorch again.</source>
-        <translation>选择的修复都已完成。点击“下一步”再次检查 PyTorch。</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/repair.py" line="140"/>
-        <source>Putting everything back as it was…</source>
-        <translation>正在把一切恢复原样…</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/repair.py" line="121"/>
-        <source>done: Windows must restart to finish it</source>
-        <translation>已完成：需要重启 Windows 才能生效</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/repair.py" line="123"/>
-        <source>failed, and put back as it was</source>
-        <translation>失败，已恢复原样</translation>
-    </message>
-    <message>
-        <location filename="../../app/ui/pages/repair.py" line="153"/>
-        <source>Stopped. Everything the repairs changed was put back as it was.</source>
-        <translation>已停止。修复所做的一切修改都已恢复原样。</translation>
     </message>
 </context>
 <context>
@@ -1248,77 +1181,77 @@
 <context>
     <name>VerifyPage</name>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="58"/>
+        <location filename="../../app/ui/pages/verify.py" line="57"/>
         <source>Checking PyTorch again</source>
         <translation>再次检查 PyTorch</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="59"/>
+        <location filename="../../app/ui/pages/verify.py" line="58"/>
         <source>The same checks as before, now that the repairs are done.</source>
         <translation>修复完成后，重新进行和之前相同的检查。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="66"/>
+        <location filename="../../app/ui/pages/verify.py" line="65"/>
         <source>Checking…</source>
         <translation>正在检查…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="67"/>
+        <location filename="../../app/ui/pages/verify.py" line="66"/>
         <source>The check did not finish.</source>
         <translation>检查没有完成。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="74"/>
+        <location filename="../../app/ui/pages/verify.py" line="73"/>
         <source>The same checks again, after the undo.</source>
         <translation>撤销之后，再做一次同样的检查。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="77"/>
+        <location filename="../../app/ui/pages/verify.py" line="76"/>
         <source>The repairs were undone. As before them, PyTorch {version} does not load.</source>
         <translation>修复已撤销。和修复前一样，PyTorch {version} 无法加载。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="79"/>
+        <location filename="../../app/ui/pages/verify.py" line="78"/>
         <source>The repairs were undone: everything is back as it was.</source>
         <translation>修复已撤销：一切都已恢复原样。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="80"/>
+        <location filename="../../app/ui/pages/verify.py" line="79"/>
         <source>To repair it again, start the assistant again and choose a repair.</source>
         <translation>如果要再次修复，请重新启动本助手并选择一个修复方法。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="84"/>
+        <location filename="../../app/ui/pages/verify.py" line="83"/>
         <source>Some checks could not finish, so it is not known yet whether PyTorch {version} loads now.</source>
         <translation>有些检查没能完成，所以还不知道 PyTorch {version} 现在能否加载。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="87"/>
+        <location filename="../../app/ui/pages/verify.py" line="86"/>
         <source>&lt;p&gt;Not finished: {checks}.&lt;/p&gt;&lt;p&gt;The checks that did finish found nothing still wrong. Check again in a minute by starting the assistant again: security software scanning the new files can slow PyTorch&apos;s first start. If a check keeps failing, save the report on the next page and share it.&lt;/p&gt;</source>
         <translation>&lt;p&gt;没能完成：{checks}。&lt;/p&gt;&lt;p&gt;已完成的检查没有发现仍然存在的问题。请过一分钟重新启动本助手再检查一次：安全软件扫描新文件可能会让 PyTorch 第一次启动变慢。如果某项检查一直失败，请在下一页保存报告并发给帮助你的人。&lt;/p&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="96"/>
+        <location filename="../../app/ui/pages/verify.py" line="95"/>
         <source>PyTorch {version} loads now.</source>
         <translation>PyTorch {version} 现在可以加载了。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="97"/>
+        <location filename="../../app/ui/pages/verify.py" line="96"/>
         <source>PyTorch {version} should load now: every file it needs is in place.</source>
         <translation>PyTorch {version} 现在应该可以加载：它需要的文件都已就位。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="99"/>
+        <location filename="../../app/ui/pages/verify.py" line="98"/>
         <source>Start your AI app again. If it still fails, save the report on the next page and share it.</source>
         <translation>请重新启动你的 AI 应用。如果仍然失败，请在下一页保存报告并分享。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="103"/>
+        <location filename="../../app/ui/pages/verify.py" line="102"/>
         <source>PyTorch {version} still does not load.</source>
         <translation>PyTorch {version} 仍然无法加载。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/verify.py" line="107"/>
+        <location filename="../../app/ui/pages/verify.py" line="106"/>
         <source>&lt;p&gt;Still wrong:&lt;/p&gt;&lt;ul&gt;{titles}&lt;/ul&gt;&lt;p&gt;What to try next: start the assistant again and choose another repair; or make a fresh environment for your AI app (a new venv with &lt;code&gt;pip install torch&lt;/code&gt;); or run PyTorch inside WSL, where these Windows DLLs are not used.&lt;/p&gt;</source>
         <translation>&lt;p&gt;仍然存在的问题：&lt;/p&gt;&lt;ul&gt;{titles}&lt;/ul&gt;&lt;p&gt;接下来可以尝试：重新运行助手并选择另一种修复方式；或者为你的 AI 应用新建一个环境（新建 venv 后运行 &lt;code&gt;pip install torch&lt;/code&gt;）；或者在 WSL 中运行 PyTorch，那里不会用到这些 Windows DLL。&lt;/p&gt;</translation>
     </message>

@@ -78,7 +78,7 @@ def test_only_guided_steps_lead_to_finish_with_the_guide_its_button_and_the_repo
         qtbot.waitUntil(lambda: "Python 3.12" in texts(finish), timeout=10_000)
         assert finish.guides_scroll.isVisible()
         assert "Still to do, by you." in texts(finish) and "Python 3.12" in texts(finish)
-        assert "Nothing was changed on this computer." in finish.summary.text()
+        assert "Nothing was changed on the copied drive." in finish.summary.text()
         openers = [b for b in finish.findChildren(QPushButton, "open-install-64bit-python") if b.isVisible()]
         assert len(openers) == 1
         opener = openers[0]

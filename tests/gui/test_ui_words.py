@@ -7,10 +7,23 @@ import os
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtGui import QGuiApplication, QTextLayout
 from PySide6.QtWidgets import QLabel
 
-from app.ui.pages.base import DIAGNOSE, ENVIRONMENTS, FINDINGS, FINISH, REPAIR, VERIFY
+from app.demo.computer import build_demo_image
+from app.ui.models import ROLE_ITEM, CheckRow
+from app.ui.pages.base import (
+    BREAK_HINTS,
+    DIAGNOSE,
+    ENVIRONMENTS,
+    FINDINGS,
+    FINISH,
+    REPAIR,
+    VERIFY,
+    without_break_hints,
+    wrapped,
+)
+from tests.conftest import PYTHON_HOME
 from tests.helpers.wizard import WAIT_MS, forward, ready, to_plan
 
 pytestmark = pytest.mark.usefixtures("data_dir")  # tests/gui/conftest.py
@@ -116,3 +129,80 @@ def test_open_the_log_folder_runs_xdg_open_with_the_folder(open_wizard, qtbot, m
     qtbot.waitUntil(told.exists, timeout=WAIT_MS)
     assert told.read_text(encoding="utf-8") == str(data_dir / "logs") and finish.log_box is None
     assert "The log folder is opening" in finish.result.text()
+
+
+def laid_out(text: str, width: int, font) -> list[str]:
+    """The lines Qt makes of `text` at `width` pixels."""
+    layout = QTextLayout(text, font)
+    layout.beginLayout()
+    lines = []
+    while (line := layout.createLine()).isValid():
+        line.setLineWidth(width)
+        lines.append(text[line.textStart():line.textStart() + line.textLength()])
+    layout.endLayout()
+    return lines
+
+
+def test_a_path_in_any_wrapped_label_never_breaks_after_its_drive(qapp):
+    """Every page's wrapped labels (the findings' cards, Welcome, Finish, Earlier repairs), not the plan alone:
+    "C:\\Windows" stays whole at every width, and the label's text copies as the path itself."""
+    label = wrapped()
+    label.setText("Windows looks in C:\\Windows\\System32 first, then in C:\\Users\\alice\\ComfyUI\\venv\\Scripts")
+    text = label.text()
+    for width in range(40, 420, 3):
+        lines = laid_out(text, width, label.font())
+        ends = [line.rstrip(BREAK_HINTS + " ") for line in lines[:-1]]
+        assert not [end for end in ends if end.endswith((":", ":\\"))], (width, lines)
+    assert without_break_hints(text).endswith("C:\\Users\\alice\\ComfyUI\\venv\\Scripts")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh_CN"])
+def test_finished_checklist_rows_say_their_result_and_the_cause_stands_first(open_wizard, qtbot, lang):
+    """Once done, no row says it is still checking; the row that names the cause stands above the rows that confirm
+    it."""
+    wizard = open_wizard(demo=True, lang=lang)
+    forward(qtbot, wizard, ENVIRONMENTS)
+    qtbot.waitUntil(lambda: wizard.session.env is not None, timeout=WAIT_MS)
+    forward(qtbot, wizard, DIAGNOSE)
+    ready(qtbot, wizard)
+    model = wizard.pages[DIAGNOSE].checklist.model
+    rows = [(model.data(model.index(n)), model.data(model.index(n), ROLE_ITEM)) for n in range(model.rowCount())]
+    assert not [text for text, _ in rows if text.startswith(("Checking", "Looking", "Starting", "正在"))]
+    states = [state for _, state in rows]
+    assert states.index(CheckRow.FAILED) < states.index(CheckRow.CONFIRMS)
+
+
+def test_finish_on_a_copied_drive_says_the_copied_drive(tmp_path, open_wizard, qtbot):
+    wizard = open_wizard(root=str(build_demo_image(tmp_path / "drive")))
+    to_finish(qtbot, wizard)
+    summary = wizard.pages[FINISH].summary.text()
+    assert "Changes made on the copied drive" in summary and "this computer" not in summary
+
+
+def test_a_venv_is_named_by_its_app_folder_and_an_ai_apps_environment_is_chosen_first(torch_image, open_wizard,
+                                                                                         qtbot):
+    """A venv under sd-webui, found before ComfyUI's: listed as "sd-webui", ComfyUI's chosen; the blue "i" by each
+    PyTorch version says what it means."""
+    image = torch_image()
+    image.venv(r"C:\Users\alice\Desktop\sd-webui\venv", PYTHON_HOME, "3.12.9", python_exe=b"MZ")
+    image.torch_version_file(r"C:\Users\alice\Desktop\sd-webui\venv\Lib\site-packages", "2.4.0+cpu")
+    wizard = open_wizard(root=str(image.root))
+    forward(qtbot, wizard, ENVIRONMENTS)
+    page = wizard.pages[ENVIRONMENTS]
+    qtbot.waitUntil(lambda: not page.search.running and len(page.model.envs) == 3, timeout=WAIT_MS)
+    names = [page.model.data(page.model.index(row, 0)) for row in range(3)]
+    assert names.index("sd-webui (virtual environment)") < names.index("ComfyUI")
+    assert wizard.session.env.app == "ComfyUI"
+    row = names.index("ComfyUI")
+    tip = page.model.data(page.model.index(row, 2), Qt.ItemDataRole.ToolTipRole)
+    assert tip == "PyTorch is installed here: this installation can be checked."
+
+
+@pytest.mark.parametrize("lang", ["en", "zh_CN"])
+def test_every_icon_on_the_findings_page_says_what_it_means(open_wizard, qtbot, lang):
+    wizard, findings = demo_findings(qtbot, open_wizard, lang)
+    icons = [label for label in findings.findChildren(QLabel) if label.pixmap() is not None
+             and not label.pixmap().isNull() and label.isVisible()]
+    assert icons and all(label.toolTip() for label in icons)
+    if lang == "zh_CN":
+        assert all(any("\u4e00" <= c <= "\u9fff" for c in label.toolTip()) for label in icons)

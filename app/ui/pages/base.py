@@ -94,18 +94,21 @@ def undone_words(result, session) -> str:
 
 
 # Qt breaks a line only where Unicode allows one: in "C:\\Users\\alice\\..." that is after "C:" alone, and a folder
-# name that does not fit is then cut anywhere. A path is shown with a word joiner after its drive and its hyphens
-# and a zero-width space after each backslash, so it breaks between folders only; the clipboard never gets them
-# (keep_paths_clean).
+# name that does not fit is then cut anywhere. A path is shown with word joiners that keep its drive with its first
+# folder and its hyphens with what follows, and a zero-width space after each later backslash, so it breaks between
+# folders only, never after "C:"; every wrapped label shows its paths so (PathLabel); the clipboard never gets the
+# hints (keep_paths_clean).
 BREAK_HINTS = "\u2060\u200b"
 _PATH = re.compile(r"(?<![\w\\])[A-Za-z]:\\[^\s<>\"]*")
-_FOREIGN_HINT = re.compile(r"(?<!\\)\u200b|(?<![:-])\u2060")  # a hint where path_breaks never puts one
+_FOREIGN_HINT = re.compile(r"(?<!\\)\u200b|(?<![:\\-])\u2060")  # a hint where path_breaks never puts one
 
 
 def path_breaks(text: str) -> str:
     """The text with its Windows paths breakable between folders only (plain text; escape it for rich text)."""
-    def hinted(path: str) -> str:  # no break after the drive or a hyphen ("site-packages"), one after each "\\"
-        return path[:2] + "\u2060" + path[2:].replace("-", "-\u2060").replace("\\", "\\\u200b")
+    def hinted(path: str) -> str:  # the drive stays with its first folder ("C:\\Windows"), no break after a
+        # hyphen ("site-packages"), one after each later "\\"
+        rest = path[3:].replace("-", "-\u2060").replace("\\", "\\\u200b")
+        return path[:2] + "\u2060\\\u2060" + rest
 
     return _PATH.sub(lambda m: hinted(m.group(0)), text)
 
@@ -127,8 +130,16 @@ def keep_paths_clean(clipboard: QClipboard) -> None:
     clipboard.dataChanged.connect(clean)
 
 
+class PathLabel(QLabel):
+    """A label whose Windows paths break between folders only, whatever page sets its text (path_breaks)."""
+
+    def setText(self, text: str) -> None:  # noqa: N802 - Qt's name
+        super().setText(path_breaks(text))
+
+
 def wrapped(text: str = "", *, bold: bool = False, selectable: bool = False, name: Optional[str] = None) -> QLabel:
-    label = QLabel(text)
+    label = PathLabel()
+    label.setText(text)
     label.setWordWrap(True)
     label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)  # spare height goes below the text
     policy = QSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
@@ -152,11 +163,48 @@ def named(control, text: str, accessible: str) -> None:
     control.setAccessibleName(accessible)
 
 
-def icon_label(name: str, size: int = 20) -> QLabel:
-    label = QLabel()
-    label.setPixmap(icon(name).pixmap(size, size))
-    label.setAlignment(Qt.AlignmentFlag.AlignTop)
-    return label
+def icon_meaning(name: str) -> str:
+    """What an icon says, for its tooltip."""
+    meanings = {
+        "ok": QCoreApplication.translate("Icons", "Fine: nothing wrong was found here."),
+        "problem": QCoreApplication.translate("Icons", "A problem: this stops PyTorch from loading."),
+        "warning": QCoreApplication.translate("Icons", "A warning: worth a look, though PyTorch may still load."),
+        "info": QCoreApplication.translate("Icons", "For your information: nothing to do about it."),
+        "running": QCoreApplication.translate("Icons", "Under way."),
+        "waiting": QCoreApplication.translate("Icons", "Not started, or nothing to do."),
+        "unknown": QCoreApplication.translate("Icons", "Could not be checked completely."),
+        "path": QCoreApplication.translate("Icons", "Found only through the PATH setting, Windows' last resort."),
+    }
+    return meanings.get(name, "")
+
+
+class IconLabel(QLabel):
+    """An icon with a tooltip that says what it means, in the current language; `tip` says it where the icon's
+    general meaning would not (a repair still in place)."""
+
+    def __init__(self, name: str, size: int, tip: Optional[Callable[[], str]] = None) -> None:
+        super().__init__()
+        self.setAlignment(Qt.AlignmentFlag.AlignTop)
+        self.show_icon(name, size, tip)
+
+    def show_icon(self, name: str, size: int, tip: Optional[Callable[[], str]] = None) -> None:
+        self._tip = tip or (lambda: icon_meaning(name))
+        super().setPixmap(icon(name).pixmap(size, size))
+        self.setToolTip(self._tip())
+
+    def setPixmap(self, pixmap) -> None:  # noqa: N802 - Qt's name; a picture set without a name says nothing
+        self._tip = lambda: ""
+        self.setToolTip("")
+        super().setPixmap(pixmap)
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt's name
+        if event.type() == QEvent.Type.LanguageChange:
+            self.setToolTip(self._tip())
+        super().changeEvent(event)
+
+
+def icon_label(name: str, size: int = 20, tip: Optional[Callable[[], str]] = None) -> QLabel:
+    return IconLabel(name, size, tip)
 
 
 def button(name: str) -> QPushButton:

@@ -188,6 +188,7 @@ class EnvironmentsPage(Page):
         self._everywhere = everywhere
         self._known = {env.exec_prefix for env in self.model.envs}
         if not folders:
+            self._chose_itself = True  # a new list: the page chooses again until the reader does
             self.model.clear()
             self.session.clear_environments()
             self._listed_at = self.session.changes
@@ -203,9 +204,17 @@ class EnvironmentsPage(Page):
             return
         self.model.add(env)
         self.session.add_environment(env)
-        if not self.view.selectionModel().hasSelection() and env.torch is not None:
+        if env.torch is not None and (not self.view.selectionModel().hasSelection() or self._rather(env)):
+            self._choosing = True  # the page's own choice, not the reader's
             self.select(len(self.model.envs) - 1)
+            self._choosing = False
         self._show_state()
+
+    def _rather(self, env) -> bool:
+        """While the reader has not chosen: an AI app's environment is chosen rather than a venv or a Python no
+        known app names, found before it."""
+        chosen = self.session.env
+        return self._chose_itself and env.app is not None and chosen is not None and chosen.app is None
 
     def _searched(self, report) -> None:
         self._state = SearchState.DONE
@@ -222,7 +231,11 @@ class EnvironmentsPage(Page):
                                           | QItemSelectionModel.SelectionFlag.Rows)
         self.view.setCurrentIndex(self.model.index(row, 0))
 
+    _choosing = False
+    _chose_itself = True  # the selection is the page's own, until the reader picks a row
+
     def _selected(self) -> None:
+        self._chose_itself = self._choosing
         rows = self.view.selectionModel().selectedRows()
         env = self.model.data(rows[0], ROLE_ITEM) if rows else None
         chosen = env if env is not None and env.torch is not None else None

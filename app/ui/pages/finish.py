@@ -20,7 +20,7 @@ from app.report.log import log_folder
 from app.ui.pages.base import Page, button, local_when, named, undone_words, wrapped
 from app.ui.pages.plan import guide_widget
 from app.ui.repair_run import UndoResult, undo_transactions
-from app.ui.session import DEMO, guides_left
+from app.ui.session import DEMO, IMAGE, guides_left
 
 
 class FinishPage(Page):
@@ -71,7 +71,8 @@ class FinishPage(Page):
         undone = [outcome.transaction for outcome in self.session.undone]
         self.undo.setVisible(bool(transactions) and not self._undone_all)
         self.save.setEnabled(self.session.diagnosis is not None)
-        demo = self.session.source == DEMO  # the demo computer is not "this computer"
+        demo = self.session.source == DEMO  # the demo computer is not "this computer", nor is a copied drive
+        drive = self.session.source == IMAGE
         if transactions or undone:  # each by its name and when; the journal's id is in the report and the log
             def item(t, mark: str = "") -> str:
                 return (f"<li>{html.escape(repair_name(t.begin.get('action', ''), self.session.lang))} "
@@ -80,6 +81,7 @@ class FinishPage(Page):
             items = "".join([item(t) for t in transactions] +
                             [item(t, " — <b>" + html.escape(self.tr("undone")) + "</b>") for t in undone])
             heading = (self.tr("Changes made on the demo computer:") if demo else
+                       self.tr("Changes made on the copied drive:") if drive else
                        self.tr("Changes made on this computer:"))
             if not transactions:  # every one undone: no button to point at any more
                 text = self.tr("<p>{heading}</p><ul>{items}</ul><p>They were undone: everything they changed is "
@@ -96,6 +98,7 @@ class FinishPage(Page):
             self.summary.setText(self.tr("Nothing needed repairing: PyTorch should load. Nothing was changed."))
         else:
             self.summary.setText(self.tr("Nothing was changed on the demo computer.") if demo else
+                                 self.tr("Nothing was changed on the copied drive.") if drive else
                                  self.tr("Nothing was changed on this computer."))
         self.result.setText(self._message())
         self._fill_guides()

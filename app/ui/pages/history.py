@@ -92,7 +92,7 @@ class HistoryPage(Page):
         lang = self.session.lang
         frame = card()
         row = QHBoxLayout(frame)
-        row.addWidget(icon_label(STATE_ICON.get(repair.state.value, "warning")))
+        row.addWidget(icon_label(STATE_ICON.get(repair.state.value, "warning"), tip=lambda: self._state_words(repair)))
         column = QVBoxLayout()
         name = repair_name(repair.action, lang)
         column.addWidget(wrapped(self.tr("{name} — {when}").format(name=name, when=local_when(repair.created)),

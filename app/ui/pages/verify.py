@@ -8,7 +8,6 @@ import html
 from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout
 
 from app.repair.run import unfinished_checks
-from app.ui.icons import icon
 from app.ui.pages.base import Page, icon_label, wrapped
 from app.ui.pages.diagnose import ChecklistPanel, CheckState
 
@@ -62,7 +61,7 @@ class VerifyPage(Page):
         env = self.session.env
         version = env.torch.version if env is not None and env.torch else "?"
         if after is None:
-            self.mark.setPixmap(icon("running").pixmap(32, 32))
+            self.mark.show_icon("running", 32)
             self.headline.setText(self.tr("Checking…") if self.checklist.state == CheckState.RUNNING else
                                   self.tr("The check did not finish."))
             self.next_steps.setText("")
@@ -72,7 +71,7 @@ class VerifyPage(Page):
         self.checklist.setVisible(not undone)  # its rows are the check before the undo
         if undone:
             self.setSubTitle(self.tr("The same checks again, after the undo."))
-            self.mark.setPixmap(icon("problem" if left else "info").pixmap(32, 32))
+            self.mark.show_icon("problem" if left else "info", 32)
             self.headline.setText(
                 self.tr("The repairs were undone. As before them, PyTorch {version} does not load.")
                 .format(version=version) if left else
@@ -80,7 +79,7 @@ class VerifyPage(Page):
             self.next_steps.setText(self.tr("To repair it again, start the assistant again and choose a repair."))
             return
         if not left and not after.complete:  # nothing seen, but not every check could see: never "loads now"
-            self.mark.setPixmap(icon("warning").pixmap(32, 32))
+            self.mark.show_icon("warning", 32)
             self.headline.setText(self.tr("Some checks could not finish, so it is not known yet whether PyTorch "
                                           "{version} loads now.").format(version=version))
             self.next_steps.setText(self.tr(
@@ -91,7 +90,7 @@ class VerifyPage(Page):
                 .format(checks=html.escape(unfinished_checks(after, self.session.lang) or "-")))
             return
         if not left:
-            self.mark.setPixmap(icon("ok").pixmap(32, 32))
+            self.mark.show_icon("ok", 32)
             live = any(f.code == "import-ok" for f in after.findings)
             self.headline.setText(self.tr("PyTorch {version} loads now.").format(version=version) if live else
                                   self.tr("PyTorch {version} should load now: every file it needs is in place.")
@@ -99,7 +98,7 @@ class VerifyPage(Page):
             self.next_steps.setText(self.tr("Start your AI app again. If it still fails, save the report on the "
                                             "next page and share it."))
             return
-        self.mark.setPixmap(icon("problem").pixmap(32, 32))
+        self.mark.show_icon("problem", 32)
         self.headline.setText(self.tr("PyTorch {version} still does not load.").format(version=version))
         lang = self.session.lang
         titles = "".join(f"<li>{html.escape(p.lead.text(lang).title)}</li>" for p in left)
