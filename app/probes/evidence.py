@@ -138,6 +138,19 @@ class DamagedFile(Evidence):
     path: Optional[str] = None
 
 
+@dataclass(frozen=True)
+class TakenBySecurity(Evidence):
+    """torch-files-missing: where Windows Security's log names files it took (@security), the newest such action:
+    the file, its date, the threat's name, the action in both languages; and torch's folder."""
+
+    CODES = ("torch-files-missing",)
+    folder: Optional[str] = None
+    security_file: Optional[str] = None
+    security_date: Optional[str] = None
+    security_threat: Optional[str] = None
+    security_action: dict = field(default_factory=dict)
+
+
 # -- what the checks could see, and what PyTorch's own process loaded ------------------------------------------------
 @dataclass(frozen=True)
 class UnfinishedCheck(Evidence):
@@ -232,8 +245,8 @@ class Numpy2(Evidence):
 
 TYPES: tuple[type[Evidence], ...] = (
     VcRuntimeCopy, OpenMPConflict, CompanionMismatch, TorchShadowed, RegistryPythonPath, SettingVariable, PathEntry,
-    DamagedFile, UnfinishedCheck, Replayed, RuntimeCopyInPackage, GpuDriver, GpuTooNew, MissingDll, ZludaStandIns,
-    WrongTorchBuild, FolderBrackets, Numpy2)
+    DamagedFile, TakenBySecurity, UnfinishedCheck, Replayed, RuntimeCopyInPackage, GpuDriver, GpuTooNew, MissingDll,
+    ZludaStandIns, WrongTorchBuild, FolderBrackets, Numpy2)
 BY_CODE: dict[str, type[Evidence]] = {code: kind for kind in TYPES for code in kind.CODES}
 
 

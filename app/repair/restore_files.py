@@ -17,18 +17,18 @@ placed through the journal (a backup of the damaged file, undo byte for byte).
 from __future__ import annotations
 
 import csv
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Optional
 from urllib.parse import urlparse
 
 from app.cancel import CancelToken
+from app.i18n import LANGUAGES, words
 from app.inventory.environment import PythonEnvironment
 from app.inventory.integrity import RecordEntry, RecordFolders, installed_record, read_record
 from app.inventory.machine import MachineFacts
 from app.inventory.packages import canonical
-from app.probes.evidence import DamagedFile
+from app.probes.evidence import DamagedFile, TakenBySecurity
 from app.probes.finding import Finding
 from app.repair.changes.files import PutFile
 from app.repair.journal import Transaction
@@ -64,6 +64,8 @@ LOADS = (".dll", ".pyd", ".exe")  # files whose loss stops a program, not only o
 MADE_BY_PIP = ("installer", "requested", "direct_url.json", "record")  # dist-info files that are not in a wheel
 WHOLE_WHEEL_BYTES = 6 << 30  # the largest CUDA torch wheels are about 2.5 GB
 MEMBER_SLACK = 64 << 10  # a member's local header, name and extra field, beyond its compressed bytes
+PLACED_TOGETHER = 256  # files placed under one pair of journal records (intents, then `applied`)
+PLACING_WORKERS = 4  # files placed side by side: the file system commits their fsyncs together
 
 
 @dataclass
@@ -140,6 +142,18 @@ def _named_damaged(system: System, site: Path, findings: list[Finding]) -> set[s
     return named
 
 
+def _why_note(folder: str, findings: list[Finding]) -> dict[str, str]:
+    """Why the files went, as far as it is known: Windows Security's own record, with the two ways to keep them
+    (an exclusion the user makes, a false positive reported), else the usual causes."""
+    taken = next((TakenBySecurity.of(f) for f in findings if f.code in TakenBySecurity.CODES
+                  and TakenBySecurity.of(f).security_file), None)
+    if taken is None:
+        return said("repair.note.restore.why", folder=folder)
+    return {lang: words("repair.note.restore.taken_again", lang, date=taken.security_date, file=taken.security_file,
+                        threat=taken.security_threat, folder=taken.folder or folder,
+                        action=taken.security_action.get(lang, "-")) for lang in LANGUAGES}
+
+
 # -- the repair ----------------------------------------------------------------------------------------------------
 
 
@@ -203,7 +217,7 @@ class RestoreTorchFiles:
                 notes.append(said("repair.note.restore.left", count=len(item.left), files=", ".join(item.left)))
         notes += [said("repair.note.index_skipped", url=url, next=settings.indexes[0])
                   for url in settings.skipped_indexes if settings.indexes]
-        notes.append(said("repair.note.restore.why", folder=system.windows_path(env.torch.folder)))
+        notes.append(_why_note(system.windows_path(env.torch.folder), findings))
         chosen = source or ("local" if all(p["local"] for p in packages) else "index")
         return Plan(self.id, chosen, system.windows_path(env.python), changes, downloads=chosen != "local",
                     download={"pip_prefix": str(env.exec_prefix), "packages": packages,
@@ -236,12 +250,17 @@ class RestoreTorchFiles:
                                        on_progress, token)
         finally:
             session.close()
-        for copy, target, digest in fetched:
+        for start in range(0, len(fetched), PLACED_TOGETHER):
             if token is not None:
                 token.check()
-            target.parent.mkdir(parents=True, exist_ok=True)  # a whole folder quarantined: its files come back
-            transaction.step(system, PutFile(target, copy, sha256=digest))
-            copy.unlink()  # the backup of what was there, and the journal, are what undo needs
+            batch = fetched[start:start + PLACED_TOGETHER]
+            for _, target, _ in batch:
+                target.parent.mkdir(parents=True, exist_ok=True)  # a whole folder quarantined: its files come back
+            distinct = len({str(target).lower() for _, target, _ in batch}) == len(batch)  # Windows: one name
+            transaction.steps_at_once(system, [PutFile(target, copy, sha256=digest) for copy, target, digest in batch],
+                                      workers=PLACING_WORKERS if distinct else 1)
+            for copy, _, _ in batch:
+                copy.unlink()  # the backup of what was there, and the journal, are what undo needs
 
     def _fetch(self, package: dict, folder: Path, session: requests.Session, transaction: Transaction,
                on_output, on_progress, token: Optional[CancelToken]) -> list[tuple[Path, Path]]:
@@ -369,10 +388,8 @@ def _copy_members(wheel: RangedWheel, package: dict, folder: Path, token: Option
                 token.check()
             number, entry = numbered[name]
             out_path = folder / f"{number}.part"
-            with open(out_path, "wb") as out:
+            with open(out_path, "wb") as out:  # not synced: it is read back at once, by the step that places it
                 copied = wheel.copy(name, out, entry["size"])
-                out.flush()
-                os.fsync(out.fileno())
             if copied.sha256 != entry["sha256"] or copied.size != entry["size"]:
                 out_path.unlink()
                 raise DownloadError("hash-mismatch", host=wheel.host)

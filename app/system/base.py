@@ -211,6 +211,12 @@ class System(ABC):
         """Whether Windows Installer is running another installation now."""
         return False
 
+    def query_event_log(self, channel: str, xpath: str, count: int, timeout: float) -> RunResult:
+        """The newest `count` events of a channel of Windows' event log that `xpath` selects, as Windows renders
+        them (XML), read by Windows' own wevtutil with the user's rights. NotAvailable where there is no live
+        event log (a copied drive, this app off Windows)."""
+        raise NotAvailable("no live event log here")
+
     def temp_folder(self) -> Path:
         """This user's temporary folder (where Microsoft's installer writes its own log)."""
         return Path(tempfile.gettempdir())

@@ -364,6 +364,10 @@ class LiveWindows(System):
 
         return pinned_file(windows_path)
 
+    def query_event_log(self, channel: str, xpath: str, count: int, timeout: float) -> RunResult:
+        wevtutil = self.system32 / "wevtutil.exe" if self.system32 is not None else Path("wevtutil.exe")
+        return self.run([str(wevtutil), "qe", channel, f"/q:{xpath}", "/f:xml", "/rd:true", f"/c:{count}"], timeout)
+
     def installer_busy(self) -> bool:
         from app.system.elevation import installer_busy
 
