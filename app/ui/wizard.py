@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Optional
 
-from PySide6.QtCore import QCoreApplication, QEvent, QLibraryInfo, QLocale, QTimer, QTranslator
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QEvent, QLibraryInfo, QLocale, QTimer, QTranslator
 from PySide6.QtGui import QCloseEvent, QShowEvent
 from PySide6.QtWidgets import QApplication, QMessageBox, QWizard
 
@@ -32,6 +32,11 @@ from app.ui.workers import WorkerPool
 MINIMUM_SIZE = (800, 600)
 PAGE_ORDER = {WELCOME: ENVIRONMENTS, HISTORY: ENVIRONMENTS, ENVIRONMENTS: DIAGNOSE, DIAGNOSE: FINDINGS, REPAIR: VERIFY,
               VERIFY: FINISH}
+
+# Qt's own words that its Chinese file (qtbase_zh_CN.qm) lacks: the file dialog's, with their Alt+letters. Our file
+# translates them (lupdate finds them here); Qt asks every translator installed, so its dialog is Chinese throughout.
+QT_WORDS_QTBASE_LACKS = (QT_TRANSLATE_NOOP("QFileDialog", "&Look in:"),
+                         QT_TRANSLATE_NOOP("QFileDialog", "Files of &type:"))
 
 
 class Translations:

@@ -305,13 +305,13 @@
 <context>
     <name>DoctorWizard</name>
     <message>
-        <location filename="../../app/ui/wizard.py" line="163"/>
-        <location filename="../../app/ui/wizard.py" line="195"/>
+        <location filename="../../app/ui/wizard.py" line="168"/>
+        <location filename="../../app/ui/wizard.py" line="200"/>
         <source>Torch DLL Doctor</source>
         <translation>Torch DLL Doctor</translation>
     </message>
     <message>
-        <location filename="../../app/ui/wizard.py" line="196"/>
+        <location filename="../../app/ui/wizard.py" line="201"/>
         <source>The repairs stay recorded, and you can still undo each one at any time: start Torch DLL Doctor again and press “See earlier repairs” on the first page.</source>
         <translation>这些修复都有记录，你随时可以撤销其中任何一个：再次启动 Torch DLL Doctor，在第一页点“查看以前的修复”。</translation>
     </message>
@@ -1074,6 +1074,19 @@
         <location filename="../../app/ui/pages/plan.py" line="189"/>
         <source>No administrator rights are needed.</source>
         <translation>不需要管理员权限。</translation>
+    </message>
+</context>
+<context>
+    <name>QFileDialog</name>
+    <message>
+        <location filename="../../app/ui/wizard.py" line="38"/>
+        <source>&amp;Look in:</source>
+        <translation>查找范围(&amp;L)：</translation>
+    </message>
+    <message>
+        <location filename="../../app/ui/wizard.py" line="39"/>
+        <source>Files of &amp;type:</source>
+        <translation>文件类型(&amp;T)：</translation>
     </message>
 </context>
 <context>

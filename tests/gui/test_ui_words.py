@@ -4,11 +4,12 @@ plurals by Qt's %n forms in English and Chinese; every icon explained."""
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication, QTextLayout
-from PySide6.QtWidgets import QLabel
+from PySide6.QtWidgets import QFileDialog, QLabel
 
 from app.demo.computer import build_demo_image
 from app.ui.models import ROLE_ITEM, CheckRow
@@ -206,3 +207,18 @@ def test_every_icon_on_the_findings_page_says_what_it_means(open_wizard, qtbot, 
     assert icons and all(label.toolTip() for label in icons)
     if lang == "zh_CN":
         assert all(any("\u4e00" <= c <= "\u9fff" for c in label.toolTip()) for label in icons)
+
+
+def test_qts_own_file_dialog_is_chinese_throughout_in_chinese(open_wizard, qtbot):
+    """Qt's dialog (the widget one, as on Linux; Windows' own is Windows' language): qtbase's Chinese words, and
+    ours for the two its file lacks ("Look in:", "Files of type:")."""
+    wizard = open_wizard(demo=True, lang="zh_CN")
+    dialog = QFileDialog(wizard, "x")
+    dialog.setOption(QFileDialog.Option.DontUseNativeDialog)
+    dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    labels = [label.text() for label in dialog.findChildren(QLabel) if label.text()]
+    english = [text for text in labels if re.search("[A-Za-z]", re.sub(r"\(&\w\)", "", text))]  # not "(&L)"
+    assert labels and english == []
+    assert "查找范围(&L)：" in labels
