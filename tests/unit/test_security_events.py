@@ -16,6 +16,8 @@ import pytest
 
 from app.inventory import security_events
 from app.inventory.discovery import discover
+from app.inventory.environment import inspect_environment
+from app.inventory.machine import CI_POLICY_KEY, read_machine_facts
 from app.inventory.security_events import (
     CODE_INTEGRITY,
     DAMAGED,
@@ -31,6 +33,8 @@ from app.inventory.security_events import (
     read_logs,
 )
 from app.main import main
+from app.probes.app_control import replayed_block
+from app.probes.base import ProbeContext
 from app.probes.runner import run_diagnosis
 from app.repair.restore_files import RestoreTorchFiles
 from app.system.base import RunResult
@@ -295,3 +299,34 @@ def test_the_report_shows_the_evidence_with_the_users_name_redacted(machine, cap
     assert "quarantined c10.dll" in files["title"] and THREAT in files["title"]
     shown = json.dumps(files["evidence"])
     assert "alice" not in shown and "fast_kernels.dll" in shown
+
+
+# -- Code Integrity: a block of torch's DLL on record ----------------------------------------------------------------
+CI_XML = r"C:\Windows\System32\winevt\Logs\Microsoft-Windows-CodeIntegrity%4Operational.xml"
+
+
+def smart_app_control_on(machine, *, log: bool):
+    machine.set_value(CI_POLICY_KEY, "VerifiedAndReputablePolicyState", "REG_DWORD", 1)
+    if log:
+        machine.write(CI_XML, code_integrity(3077, r"\Device\HarddiskVolume3" + C10[2:]))
+    else:
+        machine.host(CI_XML).unlink(missing_ok=True)
+    machine.save()
+    return machine
+
+
+def test_a_block_on_record_is_a_blocker_with_its_date_and_policy_without_a_replay(machine):
+    blocked = finding(diagnose(smart_app_control_on(machine, log=True)), "app-control-blocks")
+    assert (blocked.severity, blocked.variant, blocked.repairs) == ("blocker", None, ["app-control-settings"])
+    assert blocked.evidence["dll"] == "c10.dll" and blocked.evidence["policy"] == "VerifiedAndReputableDesktop"
+    assert blocked.evidence["block_date"] == (NOW - timedelta(days=1)).strftime("%Y-%m-%d")
+    assert finding(diagnose(smart_app_control_on(machine, log=False)), "app-control-blocks").variant == "risk"
+
+
+def test_a_replayed_4551_carries_code_integritys_record_of_that_dll(machine):
+    smart_app_control_on(machine, log=True)
+    system = OfflineImage(machine.root)
+    env = inspect_environment(system, machine.host(VENV))
+    ctx = ProbeContext(system, read_machine_facts(system), env)
+    blocked = replayed_block(ctx, 4551, C10, "[WinError 4551] An Application Control policy has blocked this file")
+    assert blocked.evidence["policy"] == "VerifiedAndReputableDesktop" and blocked.evidence["winerror"] == 4551
