@@ -1,7 +1,10 @@
-"""Discovery benchmark: a PC full of AI apps. An image of 200,000 files with 8 environments of AI apps and 7 in the
+"""Discovery benchmark: a PC full of AI apps. An image of 200,000 files with 8 environments of AI apps, 7 in the
 launchers' own layouts (Pinokio with its home recorded in its settings, a portable Stability Matrix on the Desktop,
-ComfyUI Desktop, SwarmUI, uv's Pythons); each site-packages holds the real torch 2.4.0 wheel's files by name (as
-empty files), and the rest are users' projects.
+ComfyUI Desktop, SwarmUI, uv's Pythons) and 2 in apps that bring their own Python (AI Playground, and an Electron app
+no table knows, each under %LOCALAPPDATA%\\Programs with its Uninstall entry), among 60 other installed apps (Program
+Files, Program Files (x86), %LOCALAPPDATA%\\Programs: an Electron app's folders, a Python without torch in some) and
+their data in AppData; each site-packages holds the real torch 2.4.0 wheel's files by name (as empty files), and the
+rest are users' projects.
 
 Measures, in fresh child processes, the time to the first environment and to the end of discovery, both the
 default search and "search everywhere" (deeper, longer), and in the same process a baseline: a plain `os.walk` of
@@ -57,8 +60,9 @@ for _ in range(3):  # taken in turn, so that neither side gets the quieter momen
     sum(len(f) for _, _, f in os.walk({root!r}))
     walks.append(time.perf_counter() - walk_start)
 launchers = sum(1 for label in labels if "·" in label or label in ("ComfyUI Desktop", "uv"))
+apps = sum(1 for label in labels if label in ("ComfyUI · AI Playground", "Verdant Studio 1.4.2"))
 print(first, total, count, report.folders_visited, int(report.out_of_time), statistics.median(walks), files,
-      statistics.median(deeps), deep_count, deep.folders_visited, launchers)
+      statistics.median(deeps), deep_count, deep.folders_visited, launchers, apps)
 """
 
 PLACES = [r"C:\Users\alice\Desktop", r"C:\Users\alice\Documents", r"C:\Users\alice\Downloads", r"C:\AI",
@@ -88,7 +92,8 @@ def build(root: Path, n_envs: int, n_files: int, small_sites: bool = False) -> N
             image.venv(folder, base, python_exe=exe)
         fill_site(image, folder + r"\Lib\site-packages", members)
     launcher_layouts(image, exe, dll, members)
-    remaining = max(0, n_files - (n_envs + 6) * len(members))
+    installed_apps(image, exe, dll, members)
+    remaining = max(0, n_files - (n_envs + 6 + APP_ENVS) * len(members))
     # the rest: user projects and model folders, 4-5 levels deep, 50 files per folder
     folder_count = remaining // 50
     for k in range(folder_count):
@@ -161,6 +166,48 @@ def launcher_layouts(image, exe: bytes, dll: bytes, members: list[str]) -> None:
         fill_site(image, folder + r"\Lib\site-packages", members)
 
 
+APP_ENVS = 2  # what installed_apps adds: AI Playground's ComfyUI venv and the unknown app's venv
+OTHER_APPS = 60  # installed apps with no torch, 20 in each of the three places Windows installs apps
+
+
+def installed_apps(image, exe: bytes, dll: bytes, members: list[str]) -> None:
+    """Apps that bring their own Python, each with its Uninstall entry: AI Playground as its source lays it out
+    (resources/launchers.json), and an Electron app no table knows, with a uv venv in its resources; beside them
+    other installed apps as an Electron app's folder holds them (resources, locales, node_modules), every fifth with
+    a Python without torch, and a data folder of each in AppData."""
+    local, roaming = r"C:\Users\alice\AppData\Local", r"C:\Users\alice\AppData\Roaming"
+    uninstall = r"HKCU\Software\Microsoft\Windows\CurrentVersion\Uninstall"
+    bundled = [(r"AI Playground", r"resources\python-interpreter\cpython-3.12.9-windows-x86_64-none",
+                r"resources\ComfyUI\.venv", "AI Playground 2.5.0"),
+               (r"Verdant Studio", r"resources\runtime\cpython-3.12.9-windows-x86_64-none", r"resources\engine\.venv",
+                "Verdant Studio 1.4.2")]
+    for name, python, venv, display in bundled:
+        app = local + r"\Programs" + "\\" + name
+        image.write(app + "\\" + name + ".exe", exe)
+        image.write(app + "\\" + python + r"\python.exe", exe)
+        image.write(app + "\\" + python + r"\python312.dll", dll)
+        image.venv(app + "\\" + venv, app + "\\" + python, python_exe=exe)
+        fill_site(image, app + "\\" + venv + r"\Lib\site-packages", members)
+        image.set_value(uninstall + "\\" + name, "DisplayName", "REG_SZ", display)
+        image.set_value(uninstall + "\\" + name, "InstallLocation", "REG_SZ", app)
+    resources = local + r"\Programs\AI Playground\resources"
+    image.write(resources + r"\uv.exe", exe)
+    image.write(resources + r"\backend-versions.json", "{}")
+    places = [local + r"\Programs", r"C:\Program Files", r"C:\Program Files (x86)"]
+    for k in range(OTHER_APPS):
+        app = places[k % 3] + f"\\App {k}"
+        image.write(app + f"\\App {k}.exe", exe)
+        for folder in ("locales", r"resources\app.asar.unpacked\node_modules\addon\build", r"resources\assets"):
+            for j in range(20):
+                image.write(app + "\\" + folder + f"\\file{j}.bin", b"")
+        if k % 5 == 0:
+            image.write(app + r"\python\python.exe", exe)
+            image.mkdir(app + r"\python\Lib\site-packages")
+        for j in range(20):
+            image.write((roaming if k % 2 else local) + f"\\App {k}\\Cache\\data{j}", b"")
+    image.save()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--files", type=int, default=200_000)
@@ -182,13 +229,15 @@ def main() -> None:
                 for _ in range(args.runs)]
     # each figure: the median over fresh processes (the first environment is the time a cold start would see)
     out = [statistics.median(float(run[i]) for run in runs) for i in range(len(runs[0]))]
-    first, total, count, visited, out_of_time, walk, files, deep, deep_count, deep_visited, launchers = out
+    first, total, count, visited, out_of_time, walk, files, deep, deep_count, deep_visited, launchers, apps = out
     report = {
         "files_in_image": int(files), "files_in_each_site_packages": 200 if args.small_sites else 10_644,
-        "environments_in_image": args.envs + LAUNCHER_ENVS,
-        "launcher_environments_in_image": LAUNCHER_ENVS, "build_seconds": built,
+        "environments_in_image": args.envs + LAUNCHER_ENVS + APP_ENVS,
+        "launcher_environments_in_image": LAUNCHER_ENVS, "app_environments_in_image": APP_ENVS,
+        "other_installed_apps": OTHER_APPS, "build_seconds": built,
         "first_environment_seconds": float(first), "discovery_seconds": float(total),
         "environments_found": int(count), "launcher_environments_named": int(launchers),
+        "app_environments_named": int(apps),
         "folders_visited": int(visited), "out_of_time": bool(int(out_of_time)),
         "budget_seconds": args.budget, "baseline_full_os_walk_seconds": float(walk),
         "ratio_discovery_over_full_walk": float(total) / float(walk),
