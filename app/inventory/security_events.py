@@ -40,6 +40,8 @@ MAX_RECORD = 64 << 10  # characters of one event's XML; Windows' own are 2 to 8 
 MAX_EVENTS = 500  # records of the wanted IDs read of each log: a PC's detections of months are a few dozen
 MAX_VALUE = 4096  # characters kept of one Data value (a Defender Path names many files)
 MAX_DATA = 128  # Data elements read of one event
+MAX_RENDERED = 5000  # records rendered of one .evtx file (pyevtx-rs: about 25 ms); 4 MB of Defender's hold fewer
+MAX_DAMAGED = 64  # damaged records passed over in one .evtx file before the rest of it is given up
 QUERY_TIMEOUT_S = 30
 EVTX_HEADER, EVTX_CHUNK = 4096, 65536
 DAMAGED, HOSTILE, TOO_LARGE, NEEDS_ADMIN, UNREADABLE, NO_READER = (
@@ -369,9 +371,9 @@ def read_export(path: Path, kind: str, since: datetime) -> tuple[list[SecurityEv
 def read_evtx(path: Path, kind: str, since: datetime) -> tuple[list[SecurityEvent], Optional[str]]:
     """An .evtx file's events of the log `kind`, newest first: each wanted record's XML through `parse_rendered`."""
     wanted = next(source.ids for source in LOGS if source.kind == kind)
-    records, note = evtx_records(path, frozenset(wanted))
+    records, note = evtx_records(path, frozenset(wanted), since)
     events: list[SecurityEvent] = []
-    for xml in records[-MAX_EVENTS:]:  # the newest: chunks are read oldest first
+    for xml in records:
         found, damage = parse_rendered(xml, kind, since)
         events += found
         note = note or damage
@@ -379,46 +381,71 @@ def read_evtx(path: Path, kind: str, since: datetime) -> tuple[list[SecurityEven
     return events, note
 
 
-def evtx_records(path: Path, wanted: frozenset[int]) -> tuple[list[str], Optional[str]]:
-    """The XML of the records with these event IDs among an .evtx file's newest chunks (at most READ_BYTES), as
-    pyevtx-rs renders them; a note: DAMAGED, TOO_LARGE, UNREADABLE, NO_READER, or None."""
+def evtx_records(path: Path, wanted: frozenset[int], since: Optional[datetime] = None) -> tuple[
+        list[str], Optional[str]]:
+    """The XML of the records with these event IDs, as pyevtx-rs renders them, chunk by chunk from the newest: at
+    most READ_BYTES of chunks, MAX_RENDERED records, MAX_EVENTS found, none of a chunk written before `since`; a
+    note: DAMAGED, TOO_LARGE (more than that was there), UNREADABLE, NO_READER, or None."""
     try:
         import evtx  # pyevtx-rs: the one dependency that reads Windows' binary XML (docs/architecture.md)
     except ImportError:
         return [], NO_READER
     try:
-        data, note = newest_chunks(path)
+        header, chunks, note = newest_chunks(path)
     except OSError:
         return [], UNREADABLE
-    if data is None:
-        return [], note
     found: list[str] = []
-    records = iter(evtx.PyEvtxParser(io.BytesIO(data), number_of_threads=1).records())
-    for _ in range((len(data) // 64) + 1):  # a record takes at least 64 bytes: the loop ends however it is fed
-        try:
-            record = next(records)
-        except StopIteration:
+    rendered = 0
+    for chunk in chunks:
+        if since is not None and _written(chunk) < since or len(found) >= MAX_EVENTS:
             break
-        except (RuntimeError, ValueError, OSError):
-            note = note or DAMAGED
-            continue
-        xml = record.get("data") if isinstance(record, dict) else None
-        if not isinstance(xml, str) or len(xml) > MAX_RECORD:
-            note = note or (TOO_LARGE if isinstance(xml, str) else DAMAGED)
-            continue
-        match = _EVENT_ID.search(xml)
-        if match is not None and int(match.group(1)) in wanted:  # the cheap look spares most records the parse
-            found.append(xml)
-    return found, note
+        if rendered >= MAX_RENDERED:
+            note = note or TOO_LARGE
+            break
+        records = iter(evtx.PyEvtxParser(io.BytesIO(header + chunk), number_of_threads=1).records())
+        for _ in range(MAX_DAMAGED):  # a damaged record raises; the records after it still come
+            try:
+                for record in records:
+                    rendered += 1
+                    xml = record.get("data")
+                    if len(xml) > MAX_RECORD:
+                        note = note or TOO_LARGE
+                    elif _event_id(xml) in wanted:  # the cheap look spares most records the parse
+                        found.append(xml)
+                break
+            except (RuntimeError, ValueError, OSError, TypeError, AttributeError):
+                note = note or DAMAGED
+    return found[:MAX_EVENTS], note
 
 
-def newest_chunks(path: Path) -> tuple[Optional[bytes], Optional[str]]:
-    """The file's header and its newest chunks (by the last record number each holds), at most READ_BYTES, as a
-    smaller .evtx of the same records; (None, DAMAGED) for a file that is not an event log."""
+def _event_id(xml: str) -> Optional[int]:
+    """The EventID of one record's XML, from its first <EventID ...>NNN<, without a parse."""
+    start = xml.find("<EventID")
+    opened = xml.find(">", start, start + 200) if start >= 0 else -1
+    closed = xml.find("<", opened) if opened >= 0 else -1
+    text = xml[opened + 1:closed].strip() if 0 <= closed - opened <= 12 else ""
+    return int(text) if text.isdigit() else None
+
+
+def _written(chunk: bytes) -> datetime:
+    """When the newest record of a chunk was written: its header's FILETIME (the chunk's last record's)."""
+    last = struct.unpack_from("<I", chunk, 44)[0]
+    if not 512 <= last <= EVTX_CHUNK - 24 or chunk[last:last + 4] != b"**\0\0":
+        return datetime.max.replace(tzinfo=timezone.utc)  # unknown: the chunk is read
+    ticks = struct.unpack_from("<Q", chunk, last + 16)[0]
+    try:
+        return datetime(1601, 1, 1, tzinfo=timezone.utc) + timedelta(microseconds=ticks // 10)
+    except OverflowError:
+        return datetime.max.replace(tzinfo=timezone.utc)
+
+
+def newest_chunks(path: Path) -> tuple[bytes, list[bytes], Optional[str]]:
+    """The file's header, made the header of a one-chunk log, and its newest chunks (by the last record number each
+    holds), newest first, at most READ_BYTES of them; no chunks and DAMAGED for a file that is not an event log."""
     with path.open("rb") as handle:
         header = bytearray(handle.read(EVTX_HEADER))
         if len(header) < EVTX_HEADER or not header.startswith(b"ElfFile\0"):
-            return None, DAMAGED
+            return b"", [], DAMAGED
         count = (os.fstat(handle.fileno()).st_size - EVTX_HEADER) // EVTX_CHUNK
         numbered = []
         for index in range(count):
@@ -426,18 +453,14 @@ def newest_chunks(path: Path) -> tuple[Optional[bytes], Optional[str]]:
             head = handle.read(24)
             if head.startswith(b"ElfChnk\0"):  # a chunk never used is zeros; another is damaged and passed over
                 numbered.append((struct.unpack_from("<Q", head, 16)[0], index))
-        chosen = sorted(index for _, index in sorted(numbered)[-(READ_BYTES // EVTX_CHUNK):])
         chunks = []
-        for index in chosen:
+        for _, index in sorted(numbered, reverse=True)[:READ_BYTES // EVTX_CHUNK]:
             handle.seek(EVTX_HEADER + index * EVTX_CHUNK)
             chunks.append(handle.read(EVTX_CHUNK))
-    if not chunks:
-        return None, None
-    struct.pack_into("<QQ", header, 8, 0, len(chunks) - 1)  # first and last chunk, then the count at 42
-    struct.pack_into("<H", header, 42, len(chunks))
+    struct.pack_into("<QQ", header, 8, 0, 0)  # first and last chunk, then the count at 42
+    struct.pack_into("<H", header, 42, 1)
     struct.pack_into("<I", header, 124, zlib.crc32(bytes(header[:120])))
-    note = TOO_LARGE if len(numbered) > len(chunks) else None
-    return bytes(header) + b"".join(chunks), note
+    return bytes(header), chunks, TOO_LARGE if len(numbered) > len(chunks) else None
 
 
 def evidence_lines(events: Iterable[SecurityEvent]) -> list[dict]:

@@ -192,9 +192,16 @@ def test_a_large_evtx_file_is_read_from_its_newest_chunks_only(tmp_path):
     chunks = [chunk[:8] + struct.pack("<QQ", n * 5 + 1, n * 5 + 5) + chunk[24:] for n in range(count)]
     large = tmp_path / "large.evtx"
     large.write_bytes(bytes(header) + b"".join(chunks))
-    kept, note = security_events.newest_chunks(large)
-    assert note == TOO_LARGE and len(kept) == 4096 + security_events.READ_BYTES
-    assert struct.unpack_from("<Q", kept, 4096 + 16)[0] == (count - 64) * 5 + 5  # the newest 64, in order
+    _, kept, note = security_events.newest_chunks(large)
+    assert note == TOO_LARGE and len(kept) == security_events.READ_BYTES // 65536
+    assert [struct.unpack_from("<Q", c, 16)[0] for c in kept[:2]] == [count * 5, count * 5 - 5]  # newest first
+    records, _ = evtx_records(large, frozenset({1, 2, 3, 5, 65534}))
+    assert len(records) == 5 * len(kept)
+
+
+def test_chunks_written_before_the_months_asked_for_are_not_read():
+    assert evtx_records(real_log(), frozenset({1, 2, 3, 5, 65534}), NOW - timedelta(days=183)) == ([], None)
+    assert len(evtx_records(real_log(), frozenset({1, 2, 3, 5, 65534}), LONG_AGO)[0]) == 5  # written in 2021
 
 
 # -- live: Windows' wevtutil with the user's rights ----------------------------------------------------------------
