@@ -15,7 +15,7 @@ from typing import Callable, Iterator, Optional, Union
 
 from app.cancel import CancelToken, Progress, check, no_progress
 from app.engine.loader import LoaderModel, Resolution
-from app.engine.pe import CPU_NAMES, ImportedFunction, PEError, PEInfo, read_pe
+from app.engine.pe import CPU_NAMES, ImportedFunction, PEError, PEInfo, read_pe, read_pe_as
 from app.system.once_per_file import keeps_what_files_gave
 
 OK = "ok"
@@ -28,6 +28,7 @@ UNREADABLE = "unreadable"  # the file (or a folder it may be in) is there but co
 CHILDREN_ERROR = "children-error"
 BLOCKING = frozenset({MISSING, WRONG_ARCHITECTURE, MISSING_EXPORT, CORRUPT, UNREADABLE, CHILDREN_ERROR})
 MAX_FORWARDER_DEPTH = 16
+_COPIES_TRIED = 4  # parses of one name and size a new file is checked against before it is parsed itself
 
 
 class Unreadable(str):
@@ -41,11 +42,13 @@ class PECache:
     """PE facts kept by the file's identity: its device, file number, size and modification time (on a copied
     drive, the host file's). Re-reading an unchanged 1 GB DLL costs one stat, and the environments uv links to one
     copy of torch share one parse of each file and one set of tables: the probes of several environments run at
-    once, so a file being parsed for one waits for that parse. A copy of its own (pip's) is parsed on its own: no
-    sample of a file's bytes tells two files apart (damage in the middle of a table keeps the size, the headers and
-    the tail); once parsed, a copy that gave the reader the very bytes another gave it, at the same places
-    (`PEInfo.read_digest`), shares that one's tables and their answers. A file with no file number (some network
-    drives) is not kept; nor is anything read before the app changed files (`forget`, through
+    once, so a file being parsed for one waits for that parse. No sample of a file's bytes tells two files apart
+    (damage in the middle of a table keeps the size, the headers and the tail), so a copy of its own (pip's) is
+    checked by the reader's own reads: a file of the same name and size as one parsed before is read at the very
+    ranges that parse read (`PEInfo.read_ranges`, 8 MB of torch_cpu.dll's 226 MB) and, when their SHA-256 is that
+    parse's `read_digest`, it is that parse (`read_pe_as`); else it is parsed, and a parse that read the very bytes
+    another read shares that one's tables and their answers. A file with no file number (some network drives) is
+    not kept; nor is anything read before the app changed files (`forget`, through
     app.system.once_per_file.forget_every_file)."""
 
     def __init__(self, max_entries: int = 2048) -> None:
@@ -53,10 +56,12 @@ class PECache:
         self._entries: dict[tuple[str, FileIdentity], Union[PEInfo, str]] = {}  # by path and identity
         self._by_file: dict[FileIdentity, Union[PEInfo, str]] = {}  # by identity, for the file's other links
         self._by_reads: dict[tuple[int, bytes], PEInfo] = {}  # by size and read_digest, for copies
+        self._by_name: dict[tuple[int, str], list[PEInfo]] = {}  # by size and name: whose reads a copy may give
         self._parsing: dict[FileIdentity, threading.Event] = {}
         self._lock = threading.Lock()
         self._forgotten = 0  # how many times `forget` was called: a parse begun before one is not kept
         self.parsed = 0  # files read by read_pe (the benchmark and the tests count them)
+        self.recognised = 0  # copies found to give the very bytes a parse read (read_pe_as)
         keeps_what_files_gave(self)
 
     def forget(self) -> None:
@@ -65,6 +70,7 @@ class PECache:
             self._entries.clear()
             self._by_file.clear()
             self._by_reads.clear()
+            self._by_name.clear()
             self._forgotten += 1
 
     def get(self, path: Path) -> Union[PEInfo, str]:
@@ -84,22 +90,36 @@ class PECache:
         if shared is not None:
             found = replace(shared, path=str(path)) if isinstance(shared, PEInfo) else shared
         else:
+            copy = None
             try:
-                found = self._twin_of(read_pe(path), forgotten)
+                copy = self._copy_of(path, stat.st_size)
+                found = copy or self._twin_of(read_pe(path), forgotten)
             except PEError as exc:
                 found = str(exc)
             except OSError as exc:  # not cached: a lock or a scan is often over by the next look
                 return Unreadable(f"the file cannot be read ({exc.strerror or exc})")
             finally:  # whatever happened, a thread waiting for this parse goes on (and parses itself if none)
-                self._done(identity, found, forgotten)
+                self._done(identity, found, forgotten, parsed=copy is None)
         with self._lock:
             if identity is not None and forgotten == self._forgotten:
                 if len(self._entries) >= self.max_entries:
                     self._entries.clear()
                     self._by_file.clear()
                     self._by_reads.clear()
+                    self._by_name.clear()
                 self._entries[key] = found
         return found
+
+    def _copy_of(self, path: Path, size: int) -> Optional[PEInfo]:
+        """The facts of a file of this name and size parsed before, when this one gives the very bytes it gave at
+        every range its parse read (read_pe_as); None: parse it."""
+        with self._lock:
+            candidates = list(self._by_name.get((size, path.name.lower()), ()))
+        for known in candidates:
+            found = read_pe_as(path, known)
+            if found is not None:
+                return found
+        return None
 
     def _twin_of(self, info: PEInfo, forgotten: int) -> PEInfo:
         """The facts of a copy read before whose reads were these very bytes (under this file's path), else these."""
@@ -107,6 +127,9 @@ class PECache:
             twin = self._by_reads.get((info.size, info.read_digest))
             if twin is None and forgotten == self._forgotten:
                 self._by_reads[(info.size, info.read_digest)] = info
+                same_name = self._by_name.setdefault((info.size, Path(info.path).name.lower()), [])
+                same_name.insert(0, info)  # the newest first; a few kept: each costs its reads to try
+                del same_name[_COPIES_TRIED:]
         return info if twin is None else replace(twin, path=info.path)
 
     def _shared(self, identity: FileIdentity) -> Optional[Union[PEInfo, str]]:
@@ -123,10 +146,12 @@ class PECache:
                     return None
             parsing.wait()
 
-    def _done(self, identity: Optional[FileIdentity], found: Optional[Union[PEInfo, str]], forgotten: int) -> None:
+    def _done(self, identity: Optional[FileIdentity], found: Optional[Union[PEInfo, str]], forgotten: int,
+              parsed: bool) -> None:
         with self._lock:
             if found is not None:
-                self.parsed += 1
+                self.parsed += parsed
+                self.recognised += not parsed
                 if identity is not None and forgotten == self._forgotten:
                     self._by_file[identity] = found
             parsing = self._parsing.pop(identity, None) if identity is not None else None

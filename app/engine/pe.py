@@ -14,7 +14,7 @@ import os
 import re
 import struct
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import BinaryIO, Iterator, Optional, Union
 
 CPU_NAMES = {0x14C: "x86", 0x8664: "x64", 0xAA64: "arm64", 0x1C4: "arm", 0x200: "ia64", 0xA641: "arm64ec"}
@@ -178,6 +178,8 @@ class PEInfo:
     section_names: tuple[str, ...] = ()  # ".text", ".rsrc", ".wixburn" (a WiX Burn bundle), ...
     # SHA-256 of every range the reader read, with its place: the facts are made of these bytes alone
     read_digest: bytes = field(default=b"", repr=False)
+    # those ranges, (offset, length) in the order read: another file that gives the same bytes there is this one
+    read_ranges: tuple[tuple[int, int], ...] = field(default=(), repr=False, compare=False)
 
     @property
     def cpu_name(self) -> str:
@@ -241,7 +243,28 @@ def read_pe_stream(f: BinaryIO, path: str = "<stream>", *, with_exports: bool = 
         original_filename=versions[5],
         section_names=tuple(n.rstrip(b"\0").decode("ascii", "replace") for n in headers.section_names),
         read_digest=source.digest.digest(),
+        read_ranges=tuple(source.ranges),
     )
+
+
+def read_pe_as(path: PathLike, known: PEInfo) -> Optional[PEInfo]:
+    """`known`'s facts under `path`, when the file there has `known`'s size and gives the very bytes `known`'s file
+    gave at every range the reader read of it (by `read_digest`); None when anything differs (then read_pe it).
+
+    Sound because each read of the reader is decided by the file's size and the bytes of the reads before it, and
+    nothing else: the same size and the same bytes at the first read give the same second read, and so on, so
+    read_pe of this file would make every read `known` made, get the same bytes, and return the same facts. What
+    lies outside those ranges was never looked at, so it cannot change them. `known` read without exports gives
+    facts without exports. Raises OSError (cannot open)."""
+    with open(path, "rb") as f:
+        source = _Source(f)
+        if source.size != known.size or not known.read_ranges:
+            return None
+        for offset, length in known.read_ranges:
+            source.hashed_read(offset, length)
+        if source.digest.digest() != known.read_digest:
+            return None
+    return replace(known, path=str(path))
 
 
 def _version_string(data: bytes, key: str) -> Optional[str]:
@@ -268,12 +291,14 @@ class _Source:
         self.size = f.tell()
         self.blocks: dict[int, bytes] = {}
         self.digest = hashlib.sha256()  # of every read, with its offset (PEInfo.read_digest)
+        self.ranges: list[tuple[int, int]] = []  # every read, in order (PEInfo.read_ranges)
 
-    def _read(self, offset: int, length: int) -> bytes:
+    def hashed_read(self, offset: int, length: int) -> bytes:
         self.f.seek(offset)
         data = self.f.read(length)
         self.digest.update(struct.pack("<QQ", offset, len(data)))
         self.digest.update(data)
+        self.ranges.append((offset, len(data)))
         return data
 
     def read(self, offset: int, length: int, what: str = "a table") -> bytes:
@@ -283,7 +308,7 @@ class _Source:
         if length > _BLOCK:
             if length > _MAX_BULK_READ:
                 raise PEError(f"{what} is implausibly large ({length} bytes)")
-            return self._read(offset, length)
+            return self.hashed_read(offset, length)
         first, last = offset // _BLOCK, (offset + length - 1) // _BLOCK if length else offset // _BLOCK
         data = b"".join(self._block(i) for i in range(first, last + 1))
         start = offset - first * _BLOCK
@@ -294,7 +319,7 @@ class _Source:
         if block is None:
             if len(self.blocks) >= _MAX_CACHED_BLOCKS:
                 self.blocks.clear()
-            block = self.blocks[index] = self._read(index * _BLOCK, _BLOCK)
+            block = self.blocks[index] = self.hashed_read(index * _BLOCK, _BLOCK)
         return block
 
     def cstring(self, offset: int, what: str = "a name") -> bytes:

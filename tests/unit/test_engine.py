@@ -489,8 +489,8 @@ def diagnose(builder):
 
 def test_a_dll_linked_at_another_path_is_parsed_once_and_its_info_names_its_own_path(tmp_path):
     """Sixteen environments uv links to one torch: each file is parsed once (by its identity: device, file number,
-    size and time), and every link still gets its own path. A copy of its own (pip's) is parsed on its own, and
-    shares the tables of the file that gave the reader the same bytes; one that differs has its own."""
+    size and time), and every link still gets its own path. A copy of its own (pip's) that gives the reader the
+    very bytes the first gave it is not parsed again and shares its tables; one that differs has its own."""
     import shutil
 
     from app.demo.pe_writer import Export, build_pe
@@ -513,11 +513,79 @@ def test_a_dll_linked_at_another_path_is_parsed_once_and_its_info_names_its_own_
     copy = tmp_path / "copy" / "c10.dll"
     copy.parent.mkdir()
     shutil.copy2(first, copy)
-    assert cache.get(copy).exports is infos[0].exports and cache.parsed == 2
+    assert cache.get(copy).exports is infos[0].exports and (cache.parsed, cache.recognised) == (1, 1)
     other = tmp_path / "other" / "c10.dll"
     other.parent.mkdir()
     other.write_bytes(build_pe(dll_name="c10.dll", exports=[Export(1, "g")]))
-    assert list(cache.get(other).exports.names) == ["g"] and cache.parsed == 3
+    assert other.stat().st_size == copy.stat().st_size  # same name and size: checked against the first, then parsed
+    assert list(cache.get(other).exports.names) == ["g"] and (cache.parsed, cache.recognised) == (2, 1)
+
+
+def _big_dll(path):
+    """A DLL of 320 KiB whose tables lie in its first 64 KiB and whose last 256 KiB the reader never reads."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(build_pe(dll_name="big.dll", imports=[Import("kernel32.dll", ("Sleep", "ExitProcess"))],
+                              exports=[Export(n, f"f{n}") for n in range(1, 300)], file_version=(1, 2, 3, 4),
+                              extra_sections=(("pad", bytes(range(256)) * 1024),)))
+    return path
+
+
+def _copy_with(source, target, offset, value=0xA5):
+    target.parent.mkdir(parents=True, exist_ok=True)
+    data = bytearray(source.read_bytes())
+    data[offset] ^= value
+    target.write_bytes(bytes(data))
+    return target
+
+
+def _read_at(info, offset):
+    return any(start <= offset < start + length for start, length in info.read_ranges)
+
+
+def test_a_copy_damaged_where_the_reader_read_is_parsed_anew_and_reported(tmp_path):
+    """pip's copies of one torch: a copy that gives the reader the very bytes of every range the first parse read
+    is that parse, checked at the price of reading those ranges again; a copy damaged inside one of them (an import
+    descriptor's name pointed out of the file) is parsed on its own and reported, in either order."""
+    from tests.helpers.damaged_torch import damage_import_table
+
+    intact = _big_dll(tmp_path / "intact" / "big.dll")
+    copy = _copy_with(intact, tmp_path / "copy" / "big.dll", 0, 0)
+    damaged = _copy_with(intact, tmp_path / "damaged" / "big.dll", 0, 0)
+    damage_import_table(damaged)
+    changed = next(i for i, (a, b) in enumerate(zip(intact.read_bytes(), damaged.read_bytes())) if a != b)
+    for order in ([intact, copy, damaged], [damaged, intact, copy]):
+        cache = PECache()
+        found = {path: cache.get(path) for path in order}
+        assert _read_at(found[intact], changed)
+        assert isinstance(found[damaged], str) and "import table" in found[damaged]
+        assert found[copy].exports is found[intact].exports and found[copy].path == str(copy)
+        assert (cache.parsed, cache.recognised) == (2, 1)
+
+
+def test_a_copy_differing_only_where_the_reader_never_read_shares_because_its_own_parse_is_the_same(tmp_path):
+    """Why a copy may share a parse: the reader's path through a file is decided by the file's size and the bytes
+    it has read so far, so a byte changed anywhere it never read changes nothing it reads. Every byte position of
+    the DLL, changed in turn: where the first parse read, the copy is parsed again; elsewhere it shares that parse;
+    and either way the answer is the one a parse of that copy alone gives, reads and all."""
+    intact = _big_dll(tmp_path / "intact" / "big.dll")
+    first = read_pe(intact)
+    size = intact.stat().st_size
+    positions = sorted({*range(0, 4096, 29), *range(0, size, 2039), size - 1})  # the headers closely
+    shared = 0
+    for number, offset in enumerate(positions):
+        copy = _copy_with(intact, tmp_path / str(number) / "big.dll", offset)
+        cache = PECache()
+        cache.get(intact)
+        found = cache.get(copy)
+        try:
+            alone = read_pe(copy)
+        except PEError as exc:
+            assert found == str(exc)
+            continue
+        assert found == alone and found.read_digest == alone.read_digest
+        assert cache.recognised == (not _read_at(first, offset))
+        shared += cache.recognised
+    assert shared > 100  # the never-read padding
 
 
 def test_a_dll_damaged_in_the_middle_is_not_taken_for_its_intact_twin(tmp_path):
