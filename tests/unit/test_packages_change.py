@@ -15,6 +15,7 @@ from typing import Optional
 
 import pytest
 
+from app.inventory.packages import installed_versions
 from app.repair.changes import RollbackStopped
 from app.repair.changes import packages as packages_change
 from app.repair.journal import Journal
@@ -209,3 +210,39 @@ def test_an_undo_pip_did_not_finish_goes_on_from_there_next_time_never_blames_th
     transaction.rollback(system)  # the next undo
     assert installed_versions(site, [NAME, COMPANION]) == {NAME: "1.0", COMPANION: "1.0"}
     assert transaction.state == "rolled-back"
+
+
+def tree(folder: Path) -> dict[str, str]:
+    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file() and "__pycache__" not in p.parts}
+
+
+def test_a_package_added_by_its_hash_is_installed_and_undone_byte_for_byte_and_other_bytes_are_refused(venv, tmp_path,
+                                                                                                       monkeypatch):
+    """install-dll-package's step: a package that was not installed, pinned with its wheel's SHA-256 (pip
+    --require-hashes); undo uninstalls it and leaves site-packages as it was. A wheel whose bytes are not the
+    ones the index named is refused by pip, and nothing is installed."""
+    python, site, wheels = venv
+    monkeypatch.setenv("TDD_DATA_DIR", str(tmp_path / "data"))
+    subprocess.run([str(python), "-m", "pip", "uninstall", "-y", "-q", COMPANION], timeout=300, capture_output=True)
+    before = tree(site)
+    digest = hashlib.sha256((wheels / f"{COMPANION}-2.0-py3-none-any.whl").read_bytes()).hexdigest()
+    (tmp_path / "image").mkdir()
+    system = ThisComputer(tmp_path / "image")
+    for wrong in (True, False):
+        added = packages_change.PackageSet(str(python), str(site), {}, {COMPANION: "2.0"},
+                                           ("--no-deps", "--no-index", "--find-links", str(wheels)),
+                                           {COMPANION: "0" * 64 if wrong else digest})
+        transaction = Journal().begin({"kind": "image", "root": str(tmp_path / "image")}, "install-dll-package",
+                                      None, None, {})
+        if wrong:
+            with pytest.raises(OSError, match="pip install --require-hashes"):
+                transaction.step(system, packages_change.ChangePackages(added))
+            transaction.release()
+            assert tree(site) == before
+            continue
+        transaction.step(system, packages_change.ChangePackages(added))
+        transaction.release()
+        assert installed_versions(site, [COMPANION]) == {COMPANION: "2.0"}
+        Journal().get(transaction.id).rollback(system)
+        assert tree(site) == before

@@ -1,16 +1,16 @@
 """A set of packages, changed through the environment's own `python -m pip`, so the user's pip settings (a mirror,
 a proxy) apply. The exact versions before are recorded (and `pip freeze` beside them).
 
-Undo installs the versions before again. When the step finished, only while the packages are as the step left them
-(somebody else's later upgrade is not overwritten), or as an earlier undo that pip did not finish left them. When
-it was cut short (Stop ends pip's whole process tree, a kill ends ours), pip may have uninstalled without
-installing: whatever it left is ours, so the versions before are installed again, by force when their files are
-incomplete, and checked afterwards.
+Undo installs the versions before again, and uninstalls a package the step added. When the step finished, only while
+the packages are as the step left them (somebody else's later upgrade is not overwritten), or as an earlier undo
+that pip did not finish left them. When it was cut short (Stop ends pip's whole process tree, a kill ends ours), pip
+may have uninstalled without installing: whatever it left is ours, so the versions before are installed again, by
+force when their files are incomplete, and checked afterwards.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -35,6 +35,7 @@ class PackageSet:
     before: dict[str, str]
     after: dict[str, str]
     index: tuple[str, ...]
+    hashes: dict[str, str] = field(default_factory=dict)  # {name: the wheel's SHA-256}: pip --require-hashes
 
     @property
     def install(self) -> list[str]:
@@ -47,7 +48,13 @@ class PackageSet:
     def to_dict(self) -> dict:
         """The plan's JSON and the journal's intent (which replays from these, never from the object)."""
         return {"python": self.python, "site_packages": self.site_packages, "before": self.before,
-                "after": self.after, "index": list(self.index), "install": self.install, "restore": self.restore}
+                "after": self.after, "index": list(self.index), "install": self.install, "restore": self.restore,
+                "hashes": self.hashes}
+
+
+def requirement_lines(packages: PackageSet) -> str:
+    """pip's requirements file for hash-checked pins: `name==version --hash=sha256:...`, one a line."""
+    return "".join(f"{n}=={v} --hash=sha256:{packages.hashes[n]}\n" for n, v in packages.after.items())
 
 
 def pip_install(system: System, python: str, pins: list[str], index: list[str],
@@ -59,6 +66,24 @@ def pip_install(system: System, python: str, pins: list[str], index: list[str],
     if result.returncode != 0:
         lines = [line for line in (result.stderr or result.stdout).strip().splitlines() if line.strip()]
         raise OSError(f"pip install {' '.join(pins)} failed: {' | '.join(lines[-3:])}")
+
+
+def pip_uninstall(system: System, python: str, names: list[str]) -> None:
+    """Take out the packages the step added (there was no version before to install again)."""
+    argv = [python, "-m", "pip", "uninstall", "--disable-pip-version-check", "--no-input", "-y", *names]
+    result = system.run(argv, timeout=PIP_TIMEOUT_S)
+    if result.returncode != 0:
+        lines = [line for line in (result.stderr or result.stdout).strip().splitlines() if line.strip()]
+        raise OSError(f"pip uninstall {' '.join(names)} failed: {' | '.join(lines[-3:])}")
+
+
+def _put_back(system: System, intent: dict, force: bool) -> None:
+    """The versions before installed again, and the packages that had none uninstalled."""
+    if intent["restore"]:
+        pip_install(system, intent["python"], intent["restore"], intent["index"], force=force)
+    added = [n for n in intent["after"] if n not in intent["before"]]
+    if added and installed_versions(Path(intent["site_packages"]), added):
+        pip_uninstall(system, intent["python"], added)
 
 
 def _names(intent: dict) -> list[str]:
@@ -105,11 +130,11 @@ def undo(system: System, transaction, intent: dict, applied: bool) -> None:
         if not _left_by_us(now, intent, transaction.undone_before):
             raise RollbackStopped("packages-changed-since", target=", ".join(f"{n} {v}" for n, v in now.items()))
         again = transaction.undone_before and not complete(site, names)  # an earlier undo's pip stopped mid-file
-        pip_install(system, intent["python"], intent["restore"], intent["index"], force=again)
+        _put_back(system, intent, force=again)
     elif now == intent["before"] and complete(site, names):
         return  # pip never got as far as changing them
     else:
-        pip_install(system, intent["python"], intent["restore"], intent["index"], force=True)
+        _put_back(system, intent, force=True)
     after = installed_versions(site, names)
     if after != intent["before"]:
         raise RollbackStopped("packages-not-restored", target=", ".join(f"{n} {v}" for n, v in after.items()) or "-",
@@ -139,8 +164,12 @@ class ChangePackages:
                 "freeze": freeze.stdout}
 
     def apply(self, system: System, transaction, intent: dict) -> None:
-        pip_install(system, self.packages.python, self.packages.install, list(self.packages.index), self.on_output,
-                    self.token)
+        pins = self.packages.install
+        if self.packages.hashes:  # only the very wheels the plan named: pip refuses any other file
+            requirements = transaction.folder / "requirements.txt"
+            requirements.write_text(requirement_lines(self.packages), encoding="utf-8")
+            pins = ["--require-hashes", "-r", str(requirements)]  # pip runs here: its own path
+        pip_install(system, self.packages.python, pins, list(self.packages.index), self.on_output, self.token)
 
     undo = staticmethod(undo)
     targets = staticmethod(targets)
