@@ -13,9 +13,10 @@ def canonical(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def installed_versions(site_packages: Optional[Path], names: Iterable[str]) -> dict[str, str]:
-    """{name: version} of those of `names` installed in `site_packages`, from each dist-info's METADATA."""
-    wanted = {canonical(n): n for n in names}
+def installed_versions(site_packages: Optional[Path], names: Optional[Iterable[str]]) -> dict[str, str]:
+    """{name: version} of those of `names` (None: every one, by its canonical name) installed in
+    `site_packages`, from each dist-info's METADATA."""
+    wanted = {canonical(n): n for n in names} if names is not None else None
     found: dict[str, str] = {}
     for folder in children(site_packages):
         if not folder.name.lower().endswith(".dist-info"):
@@ -23,8 +24,9 @@ def installed_versions(site_packages: Optional[Path], names: Iterable[str]) -> d
         head = metadata_head(folder, 4000)
         name = re.search(r"^Name:\s*(\S+)", head, re.M)
         version = re.search(r"^Version:\s*(\S+)", head, re.M)
-        if name and version and canonical(name.group(1)) in wanted:
-            found[wanted[canonical(name.group(1))]] = version.group(1)
+        key = canonical(name.group(1)) if name else ""
+        if name and version and (wanted is None or key in wanted):
+            found[wanted[key] if wanted is not None else key] = version.group(1)
     return found
 
 

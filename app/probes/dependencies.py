@@ -24,13 +24,16 @@ from app.inventory.environment import PythonEnvironment
 from app.inventory.integrity import find_record, read_record
 from app.inventory.machine import LIBOMP140
 from app.probes.base import ENVIRONMENT, Probe, ProbeContext
+from app.probes.dll_owner import STARTS_TORCH, family_name, owned_dll, owner_of, torch_search_folders
 from app.probes.finding import BLOCKER, INFO, WARNING, Finding
 from app.probes.gpu_backends import AMD_DRIVER, HIP_SDK
+from app.probes.run_time_loads import run_time_loads
 from app.resources import known_issues
 
 PYTHON_RUNTIME = re.compile(r"python3\d*t?(_d)?\.dll", re.I)  # python312.dll, python313t.dll, python3.dll
 
 SHOWN_UNSEEN = 5  # folders named in a finding's text; the evidence keeps them all
+ZLUDA_VARIANT = {"zluda": "zluda"}  # ZLUDA's nvcuda.dll lacking a function is said as ZLUDA's, not NVIDIA's
 
 
 def repairs_for(dll: str, torch_files: frozenset[str] = frozenset()) -> list[str]:
@@ -130,20 +133,12 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
             yield ctx.finding("missing-delay-dll", WARNING, {**base, "via": delay_gateways(graph, node, at_start)},
                               variant="indirect")
         elif status == MISSING:
-            searched = list(dict.fromkeys(ctx.display(Path(folder)) for _, folder in node.resolution.tried))
-            needs = [{"dll": e.source.name, "functions": [str(f) for f in e.functions]} for e in node.incoming]
-            ours = node.name.lower() in torch_files  # torch brought it: deleted or quarantined since
-            amd = None if ours else "amd-driver" if AMD_DRIVER.match(node.name) else \
-                "hip-sdk" if HIP_SDK.match(node.name) else None  # AMD's driver, or its HIP SDK, brings it
-            yield ctx.finding("missing-dll", BLOCKER, {**base, "searched": searched, "needs": needs,
-                                                      "torch_stops_at": stops_at},
-                              ["update-amd-driver"] if amd else repairs_for(node.name, torch_files),
-                              variant="torch-file" if ours else amd)
+            yield _missing(ctx, node, {**base, "torch_stops_at": stops_at}, torch_files)
         elif status == MISSING_DELAY:
             yield ctx.finding("missing-delay-dll", WARNING, base)
         elif node.problem == WRONG_ARCHITECTURE:
             yield ctx.finding("wrong-architecture", severity, {
-                **base, "path": ctx.display(node.path), "machine": node.info.cpu_name,
+                **base, **file_owner(ctx, node), "path": ctx.display(node.path), "machine": node.info.cpu_name,
                 "expected": CPU_NAMES.get(graph.cpu_type or 0, "x64")}, _restorable(ctx, node, torch_files))
         elif node.problem == CORRUPT:
             repairs = _restorable(ctx, node, torch_files)
@@ -159,17 +154,42 @@ def run(ctx: ProbeContext) -> Iterator[Finding]:
                 variant="unseen" if unseen else "folder" if folder else None)
         elif status == MISSING_EXPORT:
             missing = [{"importer": m.importer, "function": str(m.function)} for m in node.missing_exports]
+            owner = file_owner(ctx, node)
             yield ctx.finding("missing-export", severity, {
-                **base, "needed_by": sorted({m.importer for m in node.missing_exports}), "path": ctx.display(node.path),
-                "version": node.info.file_version if node.info else None,
+                **base, **owner, "needed_by": sorted({m.importer for m in node.missing_exports}),
+                "path": ctx.display(node.path), "version": node.info.file_version if node.info else None,
                 "count": len({m.function for m in node.missing_exports}), "missing": missing},
-                repairs_for(node.name) or _restorable(ctx, node, torch_files))
+                repairs_for(node.name) or _restorable(ctx, node, torch_files), ZLUDA_VARIANT.get(owner["family"]))
         # "it works, nothing is broken now" is said only of a copy that loads: a broken one has its own finding
         if node.resolution is not None and node.resolution.fragile and status == OK:
             yield ctx.finding("path-fragile", WARNING, {**base, "path": ctx.display(node.path.parent)},
                               repairs_for(node.name, torch_files))
     yield from _path_unseen(ctx, missing)
     yield from shadowing(ctx, graph)
+    yield from run_time_loads(ctx)
+
+
+def _missing(ctx: ProbeContext, node: Node, base: dict, torch_files: frozenset[str]) -> Finding:
+    """missing-dll: torch's own file gone (@torch-file), AMD's (@amd-driver, @hip-sdk), one a repair here brings
+    (the VC++ runtime, libomp140), else whose it is, from the DLL index (app/probes/dll_owner.py)."""
+    searched = list(dict.fromkeys(ctx.display(Path(folder)) for _, folder in node.resolution.tried))
+    needs = [{"dll": e.source.name, "functions": [str(f) for f in e.functions]} for e in node.incoming]
+    evidence = {**base, "searched": searched, "needs": needs}
+    ours = node.name.lower() in torch_files  # torch brought it: deleted or quarantined since
+    amd = None if ours else "amd-driver" if AMD_DRIVER.match(node.name) else \
+        "hip-sdk" if HIP_SDK.match(node.name) else None  # AMD's driver, or its HIP SDK, brings it
+    repairs = ["update-amd-driver"] if amd else repairs_for(node.name, torch_files)
+    if ours or repairs:
+        return ctx.finding("missing-dll", BLOCKER, evidence, repairs, variant="torch-file" if ours else amd)
+    owned = owned_dll(ctx, node.name, torch_search_folders(ctx), STARTS_TORCH)
+    return ctx.finding("missing-dll", BLOCKER, {**evidence, **owned.evidence}, owned.repairs, owned.variant)
+
+
+def file_owner(ctx: ProbeContext, node: Node) -> dict:
+    """Whose the copy Windows found is: the package whose wheel puts it where it lies, or ZLUDA's nvcuda.dll."""
+    owner = owner_of(ctx.env, node.name, node.path)
+    return {"owner": owner.package, "owner_installed": owner.installed, "family": owner.family,
+            "family_name": family_name(owner.family)}
 
 
 def _base_gone(env: Optional[PythonEnvironment]) -> bool:

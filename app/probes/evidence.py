@@ -203,8 +203,12 @@ class GpuTooNew(Evidence):
 
 @dataclass(frozen=True)
 class MissingDll(Evidence):
+    """missing-dll: the DLL, and where a pip package brings it (@package), the package and the pin to install."""
+
     CODES = ("missing-dll",)
     dll: Optional[str] = None
+    owner: Optional[str] = None
+    pin: Optional[str] = None  # "intel-sycl-rt==2025.*"
 
 
 @dataclass(frozen=True)

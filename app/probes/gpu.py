@@ -1,6 +1,7 @@
 """NVIDIA: a CUDA build of torch needs a driver at least as new as its CUDA version requires, and a card no newer
 than the build has code for (an RTX 50-series card needs a cu128 build or newer). Not where ZLUDA's stand-ins run
-the CUDA build on an AMD card (app/probes/gpu_backends.py): there the driver is AMD's."""
+the CUDA build on an AMD card, or where the nvcuda.dll torch would load is ZLUDA's (app/probes/gpu_backends.py):
+there the driver is AMD's."""
 
 from __future__ import annotations
 
@@ -10,13 +11,13 @@ from typing import Iterator
 from app.engine.versions import version_tuple
 from app.probes.base import ENVIRONMENT, Probe, ProbeContext
 from app.probes.finding import BLOCKER, WARNING, Finding
-from app.probes.gpu_backends import zluda_stand_ins
+from app.probes.gpu_backends import zluda_driver, zluda_stand_ins
 from app.resources import known_issues
 
 
 def run(ctx: ProbeContext) -> Iterator[Finding]:
     torch = ctx.env.torch if ctx.env else None
-    if torch is None or not torch.cuda or zluda_stand_ins(ctx):
+    if torch is None or not torch.cuda or zluda_stand_ins(ctx) or zluda_driver(ctx):
         return
     yield from _too_new(ctx, torch.cuda, torch.version)
     driver = ctx.machine.nvidia_driver

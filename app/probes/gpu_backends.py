@@ -19,6 +19,7 @@ from typing import Iterator
 
 from app.engine.pe import PEInfo
 from app.probes.base import ENVIRONMENT, Probe, ProbeContext
+from app.probes.dll_owner import is_zluda_file
 from app.probes.finding import INFO, Finding
 
 # what AMD's graphics driver installs (System32): the HIP runtime and its code-object compiler
@@ -46,6 +47,15 @@ def zluda_stand_ins(ctx: ProbeContext) -> dict[str, list[str]]:
             if amd:
                 found[path.name] = amd
     return found
+
+
+def zluda_driver(ctx: ProbeContext) -> bool:
+    """The nvcuda.dll torch\\lib would load is ZLUDA's (in a `.zluda` or `zluda` folder, or beside AMD's HIP
+    runtime): the driver is AMD's, never NVIDIA's."""
+    if ctx.env is None or ctx.env.torch is None:
+        return False
+    found = ctx.loader().resolve("nvcuda.dll", ctx.env.torch.folder / "lib")
+    return is_zluda_file(found.path)
 
 
 def run(ctx: ProbeContext) -> Iterator[Finding]:

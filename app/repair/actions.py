@@ -10,6 +10,7 @@ from app.inventory.environment import PythonEnvironment
 from app.inventory.machine import MachineFacts
 from app.probes.finding import Finding
 from app.repair.companions import MatchCompanions
+from app.repair.dll_package import InstallDllPackage
 from app.repair.duplicate_openmp import RemoveDuplicateOpenMP
 from app.repair.guides import GUIDED_REPAIRS
 from app.repair.journal import Transaction
@@ -48,7 +49,8 @@ ACTIONS: dict[str, RepairAction] = {action.id: action for action in (PlaceOpenMP
                                             UserSettings("unset-env-var"),
                                             UserSettings("remove-path-entry"), EnableLongPaths(),
                                             RestoreTorchFiles(), PagingFileSystemManaged(), RemoveDuplicateOpenMP(),
-                                            MatchCompanions(), SetAsideRuntimeCopy(), SetAsideShadowingTorch(),
+                                            MatchCompanions(), InstallDllPackage(), SetAsideRuntimeCopy(),
+                                            SetAsideShadowingTorch(),
                                             TakeOutPathEntry(),
                                             *GUIDED_REPAIRS)}
 

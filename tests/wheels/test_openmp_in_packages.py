@@ -10,26 +10,10 @@ import json
 
 import pytest
 
-from app.demo.image_builder import ImageBuilder
 from app.main import main
-from tests import realfiles
-from tests.conftest import pip_install, python_at, real, torch_core, windows_drive
+from tests.helpers.ctranslate2 import SITE, VENV, image_with_ctranslate2
 
 pytestmark = [pytest.mark.usefixtures("data_dir"), pytest.mark.wheels]
-
-PYTHON = r"C:\Users\alice\AppData\Local\Programs\Python\Python312"
-VENV = r"C:\Users\alice\subtitles\venv"
-SITE = VENV + r"\Lib\site-packages"
-CTRANSLATE2 = "ctranslate2==4.8.5"
-
-
-def image_with_ctranslate2(root) -> ImageBuilder:
-    image = windows_drive(root)
-    python_at(image, PYTHON)
-    image.venv(VENV, PYTHON, "3.12.9", python_exe=(real(realfiles.windows_python) / "python.exe").read_bytes())
-    pip_install(image, realfiles.TORCH_241, SITE, keep=torch_core)
-    pip_install(image, CTRANSLATE2, SITE, keep=lambda n: n.startswith("ctranslate2/") and n.endswith((".dll", ".py")))
-    return image
 
 
 def diagnosis(capsys, image, *extra) -> tuple[int, dict]:
