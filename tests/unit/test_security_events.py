@@ -1,13 +1,12 @@
 """Windows Security's own records (Defender's and Code Integrity's Operational logs) read from the event XML Windows
-renders, from a real .evtx file, live through a stand-in wevtutil, and tied to torch's missing files on a copied
-drive: the cause said as fact only where a record names the file."""
+renders, live through a stand-in wevtutil, and tied to torch's missing files on a copied drive: the cause said as
+fact only where a record names the file. A real .evtx file: tests/wheels/test_event_log_files.py."""
 
 from __future__ import annotations
 
 import base64
 import hashlib
 import json
-import struct
 import sys
 import time
 from datetime import datetime, timedelta, timezone
@@ -26,7 +25,6 @@ from app.inventory.security_events import (
     HOSTILE,
     NEEDS_ADMIN,
     TOO_LARGE,
-    evtx_records,
     parse_rendered,
     path_key,
     read_export,
@@ -40,8 +38,6 @@ from app.repair.restore_files import RestoreTorchFiles
 from app.system.base import RunResult
 from app.system.offline import OfflineImage
 from app.system.process import run_process
-from tests import realfiles
-from tests.conftest import real
 from tests.helpers.diagnosis import diagnose, finding
 from tests.helpers.pe_machine import LIB, SITE, VENV
 
@@ -50,7 +46,6 @@ LONG_AGO = NOW - timedelta(days=3650)
 C10 = LIB + r"\c10.dll"
 THREAT = "Trojan:Win32/Wacatac.B!ml"
 LOG_XML = r"C:\Windows\System32\winevt\Logs\Microsoft-Windows-Windows Defender%4Operational.xml"
-TEST_LOG = "dissect.eventlog==3.11"  # its sdist's tests/_data/TestLogX.evtx: a log Windows wrote (AGPL-3.0)
 
 
 def defender(event_id: int, path: str, *, action_id: str = "", days: int = 3, detection: str = "{D1}") -> str:
@@ -156,52 +151,6 @@ def test_a_huge_export_is_read_from_its_start_within_its_bounds(tmp_path):
     events, note = read_export(export, DEFENDER, LONG_AGO)
     assert note == TOO_LARGE and len(events) == security_events.MAX_EVENTS
     assert time.perf_counter() - started < 0.5
-
-
-# -- a real .evtx file ---------------------------------------------------------------------------------------------
-def real_log():
-    folder = real(lambda: realfiles.extract(TEST_LOG, "*/tests/_data/TestLogX.evtx", sdist=True))
-    return next(folder.glob("*/tests/_data/TestLogX.evtx"))
-
-
-def test_a_real_evtx_file_is_read_record_by_record_as_windows_rendered_it():
-    records, note = evtx_records(real_log(), frozenset({1, 2, 3, 5, 65534}))
-    assert note is None and len(records) == 5
-    assert all("<EventID" in r and "DESKTOP-PJOQLJS" in r for r in records)
-    assert evtx_records(real_log(), DEFENDER_LOG.ids) == ([], None)  # the wanted IDs alone are parsed
-
-
-def test_a_damaged_evtx_file_is_a_note(tmp_path):
-    data = bytearray(real_log().read_bytes())
-    data[4096 + 512 + 24: 4096 + 512 + 600] = b"\xff" * 576  # the first record's body
-    damaged = tmp_path / "damaged.evtx"
-    damaged.write_bytes(bytes(data))
-    records, note = evtx_records(damaged, frozenset({1, 2, 3, 5, 65534}))
-    assert note == DAMAGED and len(records) < 5
-    other = tmp_path / "not-a-log.evtx"
-    other.write_bytes(b"MZ" + b"\0" * 9000)
-    assert evtx_records(other, DEFENDER_LOG.ids) == ([], DAMAGED)
-
-
-def test_a_large_evtx_file_is_read_from_its_newest_chunks_only(tmp_path):
-    data = real_log().read_bytes()
-    header, chunk = bytearray(data[:4096]), data[4096:4096 + 65536]
-    count = 320  # 20 MB
-    struct.pack_into("<QQ", header, 8, 0, count - 1)
-    struct.pack_into("<H", header, 42, count)
-    chunks = [chunk[:8] + struct.pack("<QQ", n * 5 + 1, n * 5 + 5) + chunk[24:] for n in range(count)]
-    large = tmp_path / "large.evtx"
-    large.write_bytes(bytes(header) + b"".join(chunks))
-    _, kept, note = security_events.newest_chunks(large)
-    assert note == TOO_LARGE and len(kept) == security_events.READ_BYTES // 65536
-    assert [struct.unpack_from("<Q", c, 16)[0] for c in kept[:2]] == [count * 5, count * 5 - 5]  # newest first
-    records, _ = evtx_records(large, frozenset({1, 2, 3, 5, 65534}))
-    assert len(records) == min(5 * len(kept), security_events.MAX_EVENTS)
-
-
-def test_chunks_written_before_the_months_asked_for_are_not_read():
-    assert evtx_records(real_log(), frozenset({1, 2, 3, 5, 65534}), NOW - timedelta(days=183)) == ([], None)
-    assert len(evtx_records(real_log(), frozenset({1, 2, 3, 5, 65534}), LONG_AGO)[0]) == 5  # written in 2021
 
 
 # -- live: Windows' wevtutil with the user's rights ----------------------------------------------------------------
@@ -337,3 +286,14 @@ def test_a_replayed_4551_carries_code_integritys_record_of_that_dll(machine):
     ctx = ProbeContext(system, read_machine_facts(system), env)
     blocked = replayed_block(ctx, 4551, C10, "[WinError 4551] An Application Control policy has blocked this file")
     assert blocked.evidence["policy"] == "VerifiedAndReputableDesktop" and blocked.evidence["winerror"] == 4551
+
+
+def test_the_chinese_report_shows_the_quarantine_in_the_findings_card(machine, tmp_path, capsys):
+    quarantined_drive(machine)
+    report = tmp_path / "report.html"
+    main(["diagnose", "--root", str(machine.root), "--env", VENV + r"\Scripts\python.exe", "--report", str(report),
+          "--lang", "zh_CN", "--quiet"])
+    capsys.readouterr()
+    page = report.read_text(encoding="utf-8")
+    assert "隔离了 c10.dll" in page and THREAT in page and "Windows 安全中心处理的日期" in page
+    assert "alice" not in page
