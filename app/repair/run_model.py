@@ -34,7 +34,7 @@ class RepairState(str, Enum):
     ROLLED_BACK = "rolled-back"
     NOT_ROLLED_BACK = "not-rolled-back"  # could not be put back completely: said, never called success
     UNDONE = "undone"  # undone afterwards (Undo on Finish)
-    WORKING = "working"  # the run: a repair is at work
+    RUNNING = "running"  # the run: a repair is at work
     STOPPING = "stopping"  # the run: Stop was asked while a repair was at work, which puts back what it changed
     DONE = "done"  # the run: every chosen repair had its turn
 
@@ -42,7 +42,7 @@ class RepairState(str, Enum):
 S = RepairState
 AT_WORK = frozenset({S.APPLYING, S.DOWNLOADING, S.VERIFYING, S.PUTTING_BACK})
 CHANGED = frozenset({S.FIXED, S.RESTART_NEEDED, S.UNCHECKED, S.STILL_BLOCKED})  # finished: its changes stay
-RUN_STATES = frozenset({S.WAITING, S.WORKING, S.STOPPING, S.FAILED, S.INSTALLER_RUNNING, S.ROLLING_BACK, S.DONE,
+RUN_STATES = frozenset({S.WAITING, S.RUNNING, S.STOPPING, S.FAILED, S.INSTALLER_RUNNING, S.ROLLING_BACK, S.DONE,
                         S.ROLLED_BACK, S.NOT_ROLLED_BACK, S.UNDONE})
 ENDED = frozenset({S.DONE, S.ROLLED_BACK, S.NOT_ROLLED_BACK, S.UNDONE})  # the run is over: Next may be pressed
 
@@ -158,13 +158,13 @@ class RunModel:
         if index >= self.count:
             self.state = S.DONE
             return
-        self.state, self.states[index] = S.WORKING, S.APPLYING
+        self.state, self.states[index] = S.RUNNING, S.APPLYING
 
     def _started(self, event: Started) -> None:
         self._turn(0)
 
     def _progressed(self, event: Progressed) -> None:
-        if self.state == S.WORKING or event.state == S.PUTTING_BACK:  # after a Stop the row keeps saying so
+        if self.state == S.RUNNING or event.state == S.PUTTING_BACK:  # after a Stop the row keeps saying so
             self.states[self.current] = event.state
 
     def _applied(self, event: Applied) -> None:
@@ -199,7 +199,7 @@ class RunModel:
         self._turn(self.current + 1)
 
     def _stop(self, event: Stop) -> None:
-        if self.state == S.WORKING:
+        if self.state == S.RUNNING:
             self.state, self.states[self.current] = S.STOPPING, S.PUTTING_BACK
             return
         if self.state == S.FAILED:
@@ -234,7 +234,7 @@ class RunModel:
 
     @property
     def busy(self) -> bool:
-        return self.state in (S.WORKING, S.STOPPING, S.ROLLING_BACK)
+        return self.state in (S.RUNNING, S.STOPPING, S.ROLLING_BACK)
 
     @property
     def ended(self) -> bool:
@@ -265,7 +265,7 @@ class RunModel:
         return said
 
     def _status_variant(self) -> str:
-        if self.state == S.WORKING:
+        if self.state == S.RUNNING:
             return "installer" if self.runs_installer else ""
         if self.state in (S.STOPPING, S.ROLLING_BACK):
             return "closing" if self.closing else ""
@@ -280,16 +280,16 @@ class RunModel:
 
 MOVES = {
     (S.WAITING, Started): RunModel._started,
-    (S.WORKING, Progressed): RunModel._progressed,
+    (S.RUNNING, Progressed): RunModel._progressed,
     (S.STOPPING, Progressed): RunModel._progressed,
-    (S.WORKING, Applied): RunModel._applied,
+    (S.RUNNING, Applied): RunModel._applied,
     (S.STOPPING, Applied): RunModel._applied,
-    (S.WORKING, Failed): RunModel._failed,
+    (S.RUNNING, Failed): RunModel._failed,
     (S.STOPPING, Failed): RunModel._failed,
     (S.FAILED, Retry): RunModel._retry,
     (S.FAILED, Skip): RunModel._skip,
     (S.INSTALLER_RUNNING, Skip): RunModel._skip,
-    (S.WORKING, Stop): RunModel._stop,
+    (S.RUNNING, Stop): RunModel._stop,
     (S.FAILED, Stop): RunModel._stop,
     (S.INSTALLER_RUNNING, Stop): RunModel._stop,
     (S.DONE, Stop): RunModel._stop,
@@ -298,7 +298,7 @@ MOVES = {
     (S.NOT_ROLLED_BACK, Undone): RunModel._undone,
 }
 
-STATUS = {S.WORKING: "repair.status.working", S.STOPPING: "repair.status.rolling-back",
+STATUS = {S.RUNNING: "repair.status.running", S.STOPPING: "repair.status.rolling-back",
           S.ROLLING_BACK: "repair.status.rolling-back", S.ROLLED_BACK: "repair.status.rolled-back",
           S.NOT_ROLLED_BACK: "repair.status.not-rolled-back", S.DONE: "repair.status.done",
           S.UNDONE: "repair.status.undone"}

@@ -210,7 +210,7 @@ class RepairRun:
     # -- running ---------------------------------------------------------------------------------------------
     def _handle(self, event) -> None:
         self.model.handle(event)
-        if self.model.state == RepairState.WORKING and self._worker is None:
+        if self.model.state == RepairState.RUNNING and self._worker is None:
             self._run_current()
         elif self.model.state == RepairState.ROLLING_BACK and self._worker is None:
             self._roll_back_done()

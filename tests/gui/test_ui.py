@@ -31,7 +31,7 @@ from app.ui.workers import WorkerPool
 from tests import realfiles
 from tests.conftest import SITE, TORCH_LIB, VENV, real
 from tests.helpers.files import hashes
-from tests.helpers.wizard import WAIT_MS, forward, ready, to_plan
+from tests.helpers.wizard import WAIT_MS, forward, ready, to_plan, undo_on_finish
 from tests.https_server import Fault, HttpsServer
 
 REPO = Path(__file__).resolve().parents[2]
@@ -90,7 +90,7 @@ def test_broken_torch_240_is_repaired_verified_and_undone_by_clicking(torch_imag
     forward(qtbot, wizard, FINISH)
     finish = wizard.pages[FINISH]
     assert "Add the missing OpenMP runtime" in finish.summary.text()
-    qtbot.mouseClick(finish.undo, Qt.MouseButton.LeftButton)
+    undo_on_finish(qtbot, finish)
     qtbot.waitUntil(lambda: "Undone" in finish.result.text(), timeout=WAIT_MS)
     assert "As before the repair, PyTorch does not load" in finish.result.text()
     assert hashes(lib) == before  # byte for byte as before
@@ -493,7 +493,7 @@ def test_after_undo_every_page_and_the_report_say_the_sessions_latest_truth(torc
     assert "should load now" in wizard.pages[VERIFY].headline.text()
     forward(qtbot, wizard, FINISH)
     finish = wizard.pages[FINISH]
-    qtbot.mouseClick(finish.undo, Qt.MouseButton.LeftButton)
+    undo_on_finish(qtbot, finish)
     qtbot.waitUntil(lambda: "Undone" in finish.result.text(), timeout=WAIT_MS)
     summary = finish.summary.text()
     assert "undone" in summary and "Undo these changes" not in summary and finish.undo.isHidden()

@@ -16,7 +16,7 @@ from app.ui.pages.base import DIAGNOSE, ENVIRONMENTS, FINDINGS, FINISH, PLAN, RE
 from tests.helpers.damaged_torch import broken_image, lib_state, serve
 from tests.helpers.duplicate_openmp import CONDA, OTHER_BUILD, SET_ASIDE, conda_image, intel_runtime
 from tests.helpers.paging_file import sd_image
-from tests.helpers.wizard import WAIT_MS, forward, ready, to_plan
+from tests.helpers.wizard import WAIT_MS, forward, ready, to_plan, undo_on_finish
 
 pytestmark = pytest.mark.usefixtures("data_dir")  # tests/gui/conftest.py
 
@@ -39,7 +39,7 @@ def undone_from_finish(qtbot, wizard) -> None:
     ready(qtbot, wizard)
     forward(qtbot, wizard, FINISH)
     finish = wizard.pages[FINISH]
-    qtbot.mouseClick(finish.undo, Qt.MouseButton.LeftButton)
+    undo_on_finish(qtbot, finish)
     qtbot.waitUntil(lambda: finish.undo.isHidden(), timeout=WAIT_MS)
 
 

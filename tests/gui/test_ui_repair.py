@@ -1,21 +1,23 @@
 """The Repair page off the happy path, clicked as a user would (pytest-qt, a real window offscreen): Stop after a
-change was made, closing the window during a repair and during its rollback, and a double-click on "Repair now"."""
+change was made, closing the window during a repair and during its rollback, and a double-click on "Repair now";
+its log of what each repair changed, Finish's question before an undo, and the Repair page after that undo."""
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QWizard
+from PySide6.QtWidgets import QMessageBox, QWizard
 
 from app.repair.journal import Journal
 from app.repair.run_model import RepairState
 from app.ui.pages.base import REPAIR
 from tests.conftest import TORCH_LIB
 from tests.helpers.files import hashes
-from tests.helpers.wizard import WAIT_MS, forward, ready, to_plan
+from tests.helpers.wizard import WAIT_MS, forward, ready, to_plan, undo_on_finish
 
 pytestmark = pytest.mark.usefixtures("data_dir")  # tests/gui/conftest.py
 
@@ -252,3 +254,82 @@ def test_a_check_afterwards_that_could_not_finish_is_said_never_loads_now(torch_
         assert "Not finished: the NVIDIA driver." in verify.next_steps.text()
     else:
         assert headline.startswith("有些检查没能完成")
+
+
+def _repaired_and_verified(torch_image, open_wizard, qtbot, lang: str = "en"):
+    """A real repair of torch 2.4.0 on a copied drive (the missing OpenMP runtime placed), checked, then Finish."""
+    from app.ui.pages.base import FINISH, VERIFY
+
+    image = torch_image()
+    wizard = open_wizard(root=str(image.root), lang=lang)
+    to_plan(qtbot, wizard)
+    forward(qtbot, wizard, REPAIR)
+    qtbot.waitUntil(lambda: wizard.pages[REPAIR].state == RepairState.DONE, timeout=WAIT_MS)
+    forward(qtbot, wizard, VERIFY)
+    ready(qtbot, wizard)
+    forward(qtbot, wizard, FINISH)
+    return image, wizard, wizard.pages[FINISH]
+
+
+PLACED = TORCH_LIB + r"\libomp140.x86_64.dll"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh_CN"])
+def test_the_repair_log_says_what_each_repair_changed_with_the_journal_id_after(torch_image, open_wizard, qtbot,
+                                                                                lang):
+    image = torch_image()
+    wizard = open_wizard(root=str(image.root), lang=lang)
+    to_plan(qtbot, wizard)
+    forward(qtbot, wizard, REPAIR)
+    repair = wizard.pages[REPAIR]
+    qtbot.waitUntil(lambda: repair.state == RepairState.DONE, timeout=WAIT_MS)
+    (transaction,) = Journal().transactions()
+    log = repair.log.toPlainText()
+    placed = {"en": f"Placed {PLACED}", "zh_CN": f"放入了 {PLACED}"}[lang]
+    assert placed in log and transaction.id in log
+    assert log.index(placed) < log.index(transaction.id)  # what was done first, the journal's id in the details
+    assert repair.rows[0]["name"].text() in log
+
+
+def test_undo_on_finish_asks_first_and_says_what_changes_back(torch_image, open_wizard, qtbot):
+    image, wizard, finish = _repaired_and_verified(torch_image, open_wizard, qtbot)
+    lib = image.host(TORCH_LIB)
+    qtbot.mouseClick(finish.undo, Qt.MouseButton.LeftButton)
+    box = finish.confirm
+    assert box is not None and box.isVisible()
+    assert f"{PLACED} is removed" in box.text() and "Add the missing OpenMP runtime" in box.text()
+    assert (lib / "libomp140.x86_64.dll").exists() and next(Journal().transactions()).state == "done"
+    qtbot.mouseClick(box.button(QMessageBox.StandardButton.No), Qt.MouseButton.LeftButton)  # Keep them
+    qtbot.wait(200)
+    assert (lib / "libomp140.x86_64.dll").exists() and next(Journal().transactions()).state == "done"
+    assert finish.undo.isVisible() and finish.result.text() == ""
+    undo_on_finish(qtbot, finish)
+    qtbot.waitUntil(lambda: finish.undo.isHidden(), timeout=WAIT_MS)
+    assert not (lib / "libomp140.x86_64.dll").exists() and next(Journal().transactions()).state == "rolled-back"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh_CN"])
+def test_back_to_the_repair_page_after_undo_on_finish_says_undone_never_done(torch_image, open_wizard, qtbot, lang):
+    from app.ui.pages.base import VERIFY
+
+    image, wizard, finish = _repaired_and_verified(torch_image, open_wizard, qtbot, lang)
+    repair = wizard.pages[REPAIR]
+    done_words = repair.status.text()
+    undo_on_finish(qtbot, finish)
+    qtbot.waitUntil(lambda: finish.undo.isHidden(), timeout=WAIT_MS)
+    for page_id in (VERIFY, REPAIR):  # Back twice
+        qtbot.mouseClick(wizard.button(QWizard.WizardButton.BackButton), Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda at=page_id: wizard.currentId() == at, timeout=WAIT_MS)
+    assert repair.state == RepairState.UNDONE and repair.status.text() != done_words
+    status, row, log = repair.status.text(), repair.rows[0]["state"].text(), repair.log.toPlainText()
+    if lang == "en":
+        assert "undone" in status and "All chosen repairs are done" not in status
+        assert row.startswith("undone")
+        assert f"{PLACED} is removed" in log
+    else:
+        assert "撤销" in status and "撤销" in row and f"删除 {PLACED}" in log
+    assert not repair.stop.isEnabled() and repair.isComplete()
+    shots = os.environ.get("TDD_SCREENSHOT_DIR")
+    if shots:  # what the person sees, for a look by eye
+        repair.show_log.setChecked(True)
+        wizard.grab().save(str(Path(shots) / f"repair-after-undo-{lang}.png"))

@@ -4,7 +4,7 @@ the way from Welcome to the plan page."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QWizard
+from PySide6.QtWidgets import QMessageBox, QWizard
 
 from app.ui.pages.base import DIAGNOSE, ENVIRONMENTS, FINDINGS, PLAN
 
@@ -31,3 +31,10 @@ def to_plan(qtbot, wizard) -> None:
     for page_id in (DIAGNOSE, FINDINGS, PLAN):
         forward(qtbot, wizard, page_id)
     ready(qtbot, wizard)
+
+
+def undo_on_finish(qtbot, finish) -> None:
+    """Press "Undo these changes" on Finish and answer its question with Undo them."""
+    qtbot.mouseClick(finish.undo, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: finish.confirm is not None and finish.confirm.isVisible(), timeout=WAIT_MS)
+    qtbot.mouseClick(finish.confirm.button(QMessageBox.StandardButton.Yes), Qt.MouseButton.LeftButton)

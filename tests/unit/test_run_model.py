@@ -51,7 +51,7 @@ FAILED = ("failed", "failed-not-rolled-back", "failed-installer-running", "faile
 # how each run state is reached, from a run of two repairs that has not begun
 PATHS = {
     S.WAITING: [],
-    S.WORKING: ["started"],
+    S.RUNNING: ["started"],
     S.STOPPING: ["started", "stop"],
     S.FAILED: ["started", "failed"],
     S.INSTALLER_RUNNING: ["started", "failed-installer-running"],
@@ -64,20 +64,20 @@ PATHS = {
 
 # (state, event) -> the run's next state; every pair not here is refused
 TABLE = {
-    (S.WAITING, "started"): S.WORKING,
-    (S.WORKING, "progress"): S.WORKING,
-    **{(S.WORKING, name): S.WORKING for name in APPLIED},  # the second repair's turn
-    (S.WORKING, "failed"): S.FAILED,
-    (S.WORKING, "failed-not-rolled-back"): S.NOT_ROLLED_BACK,
-    (S.WORKING, "failed-installer-running"): S.INSTALLER_RUNNING,
-    (S.WORKING, "failed-cancelled"): S.ROLLING_BACK,
-    (S.WORKING, "stop"): S.STOPPING,
+    (S.WAITING, "started"): S.RUNNING,
+    (S.RUNNING, "progress"): S.RUNNING,
+    **{(S.RUNNING, name): S.RUNNING for name in APPLIED},  # the second repair's turn
+    (S.RUNNING, "failed"): S.FAILED,
+    (S.RUNNING, "failed-not-rolled-back"): S.NOT_ROLLED_BACK,
+    (S.RUNNING, "failed-installer-running"): S.INSTALLER_RUNNING,
+    (S.RUNNING, "failed-cancelled"): S.ROLLING_BACK,
+    (S.RUNNING, "stop"): S.STOPPING,
     (S.STOPPING, "progress"): S.STOPPING,
     **{(S.STOPPING, name): S.ROLLING_BACK for name in APPLIED + FAILED},
-    (S.FAILED, "retry"): S.WORKING,
-    (S.FAILED, "skip"): S.WORKING,
+    (S.FAILED, "retry"): S.RUNNING,
+    (S.FAILED, "skip"): S.RUNNING,
     (S.FAILED, "stop"): S.ROLLING_BACK,
-    (S.INSTALLER_RUNNING, "skip"): S.WORKING,
+    (S.INSTALLER_RUNNING, "skip"): S.RUNNING,
     (S.INSTALLER_RUNNING, "stop"): S.ROLLING_BACK,
     (S.ROLLING_BACK, "rolled-back"): S.ROLLED_BACK,
     (S.ROLLING_BACK, "rollback-stopped"): S.NOT_ROLLED_BACK,
@@ -116,7 +116,7 @@ def test_every_state_and_event(state, event):
 
 
 def test_stop_after_the_first_repair_finished_rolls_it_back_and_says_so():
-    model = model_in(S.WORKING)
+    model = model_in(S.RUNNING)
     model.handle(Applied(S.FIXED))
     model.handle(Progressed(S.VERIFYING))
     assert model.states == [S.FIXED, S.VERIFYING] and model.current == 1
@@ -169,14 +169,14 @@ def test_a_run_of_no_repairs_is_done_at_once():
 
 def test_no_outcome_but_a_finished_one_and_no_step_but_one_at_work():
     with pytest.raises(Refused):
-        model_in(S.WORKING).handle(Applied(S.FAILED))
+        model_in(S.RUNNING).handle(Applied(S.FAILED))
     with pytest.raises(Refused):
-        model_in(S.WORKING).handle(Progressed(S.DONE))
+        model_in(S.RUNNING).handle(Progressed(S.DONE))
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_every_state_says_something_in_both_languages_and_has_a_look(lang):
-    row_states = [state for state in S if state not in (S.WORKING, S.STOPPING, S.DONE)]
+    row_states = [state for state in S if state not in (S.RUNNING, S.STOPPING, S.DONE)]
     said = {}
     for state in row_states:
         model = RunModel(1, states=[state])

@@ -157,7 +157,7 @@ def test_a_late_result_of_a_worker_that_is_no_longer_current_is_ignored(torch_im
     run._worker = object()  # as if a newer worker had been started since
     go.write_text("go")
     threads.pump(lambda: stale.done and threads.events.empty(), timeout=60)
-    assert run.state == RepairState.WORKING and run.items[0].outcome is None and session.outcomes == []
+    assert run.state == RepairState.RUNNING and run.items[0].outcome is None and session.outcomes == []
 
 
 def test_closing_during_a_repair_waits_for_the_rollback_and_a_second_close_changes_nothing(torch_image, monkeypatch,

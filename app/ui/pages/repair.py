@@ -140,7 +140,7 @@ class RepairPage(Page):
         self.retry.setVisible(model.can_retry)
         self.skip.setVisible(model.asks)
         self.roll_back.setVisible(model.asks)
-        self.stop.setEnabled(model.state == RepairState.WORKING)
+        self.stop.setEnabled(model.state == RepairState.RUNNING)
         self.set_ready(model.ended)
 
     # -- the user's answers ---------------------------------------------------------------------------------
