@@ -92,7 +92,9 @@ def _taken(ctx: ProbeContext, log: SecurityLog, changed: list[str]) -> dict:
                     reverse=True)[:SHOWN_FILES]
     return {"security_file": ntpath.basename(lead_file), "security_date": lead.time.strftime("%Y-%m-%d"),
             "security_threat": lead.name or "-", "security_action": said_action(lead.action),
-            "security_files": sorted(named)[:SHOWN_FILES], "security_also_taken": also[:SHOWN_FILES],
+            "security_files": sorted(named)[:SHOWN_FILES],
+            "security_also_taken": ([ntpath.basename(p) for p in also[:SHOWN_FILES]]  # names: the card shows them
+                                    or _in_both_languages("security.also_taken.none")),
             "security_events": evidence_lines(events)}
 
 
@@ -112,8 +114,12 @@ def _shown(changed: list[str]) -> list[str]:
 
 
 def said_action(action: str) -> dict[str, str]:
-    """What Windows Security did, in each language ("quarantined", "已隔离")."""
-    return {lang: words(f"security.action.{action}", lang) for lang in LANGUAGES}
+    """What Windows Security did, in each language ("quarantined", "隔离")."""
+    return _in_both_languages(f"security.action.{action}")
+
+
+def _in_both_languages(key: str) -> dict[str, str]:
+    return {lang: words(key, lang) for lang in LANGUAGES}
 
 
 PROBE = Probe("integrity", ENVIRONMENT, run)

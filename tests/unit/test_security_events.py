@@ -297,3 +297,12 @@ def test_the_chinese_report_shows_the_quarantine_in_the_findings_card(machine, t
     page = report.read_text(encoding="utf-8")
     assert "隔离了 c10.dll" in page and THREAT in page and "Windows 安全中心处理的日期" in page
     assert "alice" not in page
+
+
+def test_a_detection_that_took_only_this_file_says_so(machine):
+    quarantined_drive(machine, log=False)
+    machine.write(LOG_XML, defender(1117, file_path(C10), action_id="3"))
+    files = finding(diagnose(machine), "torch-files-missing")
+    assert files.text("en").title.startswith("Windows Security removed c10.dll")
+    assert "also took: no other file." in files.text("en").explanation
+    assert "还处理了：没有其他文件" in files.text("zh_CN").explanation
