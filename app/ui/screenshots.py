@@ -1,6 +1,7 @@
 """`--screenshot-pages DIR`: the wizard on the demo computer, driven from Welcome to Finish as a user would
-(diagnose, open the dependency tree, repair, verify), each page saved as PNG in English and Chinese, at 100%
-and 200% scale (each scale in its own process: Qt reads the scale factor once, at start)."""
+(diagnose, open the dependency tree, repair, verify), then started again to its Earlier repairs page; each page
+(and the technical details' own window) saved as PNG in English and Chinese, at 100% and 200% scale (each scale in
+its own process: Qt reads the scale factor once, at start)."""
 
 from __future__ import annotations
 
@@ -14,11 +15,11 @@ from typing import Callable, Optional
 from PySide6.QtCore import QEventLoop, QTimer
 from PySide6.QtWidgets import QApplication, QWizard
 
-from app.ui.pages.base import DIAGNOSE, ENVIRONMENTS, FINDINGS, FINISH, PLAN, REPAIR, VERIFY, WELCOME
+from app.ui.pages.base import DIAGNOSE, ENVIRONMENTS, FINDINGS, FINISH, HISTORY, PLAN, REPAIR, VERIFY, WELCOME
 from app.ui.wizard import DoctorWizard
 
 PAGE_NAMES = {WELCOME: "welcome", ENVIRONMENTS: "environments", DIAGNOSE: "diagnose", FINDINGS: "findings",
-              PLAN: "plan", REPAIR: "repair", VERIFY: "verify", FINISH: "finish"}
+              PLAN: "plan", REPAIR: "repair", VERIFY: "verify", FINISH: "finish", HISTORY: "history"}
 SCALES = (1, 2)
 LOOK_MS = 5
 EXAMPLE_ERROR = ('OSError: [WinError 126] The specified module could not be found. Error loading '
@@ -118,21 +119,44 @@ def render_pages(folder: Path, scale: float) -> list[Path]:
     wizard = new_wizard(demo=True, lang="en")
     written: list[Path] = []
 
-    def shoot(page_id: int) -> None:
-        for lang in ("en", "zh_CN"):  # the same page, redrawn in the other language
-            wizard.set_language(lang)
+    def shooter(shown: DoctorWizard) -> Callable[[int], None]:
+        def shoot(page_id: int) -> None:
+            details = shown.pages[FINDINGS].details_window
+            for lang in ("en", "zh_CN"):  # the same page, redrawn in the other language
+                shown.set_language(lang)
+                settle()
+                name = f"{page_id + 1}-{PAGE_NAMES[page_id]}"
+                pictures = [(name, shown)] + ([(f"{name}-details", details)] if details.isVisible() else [])
+                for picture, window in pictures:
+                    path = folder / f"{picture}-{lang}@{scale:g}x.png"
+                    window.grab().save(str(path))
+                    written.append(path)
+            shown.set_language("en")
             settle()
-            path = folder / f"{page_id + 1}-{PAGE_NAMES[page_id]}-{lang}@{scale:g}x.png"
-            wizard.grab().save(str(path))
-            written.append(path)
-        wizard.set_language("en")
-        settle()
+        return shoot
 
     try:
-        drive(wizard, shoot)
+        drive(wizard, shooter(wizard))
+        again = DoctorWizard(wizard.session)  # a second start, on the same computer and its journal
+        try:
+            to_history(again, shooter(again))
+        finally:
+            again.pool.wait()
     finally:
         wizard.shutdown()
     return written
+
+
+def to_history(wizard: DoctorWizard, at_page: Callable[[int], None]) -> None:
+    """From Welcome, which offers the earlier repairs, to their page."""
+    wizard.show()
+    welcome, history = wizard.pages[WELCOME], wizard.pages[HISTORY]
+    wait_until(welcome.earlier.isVisible)
+    welcome.see_earlier.click()
+    wait_until(lambda: wizard.currentId() == HISTORY and bool(history.repairs))
+    settle()
+    at_page(HISTORY)
+    wizard.hide()
 
 
 def render_all(folder: Path, scale: Optional[float], qt_arguments: list[str]) -> int:

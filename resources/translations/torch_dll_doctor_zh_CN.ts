@@ -698,12 +698,12 @@
         <translation>在单独的窗口中显示依赖树</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="201"/>
+        <location filename="../../app/ui/pages/findings.py" line="202"/>
         <source>The report could not be made. Try Save report… instead.</source>
         <translation>无法生成报告。请改用“保存报告…”。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/findings.py" line="205"/>
+        <location filename="../../app/ui/pages/findings.py" line="206"/>
         <source>The report is copied: paste it into a forum post or a message.</source>
         <translation>报告已复制：可以粘贴到论坛帖子或消息里。</translation>
     </message>
@@ -777,63 +777,63 @@
     </message>
     <message>
         <location filename="../../app/ui/pages/finish.py" line="90"/>
-        <source>&lt;p&gt;{heading}&lt;/p&gt;&lt;ul&gt;{items}&lt;/ul&gt;&lt;p&gt;Each one is recorded; “Undo these changes” puts everything back as it was, now or later, except Microsoft&apos;s Visual C++ runtime: it stays installed because other programs share it.&lt;/p&gt;</source>
-        <translation>&lt;p&gt;{heading}&lt;/p&gt;&lt;ul&gt;{items}&lt;/ul&gt;&lt;p&gt;每一项都有记录；“撤销这些修改”可以现在或以后把一切恢复原样，但微软 Visual C++ 运行库除外：它会保持安装，因为其他程序也在使用它。&lt;/p&gt;</translation>
+        <source>&lt;p&gt;{heading}&lt;/p&gt;&lt;ul&gt;{items}&lt;/ul&gt;&lt;p&gt;Each one is recorded; “Undo these changes” puts everything back as it was, except Microsoft&apos;s Visual C++ runtime: it stays installed because other programs share it. Later, “See earlier repairs” on the first page undoes them too.&lt;/p&gt;</source>
+        <translation>&lt;p&gt;{heading}&lt;/p&gt;&lt;ul&gt;{items}&lt;/ul&gt;&lt;p&gt;每一项都有记录；“撤销这些修改”会把一切恢复原样，但微软 Visual C++ 运行库除外：它会保持安装，因为其他程序也在使用它。以后也可以在第一页点“查看以前的修复”来撤销它们。&lt;/p&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="94"/>
-        <source>&lt;p&gt;{heading}&lt;/p&gt;&lt;ul&gt;{items}&lt;/ul&gt;&lt;p&gt;Each one is recorded; “Undo these changes” puts everything back as it was, now or later.&lt;/p&gt;</source>
-        <translation>&lt;p&gt;{heading}&lt;/p&gt;&lt;ul&gt;{items}&lt;/ul&gt;&lt;p&gt;每一项都有记录；“撤销这些修改”可以把一切恢复原样，现在或以后都可以。&lt;/p&gt;</translation>
+        <location filename="../../app/ui/pages/finish.py" line="95"/>
+        <source>&lt;p&gt;{heading}&lt;/p&gt;&lt;ul&gt;{items}&lt;/ul&gt;&lt;p&gt;Each one is recorded; “Undo these changes” puts everything back as it was. Later, “See earlier repairs” on the first page undoes them too.&lt;/p&gt;</source>
+        <translation>&lt;p&gt;{heading}&lt;/p&gt;&lt;ul&gt;{items}&lt;/ul&gt;&lt;p&gt;每一项都有记录；“撤销这些修改”会把一切恢复原样。以后也可以在第一页点“查看以前的修复”来撤销它们。&lt;/p&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="98"/>
+        <location filename="../../app/ui/pages/finish.py" line="100"/>
         <source>Nothing needed repairing: PyTorch should load. Nothing was changed.</source>
         <translation>没有需要修复的内容：PyTorch 应该可以加载。没有做任何修改。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="100"/>
+        <location filename="../../app/ui/pages/finish.py" line="102"/>
         <source>Nothing was changed on the demo computer.</source>
         <translation>演示电脑上没有做任何更改。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="101"/>
+        <location filename="../../app/ui/pages/finish.py" line="103"/>
         <source>Nothing was changed on the copied drive.</source>
         <translation>复制出来的磁盘上没有做任何更改。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="102"/>
+        <location filename="../../app/ui/pages/finish.py" line="104"/>
         <source>Nothing was changed on this computer.</source>
         <translation>这台电脑上没有做任何修改。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="117"/>
+        <location filename="../../app/ui/pages/finish.py" line="119"/>
         <source>&lt;p&gt;&lt;b&gt;Still to do, by you.&lt;/b&gt; These steps fix what this program cannot change. Follow them, then run Torch DLL Doctor again.&lt;/p&gt;</source>
         <translation>&lt;p&gt;&lt;b&gt;还需要你自己完成。&lt;/b&gt;这些步骤能解决本程序无法修改的问题。请按步骤操作，然后再运行一次 Torch DLL Doctor。&lt;/p&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="183"/>
+        <location filename="../../app/ui/pages/finish.py" line="185"/>
         <source>The log folder is opening: {folder}</source>
         <translation>正在打开日志文件夹：{folder}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="185"/>
+        <location filename="../../app/ui/pages/finish.py" line="187"/>
         <source>The log folder</source>
         <translation>日志文件夹</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="186"/>
+        <location filename="../../app/ui/pages/finish.py" line="188"/>
         <source>No file manager could be opened here. The log is in this folder:
 {folder}</source>
         <translation>这里无法打开文件管理器。日志在这个文件夹中：
 {folder}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="188"/>
+        <location filename="../../app/ui/pages/finish.py" line="190"/>
         <source>&amp;Copy</source>
         <translation>复制(&amp;C)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="190"/>
+        <location filename="../../app/ui/pages/finish.py" line="192"/>
         <source>The log is in this folder: {folder}</source>
         <translation>日志在这个文件夹中：{folder}</translation>
     </message>
@@ -958,42 +958,42 @@
 <context>
     <name>Icons</name>
     <message>
-        <location filename="../../app/ui/pages/base.py" line="169"/>
+        <location filename="../../app/ui/pages/base.py" line="175"/>
         <source>Fine: nothing wrong was found here.</source>
         <translation>正常：这里没有发现问题。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/base.py" line="170"/>
+        <location filename="../../app/ui/pages/base.py" line="176"/>
         <source>A problem: this stops PyTorch from loading.</source>
         <translation>问题：它导致 PyTorch 无法加载。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/base.py" line="171"/>
+        <location filename="../../app/ui/pages/base.py" line="177"/>
         <source>A warning: worth a look, though PyTorch may still load.</source>
         <translation>警告：值得看一看，不过 PyTorch 可能仍能加载。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/base.py" line="172"/>
+        <location filename="../../app/ui/pages/base.py" line="178"/>
         <source>For your information: nothing to do about it.</source>
         <translation>供你参考：不需要做什么。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/base.py" line="173"/>
+        <location filename="../../app/ui/pages/base.py" line="179"/>
         <source>Under way.</source>
         <translation>正在进行。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/base.py" line="174"/>
+        <location filename="../../app/ui/pages/base.py" line="180"/>
         <source>Not started, or nothing to do.</source>
         <translation>还没开始，或者不需要做什么。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/base.py" line="175"/>
+        <location filename="../../app/ui/pages/base.py" line="181"/>
         <source>Could not be checked completely.</source>
         <translation>没能完整检查。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/base.py" line="176"/>
+        <location filename="../../app/ui/pages/base.py" line="182"/>
         <source>Found only through the PATH setting, Windows&apos; last resort.</source>
         <translation>只是通过 PATH 设置找到的，这是 Windows 最后才会查找的地方。</translation>
     </message>
@@ -1176,17 +1176,17 @@
 <context>
     <name>Undo</name>
     <message>
-        <location filename="../../app/ui/pages/base.py" line="87"/>
+        <location filename="../../app/ui/pages/base.py" line="93"/>
         <source>Undone: every file and setting the repairs changed is back as it was, except Microsoft&apos;s Visual C++ runtime, now installed ({runtimes}): it stays because other programs share it.</source>
         <translation>已撤销：修复改动的每个文件和设置都已恢复原样，但微软 Visual C++ 运行库除外，它现在已安装（{runtimes}）：它会保留，因为其他程序也在使用它。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/base.py" line="91"/>
+        <location filename="../../app/ui/pages/base.py" line="97"/>
         <source>Undone: every file and setting is back as it was. As before the repair, PyTorch does not load.</source>
         <translation>已撤销：所有文件和设置都已恢复原样。和修复前一样，PyTorch 无法加载。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/base.py" line="93"/>
+        <location filename="../../app/ui/pages/base.py" line="99"/>
         <source>Undone: every file and setting is back as it was.</source>
         <translation>已撤销：所有文件和设置都已恢复原样。</translation>
     </message>

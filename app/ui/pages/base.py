@@ -79,6 +79,12 @@ class Page(QWizardPage):
                     reason=failure_words(error, session.lang))))
 
 
+def sentences(*texts: str) -> str:
+    """Sentences one after another: a space after an English one, none after a Chinese full stop."""
+    return "".join(text + ("" if text.endswith(("。", "：", "！")) or number == len(texts) - 1 else " ")
+                   for number, text in enumerate(texts))
+
+
 def undone_words(result, session) -> str:
     """What an undo (app/ui/repair_run.py's UndoResult) left, as it is now: what an installer keeps by design is
     named, and PyTorch that does not load is said to be as before the repair, never "again"."""

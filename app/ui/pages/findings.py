@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QComboBox,
@@ -187,8 +187,9 @@ class FindingsPage(Page):
                                                                             "of its own"))
 
     def hideEvent(self, event) -> None:  # noqa: N802 - Qt's name
-        """Another page, or the wizard closed: the details window goes with this page."""
-        self.details.setChecked(False)
+        """Another page, or the wizard closed: the details window goes with this page (looked at once the event
+        loop turns: a new title hides and shows the page at once)."""
+        QTimer.singleShot(0, lambda: None if self.isVisible() else self.details.setChecked(False))
         super().hideEvent(event)
 
     # -- the report ----------------------------------------------------------------------------------------

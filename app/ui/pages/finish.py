@@ -88,11 +88,13 @@ class FinishPage(Page):
                                "back as it was.</p>")
             elif any(runs_installer(t.begin.get("plan") or {}) for t in transactions):
                 text = self.tr("<p>{heading}</p><ul>{items}</ul><p>Each one is recorded; “Undo these changes” puts "
-                               "everything back as it was, now or later, except Microsoft's Visual C++ runtime: it "
-                               "stays installed because other programs share it.</p>")
+                               "everything back as it was, except Microsoft's Visual C++ runtime: it stays installed "
+                               "because other programs share it. Later, “See earlier repairs” on the first page "
+                               "undoes them too.</p>")
             else:
                 text = self.tr("<p>{heading}</p><ul>{items}</ul><p>Each one is recorded; “Undo these changes” puts "
-                               "everything back as it was, now or later.</p>")
+                               "everything back as it was. Later, “See earlier repairs” on the first page undoes "
+                               "them too.</p>")
             self.summary.setText(text.format(heading=html.escape(heading), items=items))
         elif self.session.diagnosis is not None and self.session.diagnosis.complete and not self.session.blockers():
             self.summary.setText(self.tr("Nothing needed repairing: PyTorch should load. Nothing was changed."))

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QHBoxLayout, QMessageBox, QScrollArea, QVBoxLayout
 from app.failures import failure_text
 from app.repair.names import repair_name
 from app.ui.history import EarlierRepair, earlier_repairs
-from app.ui.pages.base import Page, button, card, icon_label, local_when, named, undone_words, wrapped
+from app.ui.pages.base import Page, button, card, icon_label, local_when, named, sentences, undone_words, wrapped
 from app.ui.repair_run import UndoResult, undo_transactions
 from app.ui.workers import LatestRun
 
@@ -65,8 +65,8 @@ class HistoryPage(Page):
         elif not self.repairs:
             self.headline.setText(self.tr("No repair has been made here yet."))
         else:
-            self.headline.setText(self.tr("%n repair(s) recorded here.", "", len(self.repairs)) + " "
-                                  + self.tr("%n of them still in place.", "", in_place))
+            self.headline.setText(sentences(self.tr("%n repair(s) recorded here.", "", len(self.repairs)),
+                                            self.tr("%n of them still in place.", "", in_place)))
         self.result.setText(self._message())
         self._fill_cards()
 

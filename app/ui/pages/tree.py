@@ -204,8 +204,17 @@ class TechnicalDetailsWindow(QDialog):
         self.setSizeGripEnabled(True)
         layout = QVBoxLayout(self)
         layout.addWidget(panel)
-        screen = parent.screen().availableGeometry()
-        self.resize(min(1100, screen.width()), min(800, screen.height()))  # at least the wizard's 800×600
+        self._sized = False
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        """The first time: as large as the screen allows up to 1100×800, never smaller than the wizard; then as the
+        reader leaves it."""
+        if not self._sized:
+            self._sized = True
+            screen, wizard = self.screen().availableGeometry(), self.parentWidget().window().size()
+            self.resize(max(wizard.width(), min(1100, screen.width())),
+                        max(wizard.height(), min(800, screen.height())))
+        super().showEvent(event)
 
     def retranslate(self) -> None:
         self.setWindowTitle(self.tr("Technical details: the DLLs PyTorch loads"))

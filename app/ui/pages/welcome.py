@@ -11,7 +11,7 @@ from app.probes.error_text import classify_error, printable
 from app.repair.journal import Transaction
 from app.repair.names import repair_name
 from app.ui.history import earlier_repairs
-from app.ui.pages.base import Page, button, card, icon_label, local_when, named, wrapped
+from app.ui.pages.base import Page, button, card, icon_label, local_when, named, sentences, wrapped
 from app.ui.repair_run import UndoResult, undo_transactions
 from app.ui.workers import LatestRun
 
@@ -148,8 +148,8 @@ class WelcomePage(Page):
     def _show_earlier(self) -> None:
         in_place = sum(1 for repair in self._earlier if repair.in_place)
         self.earlier_text.setText(
-            self.tr("%n repair(s) were made here before.", "", len(self._earlier)) + " "
-            + self.tr("%n of them still in place: each can be undone.", "", in_place))
+            sentences(self.tr("%n repair(s) were made here before.", "", len(self._earlier)),
+                      self.tr("%n of them still in place: each can be undone.", "", in_place)))
 
     # -- language ---------------------------------------------------------------------------------------
     def _language_chosen(self) -> None:
