@@ -146,7 +146,8 @@ def test_the_cli_never_exits_0_when_a_check_crashed(machine, monkeypatch, capsys
     assert document["complete"] is False and document["summary"]["blockers"] == 0
     assert main(["diagnose", "--root", str(machine.root), "--quiet"]) == 1
     summary = capsys.readouterr().out.split("Summary\n========\n")[1].splitlines()
-    assert summary[0].startswith("Incomplete: checks that could not finish, or could not see everything they check: 1.") and "Could not" in summary[0]
+    assert summary[0].startswith("Incomplete: checks that could not finish, or could not see everything they "
+                                 "check: 1.") and "Could not" in summary[0]
     monkeypatch.setattr(runner_module, "ALL_PROBES", ALL_PROBES)
     assert main(["diagnose", "--root", str(machine.root), "--quiet"]) == 0  # the same machine, every check ran
     capsys.readouterr()
