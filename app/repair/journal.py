@@ -8,7 +8,8 @@ One transaction per repair run, in its own folder under the per-user data folder
     transactions/<id>/lock            held (an OS lock on an open file) by the process that runs or undoes it
 
 A step is recorded as an `intent` (what it will change, the backup and its SHA-256, the content it will
-leave) before the change, and as `applied` after it. The kinds of change (app/repair/changes/) apply and undo;
+leave) before the change, and as `applied` after it; steps made together (`steps_at_once`: the thousands of files
+of a restore) have all their intents written before the first change and their `applied` after the last. The kinds of change (app/repair/changes/) apply and undo;
 the journal records and replays. Rollback walks the steps backwards; each kind compares what is there now with
 what was there before and what the step left:
 - as before: nothing to undo (the crash came before the change);
@@ -32,6 +33,7 @@ import re
 import secrets
 import shutil
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -394,33 +396,58 @@ class Transaction:
 
     # -- writing ---------------------------------------------------------------------------------------
     def _write(self, record: dict) -> None:
-        record = {"at": _now(), **record, "n": self._next_number}
-        line = _line(record)
+        self._write_all([record])
+
+    def _write_all(self, records: list[dict]) -> None:
+        """The records appended, numbered, in one write and one fsync."""
+        records = [{"at": _now(), **record, "n": self._next_number + offset} for offset, record in enumerate(records)]
+        lines = b"".join(_line(record) for record in records)
         with open(self.folder / "journal.jsonl", "a+b") as out:
             if out.seek(0, os.SEEK_END) > 0:
                 out.seek(-1, os.SEEK_END)
                 if out.read(1) != b"\n":  # the last line was cut short by a power cut: never glued onto it
-                    line = b"\n" + line
-            out.write(line)
+                    lines = b"\n" + lines
+            out.write(lines)
             out.flush()
             os.fsync(out.fileno())
-        self._records.append(record)
-        self._next_number += 1
-        if record["kind"] == Record.INTENT:
-            self._last_step = max(self._last_step, record["step"])
+        for record in records:
+            self._records.append(record)
+            self._next_number += 1
+            if record["kind"] == Record.INTENT:
+                self._last_step = max(self._last_step, record["step"])
 
     def step(self, system: System, change: Change) -> None:
         """Record the intent, make the change, record that it was made (with what the change reports)."""
+        self.steps_at_once(system, [change])
+
+    def steps_at_once(self, system: System, changes: list[Change], workers: int = 1) -> None:
+        """Several steps at the cost of one in the journal: every intent recorded (one fsync) before any of the
+        changes is made, then the changes, then every `applied` (one fsync). A crash between leaves intents without
+        `applied`, which rollback undoes as it undoes one step's (nothing there, or the step's own content).
+        `workers` > 1 makes the changes side by side: only for changes of distinct files that need no order (the
+        files of a restore), whose fsyncs the file system then commits together."""
         if not self._lock.held:
             raise RuntimeError(f"transaction {self.id} is changed without holding its lock")
-        number = self._last_step + 1
-        intent = change.prepare(system, self, number)
-        self._write({"kind": Record.INTENT, "step": number, **intent})
-        crash_point(f"intent:{number}")
-        result = change.apply(system, self, intent) or {}
-        crash_point(f"change:{number}")
-        self._write({"kind": Record.APPLIED, "step": number, **result})
-        crash_point(f"applied:{number}")
+        first = self._last_step + 1
+        intents = [change.prepare(system, self, first + offset) for offset, change in enumerate(changes)]
+        self._write_all([{"kind": Record.INTENT, "step": first + offset, **intent}
+                         for offset, intent in enumerate(intents)])
+
+        def make(offset: int) -> dict:
+            crash_point(f"intent:{first + offset}")
+            result = changes[offset].apply(system, self, intents[offset]) or {}
+            crash_point(f"change:{first + offset}")
+            return result
+
+        if workers > 1 and len(changes) > 1:
+            with ThreadPoolExecutor(min(workers, len(changes))) as pool:
+                results = list(pool.map(make, range(len(changes))))
+        else:
+            results = [make(offset) for offset in range(len(changes))]
+        self._write_all([{"kind": Record.APPLIED, "step": first + offset, **result}
+                         for offset, result in enumerate(results)])
+        for offset in range(len(changes)):
+            crash_point(f"applied:{first + offset}")
 
     def note(self, record: dict) -> None:
         """Facts worth keeping with the transaction (where a download came from, its checks)."""

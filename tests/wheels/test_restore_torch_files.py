@@ -437,3 +437,30 @@ def test_a_record_that_cannot_be_read_is_said_by_the_repair_as_the_diagnosis_say
     assert any(f["code"] == "check-failed" and f["variant"] == "record-unreadable" for f in document["findings"])
     code, out, err = repair(image, capsys)
     assert code == 1 and "cannot be read" in err and "nothing that this repair would fix" not in err, err
+
+
+def test_files_placed_together_are_each_announced_before_any_is_placed_and_a_kill_among_them_is_rolled_back(
+        torch_image, installed, server, wheel, wheel_sha256, data_dir):
+    """The restored files are placed in groups under one pair of journal writes: every file's intent is on disk
+    before the first file is placed, so a kill (as a power cut) after the second file leaves intents for all three
+    and `applied` for none, and one undo brings every damaged file back byte for byte."""
+    import subprocess
+    import sys
+
+    from app.repair.journal import Journal
+
+    image, _ = broken_image(torch_image, installed, server)
+    serve(server, wheel, wheel_sha256)
+    damaged = lib_state(image)
+    killed = subprocess.run(
+        [sys.executable, "-m", "app", "repair", "--root", str(image.root), "--env", PYTHON,
+         "--action", "restore-torch-files", "--yes", "--lang", "en"],
+        env={**os.environ, "TDD_CRASH_AT": "change:2"}, capture_output=True, text=True, timeout=300)
+    assert killed.returncode == -9, killed.stderr[-2000:]
+    (unfinished,) = Journal().unfinished()
+    kinds = [(r["kind"], r.get("step")) for r in unfinished.records]
+    assert [step for kind, step in kinds if kind == "intent"] == [1, 2, 3]
+    assert not [step for kind, step in kinds if kind == "applied"]
+    assert lib_state(image) != damaged  # the second file at least was placed
+    assert main(["undo", "--transaction", unfinished.id]) == 0
+    assert lib_state(image) == damaged
