@@ -10,8 +10,8 @@ One transaction per repair run, in its own folder under the per-user data folder
 A step is recorded as an `intent` (what it will change, the backup and its SHA-256, the content it will
 leave) before the change, and as `applied` after it; steps made together (`steps_at_once`: the thousands of files
 of a restore) have all their intents written before the first change and their `applied` after the last. The
-kinds of change (app/repair/changes/) apply and undo; the journal records and replays. Rollback walks the steps backwards; each kind compares what is there now with
-what was there before and what the step left:
+kinds of change (app/repair/changes/) apply and undo; the journal records and replays. Rollback walks the steps
+backwards; each kind compares what is there now with what was there before and what the step left:
 - as before: nothing to undo (the crash came before the change);
 - as the step left it: put back what was there before;
 - anything else: somebody changed it after the repair. Rollback stops there and keeps both: the user's file
