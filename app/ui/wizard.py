@@ -141,6 +141,12 @@ class DoctorWizard(QWizard):
         finally:
             self._history_asked = False
 
+    def cleanupPage(self, page_id: int) -> None:  # noqa: N802 - Qt's name
+        """Back from Earlier repairs: Welcome reads the journal again (one may have been undone there)."""
+        super().cleanupPage(page_id)
+        if page_id == HISTORY:
+            self.pages[WELCOME].initializePage()
+
     def check_again(self, program: Program) -> None:
         """From Findings: the checks once more, as `program` starts (what it imports before torch)."""
         if self.currentId() != FINDINGS:

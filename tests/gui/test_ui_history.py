@@ -18,9 +18,11 @@ from tests.helpers.wizard import WAIT_MS, forward, ready, to_plan
 pytestmark = pytest.mark.usefixtures("data_dir")  # tests/gui/conftest.py
 
 WORDS = {"en": {"note": "See earlier repairs", "in place": "Still in place", "what": "What it changed",
-                "back": "goes back to how it was", "undone": "Undone", "welcome": "1 repair was made here before"},
+                "back": "goes back to how it was", "undone": "Undone", "welcome": "1 repair was made here before",
+                "none left": "0 of them still in place"},
          "zh_CN": {"note": "查看以前的修复", "in place": "仍然有效", "what": "它改动了什么",
-                   "back": "恢复成原来的样子", "undone": "已撤销", "welcome": "这里以前做过 1 次修复"}}
+                   "back": "恢复成原来的样子", "undone": "已撤销", "welcome": "这里以前做过 1 次修复",
+                   "none left": "其中 0 次仍然有效"}}
 
 
 def repair_and_close(qtbot, wizard) -> None:
@@ -63,7 +65,9 @@ def undo_from_history(qtbot, wizard) -> None:
     assert words["undone"] in history.result.text(), history.result.text()
     qtbot.waitUntil(lambda: history.repairs and not history.repairs[0].in_place, timeout=WAIT_MS)
     assert history.undo_buttons == {}
-    forward(qtbot, wizard, ENVIRONMENTS)  # and on to the checks, as from Welcome
+    qtbot.mouseClick(wizard.button(QWizard.WizardButton.BackButton), Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: words["none left"] in welcome.earlier_text.text(), timeout=WAIT_MS)  # read again
+    forward(qtbot, wizard, ENVIRONMENTS)  # and on to the checks
 
 
 @pytest.mark.parametrize("lang", ["en", "zh_CN"])
