@@ -18,7 +18,7 @@ from app.repair.plan import runs_installer
 from app.repair.run_model import what_changes_back
 from app.report.log import log_folder
 from app.ui.pages.base import Page, button, local_when, named, undone_words, wrapped
-from app.ui.pages.plan import guide_widget
+from app.ui.pages.plan import guide_widget, paths_whole
 from app.ui.repair_run import UndoResult, undo_transactions
 from app.ui.session import DEMO, IMAGE, guides_left
 
@@ -132,13 +132,14 @@ class FinishPage(Page):
         undoes every change of this session in a worker, Keep them changes nothing."""
         lang = self.session.lang
         repairs = "".join(
-            f"<li>{html.escape(repair_name(t.begin.get('action', ''), lang))}<ul>"
-            + "".join(f"<li>{html.escape(line)}</li>" for line in what_changes_back(t, lang)) + "</ul></li>"
+            f"<p><b>{html.escape(repair_name(t.begin.get('action', ''), lang))}</b></p><ul>"
+            + "".join(f"<li>{paths_whole(line)}</li>" for line in what_changes_back(t, lang)) + "</ul>"
             for t in reversed(self.session.transactions))
         box = QMessageBox(QMessageBox.Icon.Question, words("finish.undo.ask", lang), "", parent=self)
         box.setObjectName("undo-question")
+        box.setStyleSheet("QLabel#qt_msgbox_label { min-width: 36em; }")  # a path per line, not a word per line
         box.setText(f"<p>{html.escape(words('finish.undo.ask', lang))}</p>"
-                    f"<p>{html.escape(words('finish.undo.what', lang))}</p><ul>{repairs}</ul>")
+                    f"<p>{html.escape(words('finish.undo.what', lang))}</p>{repairs}")
         box.setStandardButtons(QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No)
         box.setDefaultButton(QMessageBox.StandardButton.No)
         yes, no = box.button(QMessageBox.StandardButton.Yes), box.button(QMessageBox.StandardButton.No)
