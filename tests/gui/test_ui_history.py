@@ -59,6 +59,7 @@ def undo_from_history(qtbot, wizard) -> None:
     qtbot.mouseClick(undo, Qt.MouseButton.LeftButton)
     box = history.confirm
     assert box.isVisible() and words["back"] in box.text() and "libomp140.x86_64.dll" in box.text()
+    assert "C:\u2060\\\u2060Users" in box.text()  # its paths break between folders only, never after "C:"
     assert repair.transaction.state == DONE  # nothing is undone before the answer
     qtbot.mouseClick(box.button(QMessageBox.StandardButton.Yes), Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: "…" not in history.result.text(), timeout=WAIT_MS)

@@ -12,7 +12,18 @@ from PySide6.QtWidgets import QHBoxLayout, QMessageBox, QScrollArea, QVBoxLayout
 from app.failures import failure_text
 from app.repair.names import repair_name
 from app.ui.history import EarlierRepair, earlier_repairs
-from app.ui.pages.base import Page, button, card, icon_label, local_when, named, sentences, undone_words, wrapped
+from app.ui.pages.base import (
+    Page,
+    button,
+    card,
+    icon_label,
+    local_when,
+    named,
+    path_breaks,
+    sentences,
+    undone_words,
+    wrapped,
+)
 from app.ui.repair_run import UndoResult, undo_transactions
 from app.ui.workers import LatestRun
 
@@ -117,7 +128,7 @@ class HistoryPage(Page):
     def ask_to_undo(self, repair: EarlierRepair) -> None:
         """A confirmation that says what changes back; Yes undoes it in a worker."""
         lang = self.session.lang
-        lines = "".join(f"<li>{html.escape(line)}</li>" for line in repair.changes(lang))
+        lines = "".join(f"<li>{html.escape(path_breaks(line))}</li>" for line in repair.changes(lang))
         box = QMessageBox(QMessageBox.Icon.Question, self.tr("Undo this repair?"), "", parent=self)
         box.setText(self.tr("<p>Undo “{name}” of {when}?</p><p>Everything it changed goes back to how it was "
                             "before:</p><ul>{lines}</ul>").format(
