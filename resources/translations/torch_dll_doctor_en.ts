@@ -50,7 +50,7 @@
 <context>
     <name>HistoryPage</name>
     <message numerus="yes">
-        <location filename="../../app/ui/pages/history.py" line="68"/>
+        <location filename="../../app/ui/pages/history.py" line="79"/>
         <source>%n repair(s) recorded here.</source>
         <translation>
             <numerusform>%n repair recorded here.</numerusform>
@@ -58,7 +58,7 @@
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../app/ui/pages/history.py" line="69"/>
+        <location filename="../../app/ui/pages/history.py" line="80"/>
         <source>%n of them still in place.</source>
         <translation>
             <numerusform>%n of them still in place.</numerusform>

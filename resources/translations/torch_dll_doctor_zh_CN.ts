@@ -305,13 +305,13 @@
 <context>
     <name>DoctorWizard</name>
     <message>
-        <location filename="../../app/ui/wizard.py" line="168"/>
-        <location filename="../../app/ui/wizard.py" line="200"/>
+        <location filename="../../app/ui/wizard.py" line="174"/>
+        <location filename="../../app/ui/wizard.py" line="206"/>
         <source>Torch DLL Doctor</source>
         <translation>Torch DLL Doctor</translation>
     </message>
     <message>
-        <location filename="../../app/ui/wizard.py" line="201"/>
+        <location filename="../../app/ui/wizard.py" line="207"/>
         <source>The repairs stay recorded, and you can still undo each one at any time: start Torch DLL Doctor again and press “See earlier repairs” on the first page.</source>
         <translation>这些修复都有记录，你随时可以撤销其中任何一个：再次启动 Torch DLL Doctor，在第一页点“查看以前的修复”。</translation>
     </message>
@@ -811,29 +811,29 @@
         <translation>&lt;p&gt;&lt;b&gt;还需要你自己完成。&lt;/b&gt;这些步骤能解决本程序无法修改的问题。请按步骤操作，然后再运行一次 Torch DLL Doctor。&lt;/p&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="185"/>
+        <location filename="../../app/ui/pages/finish.py" line="186"/>
         <source>The log folder is opening: {folder}</source>
         <translation>正在打开日志文件夹：{folder}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="187"/>
+        <location filename="../../app/ui/pages/finish.py" line="188"/>
         <source>The log folder</source>
         <translation>日志文件夹</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="188"/>
+        <location filename="../../app/ui/pages/finish.py" line="189"/>
         <source>No file manager could be opened here. The log is in this folder:
 {folder}</source>
         <translation>这里无法打开文件管理器。日志在这个文件夹中：
 {folder}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="190"/>
+        <location filename="../../app/ui/pages/finish.py" line="191"/>
         <source>&amp;Copy</source>
         <translation>复制(&amp;C)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/finish.py" line="192"/>
+        <location filename="../../app/ui/pages/finish.py" line="193"/>
         <source>The log is in this folder: {folder}</source>
         <translation>日志在这个文件夹中：{folder}</translation>
     </message>
@@ -841,116 +841,116 @@
 <context>
     <name>HistoryPage</name>
     <message>
-        <location filename="../../app/ui/pages/history.py" line="53"/>
+        <location filename="../../app/ui/pages/history.py" line="64"/>
         <source>The record of earlier repairs could not be read.</source>
         <translation>无法读取以前修复的记录。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/history.py" line="60"/>
+        <location filename="../../app/ui/pages/history.py" line="71"/>
         <source>Earlier repairs</source>
         <translation>以前的修复</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/history.py" line="61"/>
+        <location filename="../../app/ui/pages/history.py" line="72"/>
         <source>Every repair made here is recorded, and each one still in place can be undone.</source>
         <translation>这里做过的每次修复都有记录，仍然有效的修复都可以撤销。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/history.py" line="64"/>
+        <location filename="../../app/ui/pages/history.py" line="75"/>
         <source>Reading the record of repairs…</source>
         <translation>正在读取修复记录…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/history.py" line="66"/>
+        <location filename="../../app/ui/pages/history.py" line="77"/>
         <source>No repair has been made here yet.</source>
         <translation>这里还没有做过修复。</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../app/ui/pages/history.py" line="68"/>
+        <location filename="../../app/ui/pages/history.py" line="79"/>
         <source>%n repair(s) recorded here.</source>
         <translation>
             <numerusform>这里记录了 %n 次修复。</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../app/ui/pages/history.py" line="69"/>
+        <location filename="../../app/ui/pages/history.py" line="80"/>
         <source>%n of them still in place.</source>
         <translation>
             <numerusform>其中 %n 次仍然有效。</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/history.py" line="84"/>
+        <location filename="../../app/ui/pages/history.py" line="95"/>
         <source>Still in place.</source>
         <translation>仍然有效。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/history.py" line="85"/>
+        <location filename="../../app/ui/pages/history.py" line="96"/>
         <source>Undone: what it changed is back as it was.</source>
         <translation>已撤销：它改动的内容已恢复原样。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/history.py" line="86"/>
+        <location filename="../../app/ui/pages/history.py" line="97"/>
         <source>Its undo stopped, and it was kept as it is.</source>
         <translation>它的撤销已停止，并按现状保留。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/history.py" line="87"/>
+        <location filename="../../app/ui/pages/history.py" line="98"/>
         <source>Its undo could not finish: the first page offers to try again.</source>
         <translation>它的撤销没能完成：第一页可以再试一次。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/history.py" line="88"/>
+        <location filename="../../app/ui/pages/history.py" line="99"/>
         <source>It did not finish: the first page offers to roll it back.</source>
         <translation>它没有完成：第一页可以把它回滚。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/history.py" line="89"/>
+        <location filename="../../app/ui/pages/history.py" line="100"/>
         <source>It is running in another window now.</source>
         <translation>它正在另一个窗口中运行。</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/history.py" line="98"/>
+        <location filename="../../app/ui/pages/history.py" line="109"/>
         <source>{name} — {when}</source>
         <translation>{name} — {when}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/history.py" line="103"/>
+        <location filename="../../app/ui/pages/history.py" line="114"/>
         <source>&lt;p&gt;What it changed:&lt;/p&gt;&lt;ul&gt;{changes}&lt;/ul&gt;</source>
         <translation>&lt;p&gt;它改动了什么：&lt;/p&gt;&lt;ul&gt;{changes}&lt;/ul&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/history.py" line="108"/>
+        <location filename="../../app/ui/pages/history.py" line="119"/>
         <source>&amp;Undo…</source>
         <translation>撤销(&amp;U)…</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/history.py" line="108"/>
+        <location filename="../../app/ui/pages/history.py" line="119"/>
         <source>Undo {name}</source>
         <translation>撤销 {name}</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/history.py" line="121"/>
+        <location filename="../../app/ui/pages/history.py" line="132"/>
         <source>Undo this repair?</source>
         <translation>撤销这次修复？</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/history.py" line="122"/>
+        <location filename="../../app/ui/pages/history.py" line="133"/>
         <source>&lt;p&gt;Undo “{name}” of {when}?&lt;/p&gt;&lt;p&gt;Everything it changed goes back to how it was before:&lt;/p&gt;&lt;ul&gt;{lines}&lt;/ul&gt;</source>
         <translation>&lt;p&gt;撤销 {when} 的“{name}”吗？&lt;/p&gt;&lt;p&gt;它改动的一切都会恢复成原来的样子：&lt;/p&gt;&lt;ul&gt;{lines}&lt;/ul&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/history.py" line="129"/>
+        <location filename="../../app/ui/pages/history.py" line="140"/>
         <source>&amp;Undo it</source>
         <translation>撤销(&amp;U)</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/history.py" line="129"/>
+        <location filename="../../app/ui/pages/history.py" line="140"/>
         <source>Undo this repair</source>
         <translation>撤销这次修复</translation>
     </message>
     <message>
-        <location filename="../../app/ui/pages/history.py" line="138"/>
+        <location filename="../../app/ui/pages/history.py" line="149"/>
         <source>Undoing…</source>
         <translation>正在撤销…</translation>
     </message>
@@ -1168,7 +1168,7 @@
 <context>
     <name>TechnicalDetailsWindow</name>
     <message>
-        <location filename="../../app/ui/pages/tree.py" line="211"/>
+        <location filename="../../app/ui/pages/tree.py" line="220"/>
         <source>Technical details: the DLLs PyTorch loads</source>
         <translation>技术细节：PyTorch 加载的 DLL</translation>
     </message>
