@@ -105,6 +105,7 @@ PYINSTALLER_VERSION = "6.22.3"
 APP_BUILD_DEPS = (
     f"PySide6-Essentials=={QT_VERSION}",
     f"shiboken6=={QT_VERSION}",
+    "evtx==0.14.0",  # Windows Security's logs on a copied drive (app/inventory/security_events.py), abi3
     # pytest and what it stands on: tests/windows/test_on_windows.py runs in this Python (tests/lab/test_winelab.py)
     "pytest==9.2.0",
     "pluggy==1.7.0",
