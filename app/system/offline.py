@@ -38,6 +38,7 @@ from app.system.base import (
     user_key,
     variable_value,
 )
+from app.system.confine import is_whole_windows_path
 from app.system.folders import children
 from app.system.user_json import read_json
 
@@ -125,8 +126,8 @@ class OfflineImage(System):
         cannot be spelled here (a lone UTF-16 surrogate) or a path longer than this file system takes is passed
         over with a note in `problems`."""
         drive, rest = ntpath.splitdrive(windows_path)
-        if drive.upper() != "C:" or "\0" in windows_path:
-            return None
+        if drive.upper() != "C:" or "\0" in windows_path or not is_whole_windows_path(windows_path):
+            return None  # another drive, or `C:name` (relative to a current folder this drive does not have)
         parts = [p for p in rest.replace("/", "\\").split("\\") if p and p != "."]
         if not _spelled_here(windows_path):
             culprit = next(i for i, part in enumerate(parts) if not _spelled_here(part))
