@@ -221,19 +221,20 @@ def test_a_journal_damaged_in_the_middle_is_never_undone_as_if_whole(torch_image
 
 def full_disk_at(monkeypatch, *kinds: str, torn: bool = False) -> None:
     """The journal's disk is full for one record of each of `kinds` (then space is freed); `torn`: the line is
-    written in part first."""
-    real_write, left = Transaction._write, list(kinds)
+    written in part first. Every record reaches the disk through `_write_all`, several steps' in one write."""
+    real_write, left = Transaction._write_all, list(kinds)
 
-    def write(self, record):
-        if record["kind"] in left:
-            left.remove(record["kind"])
+    def write(self, records):
+        full = next((record for record in records if record["kind"] in left), None)
+        if full is not None:
+            left.remove(full["kind"])
             if torn:
                 with open(self.folder / "journal.jsonl", "ab") as journal:
-                    journal.write(json.dumps(record).encode()[:40])
+                    journal.write(json.dumps(full).encode()[:40])
             raise OSError(errno.ENOSPC, "No space left on device")
-        real_write(self, record)
+        real_write(self, records)
 
-    monkeypatch.setattr(Transaction, "_write", write)
+    monkeypatch.setattr(Transaction, "_write_all", write)
 
 
 def test_a_repair_whose_first_record_cannot_be_written_leaves_nothing_behind(torch_image, data_dir, monkeypatch,
