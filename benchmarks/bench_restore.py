@@ -7,15 +7,26 @@ The files are the wheel's longest paths: what an install cut short by Windows' p
 whole wheel when that is faster) is timed, with the bytes it fetched and the reads it made; every file is checked
 against RECORD's SHA-256 as in the repair. Fresh timing per count, the whole wheel's download timed in turn.
 
+`--index`: the whole command on the real package index (PyPI; skipped offline), as a user runs it. A drive whose
+venv lies deep in OneDrive, where pip wrote torch 2.4.1's files in the wheel's order and stopped at the first
+path of 260 characters (7,998 of its 10,643 files missing; RECORD lists them all): `python -m app repair --root
+IMAGE --env VENV --action restore-torch-files --yes`, each run on a fresh copy of the drive, timed as a whole
+process against pip's own way back in the same run, alternated: `pip install --no-deps --no-cache-dir --target
+DIR` of the same wheel from the same index. `--stop-at` cuts the install at a longer path (fewer files missing).
+
     python benchmarks/bench_restore.py [--latency 0.05] [--rate 20e6] [--json FILE]
+    python benchmarks/bench_restore.py --index [--repeat 3] [--stop-at 260] [--json FILE]
 """
 
 from __future__ import annotations
 
 import argparse
 import base64
+import json
 import os
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -28,6 +39,10 @@ sys.path.insert(0, str(REPO))
 from benchmarks import save_results  # noqa: E402 - after the path is set
 
 COUNTS = (1, 100, 8000)
+INDEX = "https://pypi.org/simple"
+FORGE = (r"C:\Users\alice\OneDrive - Contoso Engineering Services\Documents\Projects\Generative AI"
+         r"\Image models\stable-diffusion-webui-forge\venv")
+USER_PYTHON = r"C:\Users\alice\AppData\Local\Programs\Python\Python312"
 
 
 def _record(wheel: Path) -> list[tuple[str, str, int]]:
@@ -42,6 +57,75 @@ def _record(wheel: Path) -> list[tuple[str, str, int]]:
     return rows
 
 
+def _cut_short_drive(root: Path, requirement: str, stop_at: int) -> int:
+    """The drive of an install cut short at the path limit; returns how many of the wheel's files were written."""
+    from app.demo.image_builder import ImageBuilder
+    from tests import realfiles
+    from tests.conftest import pip_install, real
+
+    image = ImageBuilder(root)
+    image.copy_files(real(realfiles.msvc_runtime_dlls), r"C:\Windows\System32", link=True)
+    image.vc_runtime("x64", "14.51.36231")
+    python = real(realfiles.windows_python)
+    for name in ("python.exe", "python312.dll", "python3.dll", "vcruntime140.dll", "vcruntime140_1.dll"):
+        image.copy(python / name, USER_PYTHON + "\\" + name, link=True)
+    image.venv(FORGE, USER_PYTHON, "3.12.8", python_exe=(python / "python.exe").read_bytes())
+    image.set_value(r"HKLM\SYSTEM\CurrentControlSet\Control\FileSystem", "LongPathsEnabled", "REG_DWORD", 1)
+    return len(pip_install(image, requirement, FORGE + r"\Lib\site-packages", stop_at=stop_at))
+
+
+def _timed(argv: list[str], env: dict) -> float:
+    started = time.perf_counter()
+    result = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=REPO)
+    seconds = time.perf_counter() - started
+    if result.returncode != 0:
+        raise SystemExit(f"{argv[:4]} failed ({result.returncode}): {(result.stdout + result.stderr)[-2000:]}")
+    return seconds
+
+
+def _index_reachable() -> bool:
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(INDEX + "/pip/", timeout=10) as answer:
+            return answer.status == 200
+    except OSError:
+        return False
+
+
+def whole_command_on_the_index(args: argparse.Namespace) -> dict:
+    """The repair command against pip's reinstall, both from the real index, alternated, fresh processes."""
+    from tests import realfiles
+
+    requirement = realfiles.TORCH_241
+    report: dict = {"index": INDEX, "requirement": requirement, "stop_at": args.stop_at, "repeat": args.repeat}
+    if not _index_reachable():
+        return {**report, "skipped": "the package index cannot be reached"}
+    with tempfile.TemporaryDirectory() as tmp:
+        drive = Path(tmp) / "drive"
+        written = _cut_short_drive(drive, requirement, args.stop_at)
+        report["files_written_before_the_cut"] = written
+        quiet = {**os.environ, "PIP_CONFIG_FILE": os.devnull, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+        repairs, reinstalls = [], []
+        for run in range(args.repeat):
+            image, data = Path(tmp) / f"run-{run}", Path(tmp) / f"data-{run}"
+            shutil.copytree(drive, image, copy_function=os.link)  # restored files are new files: links stay intact
+            repairs.append(_timed([sys.executable, "-m", "app", "repair", "--root", str(image), "--env", FORGE,
+                                   "--action", "restore-torch-files", "--yes", "--lang", "en"],
+                                  {**quiet, "TDD_DATA_DIR": str(data)}))
+            shutil.rmtree(image)
+            target = Path(tmp) / f"pip-{run}"
+            reinstalls.append(_timed([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-cache-dir",
+                                      "--target", str(target), "--platform", "win_amd64", "--python-version", "3.12",
+                                      "--only-binary=:all:", "--index-url", INDEX, requirement], quiet))
+            shutil.rmtree(target)
+    repair, reinstall = statistics.median(repairs), statistics.median(reinstalls)
+    return {**report, "repair_seconds_median": round(repair, 2), "repair_seconds_all": [round(s, 2) for s in repairs],
+            "pip_reinstall_seconds_median": round(reinstall, 2),
+            "pip_reinstall_seconds_all": [round(s, 2) for s in reinstalls],
+            "ratio_over_pip_reinstall": round(repair / reinstall, 3), "load_average": list(os.getloadavg())}
+
+
 def main() -> None:
     from app.repair.restore_files import fetch_members
     from app.sources.download import download, new_session
@@ -52,8 +136,17 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.05)
     parser.add_argument("--rate", type=float, default=20e6)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--json", default=str(REPO / "benchmarks" / "results" / "restore.json"))
+    parser.add_argument("--index", action="store_true", help="the whole command on the real package index, "
+                        "against pip's reinstall of the same wheel")
+    parser.add_argument("--stop-at", type=int, default=260, help="with --index: the path length the install stops at")
+    parser.add_argument("--json")
     args = parser.parse_args()
+    if args.index:
+        report = whole_command_on_the_index(args)
+        save_results(args.json or str(REPO / "benchmarks" / "results" / "restore_index.json"), report)
+        print(json.dumps(report, indent=2))
+        return
+    args.json = args.json or str(REPO / "benchmarks" / "results" / "restore.json")
     wheel = realfiles.download(realfiles.TORCH_240)
     rows = sorted(_record(wheel), key=lambda row: (-len(row[0]), row[0]))  # the longest paths first
     report: dict = {"wheel": wheel.name, "wheel_bytes": wheel.stat().st_size, "files_in_record": len(rows),

@@ -17,9 +17,10 @@ placed through the journal (a backup of the damaged file, undo byte for byte).
 from __future__ import annotations
 
 import csv
+import io
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional, Union
 from urllib.parse import urlparse
 
 from app.cancel import CancelToken
@@ -49,6 +50,7 @@ from app.sources.wheel_member import (
     BATCH_GAP,
     TAIL_BYTES,
     LocalWheel,
+    MemberCopy,
     RangedWheel,
     RemoteWheel,
     WheelError,
@@ -64,8 +66,13 @@ LOADS = (".dll", ".pyd", ".exe")  # files whose loss stops a program, not only o
 MADE_BY_PIP = ("installer", "requested", "direct_url.json", "record")  # dist-info files that are not in a wheel
 WHOLE_WHEEL_BYTES = 6 << 30  # the largest CUDA torch wheels are about 2.5 GB
 MEMBER_SLACK = 64 << 10  # a member's local header, name and extra field, beyond its compressed bytes
+IN_MEMORY_FILE = 1 << 20  # a member up to this size is kept in memory once checked, not written twice
+IN_MEMORY_TOTAL = 128 << 20  # ... while all kept so far stay under this (torch 2.4's 7,998 cut-short files: 47 MB)
 PLACED_TOGETHER = 256  # files placed under one pair of journal records (intents, then `applied`)
 PLACING_WORKERS = 4  # files placed side by side: the file system commits their fsyncs together
+
+
+Checked = Union[Path, bytes]  # a file out of the wheel, checked against RECORD: its bytes, or a file holding them
 
 
 @dataclass
@@ -243,7 +250,7 @@ class RestoreTorchFiles:
         host_cert = system.host_path(cert) if cert else None
         session = new_session(host_cert if host_cert is not None and host_cert.is_file() else None)
         # (verified copy, target, its SHA-256): every file is checked before any is placed
-        fetched: list[tuple[Path, Path, str]] = []
+        fetched: list[tuple[Checked, Path, str]] = []
         try:
             for number, package in enumerate(plan.download["packages"]):
                 fetched += self._fetch(package, folder / f"restore-{number}", session, transaction, on_output,
@@ -257,13 +264,14 @@ class RestoreTorchFiles:
             for _, target, _ in batch:
                 target.parent.mkdir(parents=True, exist_ok=True)  # a whole folder quarantined: its files come back
             distinct = len({str(target).lower() for _, target, _ in batch}) == len(batch)  # Windows: one name
-            transaction.steps_at_once(system, [PutFile(target, copy, sha256=digest) for copy, target, digest in batch],
+            transaction.steps_at_once(system, [_placing(copy, target, digest) for copy, target, digest in batch],
                                       workers=PLACING_WORKERS if distinct else 1)
             for copy, _, _ in batch:
-                copy.unlink()  # the backup of what was there, and the journal, are what undo needs
+                if isinstance(copy, Path):
+                    copy.unlink()  # the backup of what was there, and the journal, are what undo needs
 
     def _fetch(self, package: dict, folder: Path, session: requests.Session, transaction: Transaction,
-               on_output, on_progress, token: Optional[CancelToken]) -> list[tuple[Path, Path]]:
+               on_output, on_progress, token: Optional[CancelToken]) -> list[tuple[Checked, Path, str]]:
         """The files from the first source whose members are what the installed RECORD pins: each local wheel in
         turn, then the indexes; a source that fails gives way to the next, and when all fail the words name each
         one tried and what was wrong with it."""
@@ -288,7 +296,7 @@ class RestoreTorchFiles:
         raise SourcesFailed(package["wheel"], tried)
 
     def _fetch_local(self, package: dict, local: Path, folder: Path, transaction: Transaction, on_output,
-                     token: Optional[CancelToken]) -> list[tuple[Path, Path, str]]:
+                     token: Optional[CancelToken]) -> list[tuple[Checked, Path, str]]:
         facts = {"package": package["name"], "wheel": package["wheel"], "files": [f["path"] for f in package["files"]]}
         with LocalWheel(local) as wheel:
             copies = _copy_members(wheel, package, folder, token)
@@ -298,7 +306,7 @@ class RestoreTorchFiles:
         return copies
 
     def _fetch_index(self, package: dict, folder: Path, session: requests.Session, transaction: Transaction,
-                     on_output, on_progress, token: Optional[CancelToken]) -> list[tuple[Path, Path, str]]:
+                     on_output, on_progress, token: Optional[CancelToken]) -> list[tuple[Checked, Path, str]]:
         facts = {"package": package["name"], "wheel": package["wheel"], "files": [f["path"] for f in package["files"]]}
         shell = InstalledPackage(package["name"], package["version"], Path(package["dist_info"]),
                                  tuple(package["tags"]))
@@ -320,14 +328,14 @@ class RestoreTorchFiles:
 
 def fetch_members(url: str, sha256: Optional[str], size: Optional[int], package: dict, folder: Path,
                   session: requests.Session, token: Optional[CancelToken], on_progress, facts: dict,
-                  ) -> list[tuple[Path, Path, str]]:
+                  ) -> list[tuple[Checked, Path, str]]:
     """The package's damaged files out of the wheel at `url`, each checked as RECORD pins it, the fastest way: its
     members by ranges, neighbours together (one read per group); or the whole wheel, checked against the index's
     `sha256`, when the server cannot do ranges or when that is faster (many reads, or most of the wheel: the
     wheel's `cost`). `facts` gets what was fetched and how."""
     # what the members need, the bytes between neighbours read together, and the directory
     budget = sum(f["size"] + (f["size"] >> 8) + MEMBER_SLACK + BATCH_GAP for f in package["files"])
-    copies: Optional[list[tuple[Path, Path, str]]] = None
+    copies: Optional[list[tuple[Checked, Path, str]]] = None
     try:
         with RemoteWheel(url, budget=budget + (32 << 20) + 2 * TAIL_BYTES, token=token, session=session) as wheel:
             groups: list[list[str]] = []
@@ -355,6 +363,12 @@ def fetch_members(url: str, sha256: Optional[str], size: Optional[int], package:
     return copies
 
 
+def _placing(copy: Checked, target: Path, digest: str) -> PutFile:
+    if isinstance(copy, Path):
+        return PutFile(target, copy, sha256=digest)
+    return PutFile(target, None, sha256=digest, content=copy)
+
+
 def _members(wheel: RangedWheel, package: dict) -> dict[str, str]:
     """Installed path (as RECORD writes it) -> the wheel member holding it (`*.data/purelib/...` unfolded)."""
     data = f"{package['dist_info'].removesuffix('.dist-info')}.data/".lower()
@@ -371,7 +385,7 @@ def _members(wheel: RangedWheel, package: dict) -> dict[str, str]:
 
 
 def _copy_members(wheel: RangedWheel, package: dict, folder: Path, token: Optional[CancelToken],
-                  groups: Optional[list[list[str]]] = None) -> list[tuple[Path, Path, str]]:
+                  groups: Optional[list[list[str]]] = None) -> list[tuple[Checked, Path, str]]:
     """Each damaged file out of the wheel, checked against the size and SHA-256 the installed RECORD pins. With
     `groups` (a ranged wheel's `batches`), neighbours are read together, one read a group."""
     members = _members(wheel, package)
@@ -379,7 +393,8 @@ def _copy_members(wheel: RangedWheel, package: dict, folder: Path, token: Option
     if missing:
         raise WheelError(f"the package does not hold {', '.join(missing[:3])}", host=wheel.host)
     numbered = {members[entry["path"].lower()]: (number, entry) for number, entry in enumerate(package["files"])}
-    copies = []
+    copies: list[tuple[Checked, Path, str]] = []
+    in_memory = 0
     for group in groups if groups is not None else [[name] for name in numbered]:
         if groups is not None:
             wheel.hold(group)
@@ -387,12 +402,34 @@ def _copy_members(wheel: RangedWheel, package: dict, folder: Path, token: Option
             if token is not None:
                 token.check()
             number, entry = numbered[name]
-            out_path = folder / f"{number}.part"
-            with open(out_path, "wb") as out:  # not synced: it is read back at once, by the step that places it
-                copied = wheel.copy(name, out, entry["size"])
-            if copied.sha256 != entry["sha256"] or copied.size != entry["size"]:
-                out_path.unlink()
-                raise DownloadError("hash-mismatch", host=wheel.host)
-            copies.append((out_path, Path(entry["target"]), copied.sha256))
+            if entry["size"] <= IN_MEMORY_FILE and in_memory + entry["size"] <= IN_MEMORY_TOTAL:
+                copy, copied = _member_in_memory(wheel, name, entry)
+                in_memory += copied.size
+            else:
+                copy, copied = _member_to_file(wheel, name, entry, folder / f"{number}.part")
+            copies.append((copy, Path(entry["target"]), copied.sha256))
     return copies
+
+
+def _checked(wheel: RangedWheel, copied: MemberCopy, entry: dict) -> None:
+    if copied.sha256 != entry["sha256"] or copied.size != entry["size"]:
+        raise DownloadError("hash-mismatch", host=wheel.host)
+
+
+def _member_in_memory(wheel: RangedWheel, name: str, entry: dict) -> tuple[bytes, MemberCopy]:
+    out = io.BytesIO()
+    copied = wheel.copy(name, out, entry["size"])
+    _checked(wheel, copied, entry)
+    return out.getvalue(), copied
+
+
+def _member_to_file(wheel: RangedWheel, name: str, entry: dict, path: Path) -> tuple[Path, MemberCopy]:
+    with open(path, "wb") as out:  # not synced: it is read back at once, by the step that places it
+        copied = wheel.copy(name, out, entry["size"])
+    try:
+        _checked(wheel, copied, entry)
+    except DownloadError:
+        path.unlink()
+        raise
+    return path, copied
 

@@ -44,3 +44,14 @@ def test_the_repair_benchmark_runs_a_repair_and_its_undo_and_finds_torch_as_it_w
     figures = bench("bench_repair.py", "--repeat", "1", out=tmp_path / "repair.json")
     assert figures["torch_lib_files_identical_after"] == 11
     assert {"repair_seconds_median", "undo_seconds_median", "ratio_undo_over_diagnose"} <= set(figures)
+
+
+def test_the_restore_benchmark_times_the_whole_command_against_pip_on_the_real_index(tmp_path):
+    """An install cut short at a longer path (2,232 of torch 2.4.1's files missing): the repair command and pip's
+    reinstall of the same wheel, both from PyPI, once each; skipped when the index cannot be reached."""
+    figures = bench("bench_restore.py", "--index", "--repeat", "1", "--stop-at", "270", out=tmp_path / "restore.json")
+    if "skipped" in figures:
+        pytest.skip(figures["skipped"])
+    assert figures["files_written_before_the_cut"] == 8411
+    assert len(figures["repair_seconds_all"]) == len(figures["pip_reinstall_seconds_all"]) == 1
+    assert figures["ratio_over_pip_reinstall"] > 0 and "load_average" in figures

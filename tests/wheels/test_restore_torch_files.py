@@ -464,3 +464,28 @@ def test_files_placed_together_are_each_announced_before_any_is_placed_and_a_kil
     assert lib_state(image) != damaged  # the second file at least was placed
     assert main(["undo", "--transaction", unfinished.id]) == 0
     assert lib_state(image) == damaged
+
+
+def test_a_small_file_is_kept_in_memory_once_checked_and_a_large_one_goes_through_a_file(wheel, tmp_path):
+    """The thousands of small files of a cut-short install are checked in memory and written once, at their place;
+    a DLL of megabytes goes through a file of the download folder, so memory stays bounded."""
+    from app.repair.restore_files import IN_MEMORY_FILE, _copy_members
+    from app.sources.wheel_member import LocalWheel
+
+    with zipfile.ZipFile(wheel) as zipped:
+        record = zipped.read(f"{DIST_INFO}/RECORD").decode()
+    pinned = {path: (digest, int(size)) for path, digest, size in (line.rsplit(",", 2) for line in record.split())
+              if digest.startswith("sha256=")}
+    files = []
+    for path in ("torch/__init__.py", "torch/lib/fbgemm.dll"):
+        digest, size = pinned[path]
+        files.append({"path": path, "target": str(tmp_path / "site" / path), "size": size,
+                      "sha256": hex_digest(digest.removeprefix("sha256="))})
+    assert files[0]["size"] <= IN_MEMORY_FILE < files[1]["size"]
+    folder = tmp_path / "downloads"
+    folder.mkdir()
+    with LocalWheel(wheel) as opened:
+        (small, _, small_digest), (large, _, large_digest) = _copy_members(
+            opened, {"dist_info": DIST_INFO, "files": files}, folder, None)
+    assert isinstance(small, bytes) and hashlib.sha256(small).hexdigest() == small_digest == files[0]["sha256"]
+    assert [p.name for p in folder.iterdir()] == [large.name] and sha(large) == large_digest == files[1]["sha256"]

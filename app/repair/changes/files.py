@@ -14,7 +14,7 @@ from app.system.base import System
 from app.system.files import copy_file, sha256_of
 
 
-def backed_up(system: System, folder: Path, number: int, target: Path, source: Path,
+def backed_up(system: System, folder: Path, number: int, target: Path, source: Optional[Path],
               source_sha256: Optional[str] = None) -> dict:
     """The intent of placing `source` at `target`, with a backup of what is there now. The original is read once
     (hashed while it is copied), the backup once to check it; `source_sha256`, when the caller has just checked
@@ -102,18 +102,23 @@ def targets(intent: dict) -> list[Path]:
 @dataclass(frozen=True)
 class PutFile:
     """Place `source` at `target` (creating or replacing it), backing up what is there first. `sha256`: the
-    source's hash when the caller has just checked it (read again otherwise)."""
+    source's hash when the caller has just checked it (read again otherwise). `content`: the new bytes themselves,
+    checked already against `sha256`, in place of a source file (a small file of a restore, never written twice)."""
 
     target: Path
-    source: Path
+    source: Optional[Path]
     sha256: Optional[str] = None
+    content: Optional[bytes] = None
     op = FILE
 
     def prepare(self, system: System, transaction, number: int) -> dict:
         return backed_up(system, transaction.folder, number, self.target, self.source, self.sha256)
 
     def apply(self, system: System, transaction, intent: dict) -> None:
-        system.copy_file(self.source, self.target)
+        if self.content is not None:
+            system.write_file(self.target, self.content)
+        else:
+            system.copy_file(self.source, self.target)
 
     undo = staticmethod(undo)
     targets = staticmethod(targets)
