@@ -184,7 +184,8 @@ def printable(text: str) -> str:
 def _clean(text: str) -> str:
     """The pasted text as a message: no escapes, \\" and doubled backslashes of JSON or repr() output undone."""
     text = printable(text)
-    text = re.sub(r'\\+(["\'])', r"\1", text)  # \"C:\\x.dll\" from a Jupyter error's JSON
+    # \"C:\\x.dll\" from a Jupyter error's JSON; a run of backslashes is tried from its start only (linear)
+    text = re.sub(r'(?<!\\)\\+(["\'])', r"\1", text)
     return re.sub(r"\\{2,}", lambda m: "\\", text)
 
 
@@ -192,9 +193,10 @@ _I = re.IGNORECASE
 _EXT = r"(?:dll|pyd|exe|sys|drv|ocx|cpl|so)"
 # A DLL name or path ending in a known extension (also wrapped over lines), else one word.
 _DLL_REF = rf'(?P<dll>[^"<>|*?\n]{{0,300}}?(?:\n[^"<>|*?\n]{{0,300}}?)?\.{_EXT}(?!\w)|[^\s"<>|*?]+)'
-_WINERROR = re.compile(r"\bwin\s*error\s*[:=]?\s*(-?\d{1,12})(?!\d)", _I)
+# "\s*(?:[:=]\s*)?", never "\s*[:=]?\s*": two runs of spaces side by side split a long run every way (quadratic)
+_WINERROR = re.compile(r"\bwin\s*error\s*(?:[:=]\s*)?(-?\d{1,12})(?!\d)", _I)
 _ERROR_CODE = re.compile(r"(?:\berror(?:\s*code)?|错误(?:代码|码)?|エラー\s*コード|Fehlercode|code\s+d'erreur)"
-                         r"\s*[:=]?\s*(-?\d{1,12})(?![\w.])", _I)
+                         r"\s*(?:[:=]\s*)?(-?\d{1,12})(?![\w.])", _I)
 _HRESULT_HEX = re.compile(r"(?<!\w)0x([89a-f][0-9a-f]{7})(?!\w)", _I)  # failure HRESULTs have the top bit set
 _HRESULT_DEC = re.compile(r"(?<![\w.\-])(-?\d{10})(?![\w.])")
 # torch's 'Error loading "X" or one of its dependencies' (typos: "Erro", "Eror"); the path may be wrapped
@@ -377,8 +379,9 @@ _SQUEEZED_MESSAGES = [(kind, lang, re.sub(r"\s+", "", phrase.translate(_PUNCTUAT
                       for kind, lang, phrase in _SYSTEM_MESSAGES]
 
 # What makes a text an error report of something else: an exception line, a traceback, an "error:" line.
-_OTHER_ERROR = re.compile(r"(?m)(?:\b\w*(?:Error|Exception)\s*:|^\s*Traceback\s+\(most\s+recent\s+call\s+last\)|"
-                          r"\bCUDA\s+out\s+of\s+memory\b|^\s*(?:ERROR|error)\s*:|\bFatal\s+error\b|"
+# a line's own indent only ([^\S\n]): a \s* from every line start over the blank lines below it is quadratic
+_OTHER_ERROR = re.compile(r"(?m)(?:\b\w*(?:Error|Exception)\s*:|^[^\S\n]*Traceback\s+\(most\s+recent\s+call\s+last\)|"
+                          r"\bCUDA\s+out\s+of\s+memory\b|^[^\S\n]*(?:ERROR|error)\s*:|\bFatal\s+error\b|"
                           r"\bCUDA\s+error\s*:|\bAllocation\s+on\s+device\s+\d+\s+would\s+exceed)")
 # Words that tie a text to loading a DLL: never "not a DLL error" then.
 _DLL_WORDS = re.compile(r"\.dll\b|\.pyd\b|\bDLL\b|dynamic\s+link|LoadLibrary|动态链接库|OMP:\s*Error|\bdlopen", _I)
@@ -420,10 +423,19 @@ def _file_name(path: str) -> str:
 _BAD_NAME = re.compile(r"[{}%<>|*?\x00-\x1f]")
 
 
+def _joined_lines(text: str) -> str:
+    """A name a console wrapped, joined: each line break taken out with the spaces and tabs beside it (by lines, not
+    by a pattern that would try each space of a long run as a start)."""
+    lines = text.split("\n")
+    if len(lines) == 1:
+        return text
+    return "".join([lines[0].rstrip(" \t"), *(line.strip(" \t") for line in lines[1:-1]), lines[-1].lstrip(" \t")])
+
+
 def _split_dll(reference: str) -> tuple[Optional[str], Optional[str]]:
     """(file name, full path or None) of a DLL named in a message; None for nothing usable. Line breaks a console
     or a message box put inside the name are taken out."""
-    reference = re.sub(r"[ \t]*\n[ \t]*", "", reference)
+    reference = _joined_lines(reference)
     reference = reference.strip().strip("\"'").rstrip(".,;:)").strip()
     reference = re.sub(r"\.\s+(dll|pyd|exe)$", r".\1", reference, flags=_I)  # "nvfuser_codegen. dll"
     reference = re.sub(r"^\.{2,}[\\/]?", "", reference)  # "...fbgemm.dll", a shortened path
@@ -620,9 +632,12 @@ _NEWER_ADVICE = ((_GPU_TOO_NEW, "gpu-too-new"), (_NUMPY_2, "numpy-2"), (_XFORMER
                  (_BITSANDBYTES, "bitsandbytes-cuda"), (_ONNXRUNTIME_CUDA, "onnxruntime-cuda"),
                  (_NO_TORCH_BUILD, "no-torch-build"))
 _NOT_DLL_KINDS = re.compile("|".join(p.pattern for p in (_GPU_TOO_NEW, _NUMPY_2, _XFORMERS, _NO_TORCH_BUILD)), _I)
-_OWN_WORDS_MISSING = re.compile(r"\bmissing\s+(?P<dll>[\w.+-]+\.dll)\b|(?P<dll2>[\w.+-]+\.dll)\s+(?:is\s+)?"
-                                r"(?:missing|not\s+found|cannot\s+be\s+found)\b|缺少\s*(?P<dll3>[\w.+-]+\.dll)|"
-                                r"(?P<dll4>[\w.+-]+\.dll)\s*(?:丢失|缺失|找不到|加载失败)", _I)
+# A name starts where a run of name characters starts (a CJK character is one to re's \w), and after 缺少 it stops at
+# the next 缺少: each character is scanned from one start only, so a long run takes linear time.
+_OWN_WORDS_MISSING = re.compile(r"\bmissing\s+(?P<dll>[\w.+-]+\.dll)\b|"
+                                r"(?<![\w.+-])(?P<dll2>[\w.+-]+\.dll)\s+(?:is\s+)?(?:missing|not\s+found|cannot\s+be\s+found)\b|"
+                                r"缺少\s*(?P<dll3>(?:(?!缺少)[\w.+-])+\.dll)|"
+                                r"(?<![\w.+-])(?P<dll4>[\w.+-]+\.dll)\s*(?:丢失|缺失|找不到|加载失败)", _I)
 _THIRTY_TWO_BIT = re.compile(r"\b32[\s-]?bit\b|Python3\d*-32\b|\(Intel\)\]", _I)
 
 

@@ -30,9 +30,22 @@ def _float_between(value: str, low: float, high: float) -> bool:
         return False
 
 
+def _outside_brackets(value: str) -> list[str]:
+    """`value` cut at each comma that a "]" follows before any "[" does (inside a list), in one pass from the end:
+    a pattern that looks ahead from every comma is quadratic in a long value."""
+    cuts, inside = [], False
+    for at in range(len(value) - 1, -1, -1):
+        if value[at] in "[]":
+            inside = value[at] == "]"
+        elif value[at] == "," and not inside:
+            cuts.append(at)
+    bounds = [-1, *reversed(cuts), len(value)]
+    return [value[start + 1:end] for start, end in zip(bounds, bounds[1:])]
+
+
 def alloc_conf_problem(value: str) -> Optional[dict[str, str]]:
     """Why torch would reject this PYTORCH_CUDA_ALLOC_CONF, in both languages; None when it is fine."""
-    for item in [part for part in re.split(r",(?![^\[]*\])", value) if part.strip()]:
+    for item in [part for part in _outside_brackets(value) if part.strip()]:
         key, sep, setting = item.partition(":")
         key, setting = key.strip(), setting.strip()
         if not sep:
