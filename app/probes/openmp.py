@@ -4,7 +4,6 @@ there), conda's two OpenMP packages, and the unsafe switch."""
 from __future__ import annotations
 
 import csv
-import json
 import os
 import re
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from app.system.confine import inside
 from app.system.files import sha256_of
 from app.system.folders import child, children
 from app.system.once_per_file import OncePerFile
+from app.system.user_json import read_json
 
 TRUE_WORDS = {"1", "true", ".true.", "on", "yes", "y", "t", "enable", "enabled"}
 
@@ -226,8 +226,8 @@ def package_owning(env: PythonEnvironment, path: Path) -> Optional[dict]:
         records = {}
         for meta in metas:
             try:
-                record = json.loads(meta.read_text(encoding="utf-8"))
-            except (OSError, ValueError, RecursionError):
+                record = read_json(meta)
+            except (OSError, ValueError):  # JsonNotRead (too big, too deep, not JSON) is a ValueError
                 continue
             if isinstance(record, dict):  # a damaged record is passed over
                 records[meta] = record

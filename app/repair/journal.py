@@ -57,6 +57,7 @@ from app.repair.changes.faults import CRASH_AT, crash_point
 from app.system.base import ElevationDeclined, System
 from app.system.confine import host_absolute, relative_parts
 from app.system.locks import LockHeld, ProcessLock, is_held, read_owner
+from app.system.user_json import MAX_DEPTH, depth_of, loads
 
 __all__ = ["FILE", "VARIABLE", "PACKAGES", "INSTALLER", "MACHINE_VALUE", "CRASH_AT", "RollbackStopped", "State",
            "Transaction", "Journal", "TransactionBusy", "RepairBusy", "crash_point"]
@@ -171,8 +172,8 @@ def _record(line: bytes) -> Optional[dict]:
     """The record a journal line holds, or None when it holds none of the form the journal writes (a record
     written before records carried a CRC has none, and is taken as it is)."""
     try:
-        record = json.loads(line)
-    except ValueError:  # UnicodeDecodeError is one too
+        record = loads(line.decode("utf-8"))  # a line nested deeper than any record is damage, not a crash
+    except ValueError:  # UnicodeDecodeError and JsonNotRead are ones too
         return None
     if not isinstance(record, dict) or not isinstance(record.get("kind"), str) or record["kind"] not in KINDS:
         return None
@@ -226,6 +227,8 @@ def _cut_short(line: bytes) -> bool:
         text = line[:exc.start].decode("utf-8", "replace")
     if not text.startswith("{"):
         return text == ""
+    if depth_of(text) > MAX_DEPTH:
+        return False  # deeper than any record: damage
     try:
         json.loads(text)
     except json.JSONDecodeError as exc:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Optional
 
 from app.system.files import write_bytes
+from app.system.user_json import read_json
 
 PROBE_RETRIES = 5
 
@@ -71,8 +72,8 @@ def _owner_file(path: Path) -> Path:
 
 def read_owner(path: Path) -> dict:
     try:
-        owner = json.loads(_owner_file(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        owner = read_json(_owner_file(path), encoding="utf-8")
+    except (OSError, ValueError):  # JsonNotRead (too big or deep) is a ValueError
         return {}
     return owner if isinstance(owner, dict) else {}
 

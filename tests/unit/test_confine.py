@@ -203,3 +203,16 @@ def test_host_path_takes_only_whole_windows_paths(machine, text):
     assert LiveWindows.host_path(None, text) is None  # it reads nothing of the machine: no Windows needed
     assert OfflineImage(machine.root).host_path(text) is None
     assert LiveWindows.host_path(None, "C:\\Users\\alice\\" + text) is not None
+
+
+def test_a_journal_line_nested_deeper_than_any_record_is_damage_not_a_crash(tmp_path, data_dir):
+    from app.repair.journal import Journal, _cut_short
+
+    deep = b'{"kind": "note", "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    assert _record(deep) is None and _cut_short(deep[:-50]) is False
+    journal = Journal()
+    transaction = journal.begin({"id": "m"}, "restore-torch-files", None, "env", {})
+    transaction.release()
+    with open(transaction.folder / "journal.jsonl", "ab") as f:
+        f.write(deep + b"\n")
+    assert journal.get(transaction.id).damaged
