@@ -65,6 +65,8 @@ def run(args: argparse.Namespace, output: Output) -> ExitCode:
     diagnosis = run_diagnosis(system, envs, on_event=progress_lines(envs, lang, say), program=program)
     if search.out_of_time:  # an environment may be missing from the list: never "all clear"
         not_seen(diagnosis, "search", {"seconds": f"{budget:.0f}"})
+    if search.problems:  # a launcher's settings file passed over: its environments may be missing
+        not_seen(diagnosis, "settings", {"error": "; ".join(search.problems)})
     document, trees = diagnosis_report(diagnosis, system, lang=lang, source=source, source_root=root,
                                        redacted=not args.no_redact)
     if args.json:

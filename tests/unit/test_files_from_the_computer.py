@@ -110,3 +110,13 @@ def test_too_deep_or_too_big_is_a_plain_value_error(tmp_path):
     with pytest.raises(JsonNotRead, match="larger than"):
         read_json(big, max_bytes=1000)
     assert read_json(big) == ["x" * 2000] and issubclass(JsonNotRead, ValueError)
+
+
+def test_a_settings_file_passed_over_is_said_in_the_report_and_never_all_clear(tmp_path):
+    image = drive(tmp_path / "img")
+    image.write(SETTINGS_FILES[0], DEEP)
+    run = subprocess.run([sys.executable, "-m", "app", "diagnose", "--root", str(image.root), "--json", "-"],
+                         cwd=REPO, capture_output=True, text=True, encoding="utf-8", timeout=300)
+    assert_no_internal_error(run, codes=(1, 3))
+    notes = [f["evidence"]["error"] for f in json.loads(run.stdout)["findings"] if f["code"] == "check-failed"]
+    assert any("config.json was passed over" in note and "nested 100000 levels" in note for note in notes), notes
