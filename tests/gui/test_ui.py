@@ -29,8 +29,8 @@ from app.ui.models import ROLE_ITEM, CheckRow
 from app.ui.pages.base import DIAGNOSE, ENVIRONMENTS, FINDINGS, FINISH, PLAN, REPAIR, VERIFY, WELCOME
 from app.ui.workers import WorkerPool
 from tests import realfiles
-from tests.conftest import SITE, TORCH_LIB, VENV, real
 from tests.helpers.files import hashes
+from tests.helpers.images import SITE, TORCH_LIB, VENV, real
 from tests.helpers.wizard import WAIT_MS, forward, ready, to_plan, undo_on_finish
 from tests.https_server import Fault, HttpsServer
 

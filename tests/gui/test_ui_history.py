@@ -11,8 +11,8 @@ from PySide6.QtWidgets import QMessageBox, QWizard
 from app.demo.computer import build_demo_image
 from app.repair.journal import DONE, ROLLED_BACK, Journal
 from app.ui.pages.base import ENVIRONMENTS, FINISH, HISTORY, REPAIR, VERIFY, WELCOME
-from tests.conftest import TORCH_LIB
 from tests.helpers.files import hashes
+from tests.helpers.images import TORCH_LIB
 from tests.helpers.wizard import WAIT_MS, forward, ready, to_plan
 
 pytestmark = pytest.mark.usefixtures("data_dir")  # tests/gui/conftest.py

@@ -117,7 +117,7 @@ def test_a_companion_made_for_another_torch_is_shown_and_its_repair_named_in_wor
     problem in the reader's words with the function torchvision lacks in C++ form, and the plan names
     match-companions in words and says why it needs the computer itself (pip cannot run inside a copied drive)."""
     from tests import realfiles
-    from tests.conftest import build_torch_image
+    from tests.helpers.images import build_torch_image
     from tests.helpers.site_packages import add_wheel
 
     image = build_torch_image(tmp_path / "image", realfiles.TORCH_241)
@@ -149,7 +149,7 @@ def test_the_wizard_asks_which_program_shows_the_error_and_checks_again_as_it_st
     goes back to the plain check."""
     from PySide6.QtWidgets import QComboBox, QPushButton
 
-    from tests.conftest import VENV, build_torch_image
+    from tests.helpers.images import VENV, build_torch_image
     from tests.helpers.runtime_copies import TORCH_291, add_pyqt5
 
     image = build_torch_image(tmp_path / "image", TORCH_291)

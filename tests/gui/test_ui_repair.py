@@ -15,8 +15,8 @@ from PySide6.QtWidgets import QMessageBox, QWizard
 from app.repair.journal import Journal
 from app.repair.run_model import RepairState
 from app.ui.pages.base import REPAIR
-from tests.conftest import TORCH_LIB
 from tests.helpers.files import hashes
+from tests.helpers.images import TORCH_LIB
 from tests.helpers.wizard import WAIT_MS, forward, ready, to_plan, undo_on_finish
 
 pytestmark = pytest.mark.usefixtures("data_dir")  # tests/gui/conftest.py

@@ -24,7 +24,7 @@ from app.ui.pages.base import (
     without_break_hints,
     wrapped,
 )
-from tests.conftest import PYTHON_HOME
+from tests.helpers.images import PYTHON_HOME
 from tests.helpers.wizard import WAIT_MS, forward, ready, to_plan
 
 pytestmark = pytest.mark.usefixtures("data_dir")  # tests/gui/conftest.py

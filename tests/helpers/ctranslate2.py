@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from app.demo.image_builder import ImageBuilder
 from tests import realfiles
-from tests.conftest import pip_install, python_at, real, torch_core, windows_drive
+from tests.helpers.images import pip_install, python_at, real, torch_core, windows_drive
 
 PYTHON = r"C:\Users\alice\AppData\Local\Programs\Python\Python312"
 VENV = r"C:\Users\alice\subtitles\venv"

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import struct
 
-from tests.conftest import SITE, TORCH_LIB
 from tests.helpers.files import sha
+from tests.helpers.images import SITE, TORCH_LIB
 
 PIP_INI = r"C:\Users\alice\AppData\Roaming\pip\pip.ini"
 DIST_INFO = "torch-2.4.0.dist-info"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from app.demo.image_builder import ImageBuilder
 from tests import realfiles
-from tests.conftest import real
+from tests.helpers.images import real
 
 CONDA = r"C:\Users\alice\miniconda3"
 CONDA_SITE = CONDA + r"\Lib\site-packages"

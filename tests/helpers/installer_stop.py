@@ -9,7 +9,7 @@ import signal
 import time
 from pathlib import Path
 
-from tests.conftest import wine_unavailable
+from tests.helpers.lab import wine_unavailable
 from tests.winelab import to_windows_path
 
 RUNTIMES_X64 = r"HKLM\SOFTWARE\Microsoft\VisualStudio\14.0\VC\Runtimes\x64"

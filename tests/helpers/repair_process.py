@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.conftest import VENV
+from tests.helpers.images import VENV
 
 REPO = Path(__file__).resolve().parents[2]
 PYTHON = VENV + r"\Scripts\python.exe"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from app.demo.image_builder import ImageBuilder
 from tests import realfiles
-from tests.conftest import SITE, real
+from tests.helpers.images import SITE, real
 
 TORCH_291 = "torch==2.9.1"
 PYQT5_QT5 = "PyQt5-Qt5==5.15.2"

@@ -14,7 +14,7 @@ import pefile
 import pytest
 
 from tests import realfiles
-from tests.conftest import real
+from tests.helpers.images import real
 
 INTEL_MEMBER = "intel_openmp-2024.2.1.data/data/Library/bin/libiomp5md.dll"
 INTEL_SHA256 = "7f37e24b28383b21a06a198927c3adda2f0e3a780d553922b3819220e84f7615"  # docs/knowledge.md

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests import realfiles
-from tests.conftest import SITE, real
+from tests.helpers.images import SITE, real
 
 
 def add_wheel(image, requirement: str, rename: dict[str, str] | None = None) -> None:

@@ -20,9 +20,9 @@ import pytest
 
 from app import __version__
 from app.inventory.machine import CORE_VC_DLLS
-from tests.conftest import chinese_windows, lab_env, wine_unavailable
 from tests.helpers.files import hashes
 from tests.helpers.installer_stop import stop_while_microsofts_installer_runs
+from tests.helpers.lab import chinese_windows, lab_env, wine_unavailable
 from tests.helpers.machine_settings import FS, journal, query
 from tests.helpers.torch_check import MATMUL
 from tests.winelab import ExeBuild, WineLabUnavailable, to_windows_path

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from tests.conftest import wine_unavailable
 from tests.helpers.installer_stop import stop_while_microsofts_installer_runs
+from tests.helpers.lab import wine_unavailable
 from tests.winelab import ExeBuild, WineLabUnavailable, to_windows_path
 
 pytestmark = [pytest.mark.wine, pytest.mark.wheels, pytest.mark.slow]

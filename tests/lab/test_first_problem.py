@@ -20,7 +20,7 @@ from app.ui.application import new_wizard
 from app.ui.first_problem import FirstProblemRun
 from app.ui.pages.base import DIAGNOSE, ENVIRONMENTS, FINDINGS, WELCOME
 from tests import realfiles
-from tests.conftest import VENV
+from tests.helpers.images import VENV
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -142,7 +142,7 @@ def test_first_problem_exit_from_the_command_line(torch_image, tmp_path):
 @pytest.mark.wheels
 @pytest.mark.slow
 def test_frozen_wizard_reaches_the_fbgemm_problem_card_on_the_real_torch_240_install(lab, seed_env, tmp_path):
-    from tests.conftest import wine_unavailable
+    from tests.helpers.lab import wine_unavailable
     from tests.winelab import WineLabUnavailable, to_windows_path
 
     try:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import wine_unavailable
+from tests.helpers.lab import wine_unavailable
 from tests.winelab import WineLabUnavailable, to_windows_path
 
 pytestmark = [

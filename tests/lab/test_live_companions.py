@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from app.inventory.packages import installed_versions
-from tests.conftest import lab_env
+from tests.helpers.lab import lab_env
 from tests.winelab import REPO_ROOT, to_windows_path
 
 pytestmark = [pytest.mark.wine, pytest.mark.slow]

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.conftest import chinese_windows, lab_env
+from tests.helpers.lab import chinese_windows, lab_env
 from tests.winelab import REPO_ROOT, to_windows_path
 
 pytestmark = [pytest.mark.wine, pytest.mark.slow]

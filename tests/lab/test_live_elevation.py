@@ -21,7 +21,7 @@ import pytest
 
 from app.system.base import NotAvailable
 from app.system.offline import OfflineImage
-from tests.conftest import wine_unavailable
+from tests.helpers.lab import wine_unavailable
 from tests.winelab import REPO_ROOT, to_windows_path
 
 RUNTIMES = r"HKLM\SOFTWARE\Microsoft\VisualStudio\14.0\VC\Runtimes"

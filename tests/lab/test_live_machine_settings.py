@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from tests.conftest import lab_env
+from tests.helpers.lab import lab_env
 from tests.helpers.machine_settings import FS, OWNERS_NOTED, cli, elevated, journal, query
 from tests.winelab import REPO_ROOT, to_windows_path
 

@@ -18,7 +18,7 @@ import pytest
 
 from app.repair.journal import ROLLED_BACK, Journal
 from tests import realfiles
-from tests.conftest import app_in_lab, lab_env
+from tests.helpers.lab import app_in_lab, lab_env
 from tests.winelab import REPO_ROOT, to_windows_path
 
 pytestmark = [pytest.mark.wine, pytest.mark.slow]

@@ -16,7 +16,7 @@ import json
 import pytest
 
 from tests import realfiles
-from tests.conftest import app_in_lab, lab_env
+from tests.helpers.lab import app_in_lab, lab_env
 from tests.winelab import _extract_wheel, to_windows_path
 
 pytestmark = [pytest.mark.wine, pytest.mark.slow]

@@ -11,7 +11,7 @@ import shutil
 
 import pytest
 
-from tests.conftest import lab_env
+from tests.helpers.lab import lab_env
 from tests.helpers.machine_settings import cli, elevated, journal, query
 from tests.winelab import REPO_ROOT, to_windows_path
 

@@ -16,7 +16,7 @@ import zipfile
 
 import pytest
 
-from tests.conftest import lab_env
+from tests.helpers.lab import lab_env
 from tests.winelab import REPO_ROOT, _link_tree, from_windows_path, to_windows_path
 
 pytestmark = [pytest.mark.wine, pytest.mark.slow]

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from tests.conftest import lab_env
 from tests.helpers.files import hashes
+from tests.helpers.lab import lab_env
 from tests.helpers.torch_check import MATMUL
 from tests.winelab import REPO_ROOT, to_windows_path
 

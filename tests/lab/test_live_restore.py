@@ -10,8 +10,8 @@ import json
 import pytest
 
 from tests import realfiles
-from tests.conftest import lab_env
 from tests.helpers.files import sha
+from tests.helpers.lab import lab_env
 from tests.helpers.torch_check import MATMUL
 from tests.https_server import HttpsServer
 from tests.winelab import REPO_ROOT, to_windows_path

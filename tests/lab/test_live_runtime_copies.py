@@ -20,7 +20,7 @@ import ntpath
 import pytest
 
 from tests import realfiles
-from tests.conftest import lab_env
+from tests.helpers.lab import lab_env
 from tests.winelab import REPO_ROOT, _extract_wheel, to_windows_path
 
 pytestmark = [pytest.mark.wine, pytest.mark.slow]

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import lab_env, wine_unavailable
+from tests.helpers.lab import lab_env, wine_unavailable
 from tests.helpers.machine_settings import OWNERS_NOTED
 from tests.winelab import REPO_ROOT, to_windows_path
 
@@ -284,7 +284,7 @@ def old_runtime_dll(lab, tmp_path):
     (msvc-runtime) for the stand-in to put in its place. Wine's placeholder is put back afterwards."""
     from app.demo.pe_writer import write_pe
     from tests import realfiles
-    from tests.conftest import real
+    from tests.helpers.images import real
 
     new = tmp_path / "new runtime"
     new.mkdir()

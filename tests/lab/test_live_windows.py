@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from tests.conftest import wine_unavailable
+from tests.helpers.lab import wine_unavailable
 from tests.winelab import REPO_ROOT, WineLabUnavailable, to_windows_path
 
 pytestmark = [pytest.mark.wine, pytest.mark.slow]

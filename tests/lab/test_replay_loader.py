@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from tests.conftest import chinese_windows, lab_env
+from tests.helpers.lab import chinese_windows, lab_env
 from tests.winelab import REPO_ROOT, WineLab, to_windows_path
 
 SCRIPT = REPO_ROOT / "resources" / "replay_loader.py"

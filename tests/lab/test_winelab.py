@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from tests.conftest import chinese_windows
+from tests.helpers.lab import chinese_windows
 from tests.winelab import LAB_USER, from_windows_path, to_windows_path
 
 pytestmark = [pytest.mark.wine, pytest.mark.slow]

@@ -14,7 +14,7 @@ from app.probes import dependencies, gpu
 from app.probes.dll_owner import clash, environment_families
 from app.probes.runner import run_diagnosis
 from app.system.offline import OfflineImage
-from tests.conftest import SITE, TORCH_LIB, VENV
+from tests.helpers.images import SITE, TORCH_LIB, VENV
 
 pytestmark = pytest.mark.usefixtures("data_dir")
 

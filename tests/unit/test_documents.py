@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import argparse
 import re
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 from app.cli.parser import build_parser
 

@@ -134,7 +134,8 @@ def test_the_history_rule_sees_history():
 
 def _test_module_imports(tree: ast.AST) -> list[int]:
     """Lines that import a test module (a module whose last part starts with `test_`) or anything from one:
-    `from tests.x.test_y import ...`, `import tests.x.test_y`, `from tests.x import test_y`, `from .test_y import`."""
+    `from tests.x.test_y import ...`, `import tests.x.test_y`, `from tests.x import test_y`, `from .test_y import`;
+    and any import of tests/conftest.py."""
     lines = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -143,15 +144,17 @@ def _test_module_imports(tree: ast.AST) -> list[int]:
             modules = [node.module or ""] + [f"{node.module or ''}.{alias.name}" for alias in node.names]
         else:
             continue
-        if any(module.rsplit(".", 1)[-1].startswith("test_") for module in modules):
+        if any(module.rsplit(".", 1)[-1].startswith("test_") or module.startswith("tests.conftest")
+               for module in modules):  # a conftest gives fixtures through pytest, its helpers live in tests/helpers
             lines.append(node.lineno)
     return sorted(lines)
 
 
 def test_no_test_module_imports_another():
     """A test module takes its fixtures from a conftest.py (pytest finds them) and its helpers from tests/helpers/,
-    never from another test module: a fixture imported from one is redefined by the test's argument of that name
-    (ruff's F811), and an imported autouse fixture runs for every test of the importing module too."""
+    never from another test module or a conftest.py: a fixture imported from one is redefined by the test's
+    argument of that name (ruff's F811), and an imported autouse fixture runs for every test of the importing module
+    too."""
     found = []
     for path in sorted((REPO / "tests").rglob("test_*.py")):
         text = path.read_text(encoding="utf-8")
@@ -166,7 +169,8 @@ def test_the_import_rule_sees_an_import_of_a_test_module():
             "from tests.helpers.wizard import ready\nfrom tests.unit import test_discovery\n"
             "def helper():\n    from tests.wheels.test_cli import blind_once_the_runtime_is_placed\n"
             "from .test_trust import ctx\nimport tests.conftest\nfrom tests import realfiles\n")
-    assert _test_module_imports(ast.parse(code)) == [1, 2, 4, 6, 7]
+    assert _test_module_imports(ast.parse(code)) == [1, 2, 4, 6, 7, 8]
+    assert _test_module_imports(ast.parse("from tests.conftest import real\n")) == [1]
 
 
 def _ruff_ignores_of(code: str) -> list[str]:

@@ -28,8 +28,8 @@ from app.report.units import download_line, size_pair_text, size_text, speed_tex
 from app.sources.download import DownloadProgress
 from app.system.offline import OfflineImage
 from app.system.typed_path import resolve_typed_path
-from tests.conftest import VENV
 from tests.helpers.faults import blind_once_the_runtime_is_placed
+from tests.helpers.images import VENV
 
 REPO = Path(__file__).resolve().parents[2]
 LIBOMP = "libomp140.x86_64.dll"

@@ -20,7 +20,7 @@ from app.repair.companions import proposal
 from app.repair.plan import PlanRefused
 from app.system.offline import OfflineImage
 from tests import realfiles
-from tests.conftest import SITE, VENV, build_torch_image
+from tests.helpers.images import SITE, VENV, build_torch_image
 from tests.helpers.site_packages import add_wheel
 
 pytestmark = pytest.mark.wheels

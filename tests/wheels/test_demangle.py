@@ -12,7 +12,7 @@ import pytest
 from app.engine.demangle import MAX_DEPTH, MAX_LENGTH, demangle
 from app.engine.pe import read_pe
 from tests import realfiles
-from tests.conftest import real
+from tests.helpers.images import real
 
 TORCH_DLLS = ("c10.dll", "torch_cpu.dll", "torch_python.dll")
 

@@ -23,7 +23,7 @@ from app.inventory.integrity import check_torch_files
 from app.main import main
 from app.system.offline import OfflineImage
 from tests import realfiles
-from tests.conftest import PYTHON_HOME, SITE, TORCH_LIB, VENV, real
+from tests.helpers.images import PYTHON_HOME, SITE, TORCH_LIB, VENV, real
 
 LIBOMP140 = "libomp140.x86_64.dll"
 

@@ -14,7 +14,7 @@ from app.resources import resources_folder
 from app.sources.download import DownloadError, fetch_page, new_session
 from app.sources.wheel_member import JSON_ACCEPT, RemoteWheel, parse_index_page, project_url
 from tests import realfiles
-from tests.conftest import real
+from tests.helpers.images import real
 from tools.make_dll_index import INDEX, WHEEL_BUDGET, one_per_platform, windows_wheels
 
 pytestmark = pytest.mark.wheels

@@ -16,8 +16,8 @@ from app.main import main
 from app.repair.journal import Journal, RollbackStopped
 from app.system.offline import OfflineImage
 from tests import realfiles
-from tests.conftest import SITE, VENV
 from tests.helpers.duplicate_openmp import CONDA, CONDA_SITE, OTHER_BUILD, SET_ASIDE, conda_image, intel_runtime
+from tests.helpers.images import SITE, VENV
 
 pytestmark = [pytest.mark.usefixtures("data_dir"), pytest.mark.wheels]
 

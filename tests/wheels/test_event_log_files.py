@@ -11,7 +11,7 @@ from datetime import datetime, timedelta, timezone
 from app.inventory import security_events
 from app.inventory.security_events import DAMAGED, DEFENDER_LOG, TOO_LARGE, evtx_records
 from tests import realfiles
-from tests.conftest import real
+from tests.helpers.images import real
 
 NOW = datetime.now(timezone.utc)
 LONG_AGO = NOW - timedelta(days=3650)

@@ -18,7 +18,7 @@ import pytest
 from app.demo.pe_writer import Export, build_pe
 from app.main import main
 from app.repair.journal import DONE, INTERRUPTED, RUNNING, Journal
-from tests.conftest import PYTHON_HOME, TORCH_LIB, VENV
+from tests.helpers.images import PYTHON_HOME, TORCH_LIB, VENV
 from tests.helpers.repair_process import BOOT
 
 PYTHON = VENV + r"\Scripts\python.exe"

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from app.demo.pe_writer import Export, Import, build_pe
 from app.engine.pe import MAX_IMPORT_DLLS, MAX_IMPORTED_FUNCTIONS, PEError, read_pe_stream
 from tests import realfiles
-from tests.conftest import real
+from tests.helpers.images import real
 
 REAL_CASES = int(os.environ.get("TDD_FUZZ_CASES", "10000"))
 WRITER_CASES = 2000

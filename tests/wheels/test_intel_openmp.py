@@ -16,7 +16,7 @@ from app.sources.intel_openmp import fetch_runtime
 from app.sources.pip_settings import read_pip_settings
 from app.system.offline import OfflineImage
 from tests import realfiles
-from tests.conftest import TORCH_LIB, VENV, real
+from tests.helpers.images import TORCH_LIB, VENV, real
 from tests.helpers.intel_index import ENTRY, WHEEL_PATH, serve_index
 from tests.https_server import Fault, HttpsServer
 

@@ -19,7 +19,7 @@ from app.resources import known_issues
 from app.sources.download import DownloadError
 from app.sources.wheel_member import RemoteWheel
 from tests import realfiles
-from tests.conftest import real
+from tests.helpers.images import real
 
 FIRST = (2, 0)  # the knowledge covers torch 2.0 and later
 JSON_API = "https://pypi.org/pypi/{project}/json"

@@ -17,7 +17,7 @@ from app.inventory.integrity import check_torch_files
 from app.inventory.machine import nvidia_version, read_machine_facts
 from app.system.offline import OfflineImage
 from tests import realfiles
-from tests.conftest import SITE, real
+from tests.helpers.images import SITE, real
 
 VS = r"C:\Program Files\Microsoft Visual Studio\2022\BuildTools"
 LIBOMP_IN_VS = VS + r"\VC\Redist\MSVC\14.40.33807\debug_nonredist\x64\Microsoft.VC143.OpenMP.LLVM\libomp140.x86_64.dll"

@@ -14,7 +14,7 @@ from app.repair.changes.machine_values import allowed
 from app.repair.journal import Journal, _line
 from app.system.base import RegistryValue
 from app.system.offline import OfflineImage
-from tests.conftest import VENV
+from tests.helpers.images import VENV
 
 PYTHON = VENV + r"\Scripts\python.exe"
 FS = r"HKLM\SYSTEM\CurrentControlSet\Control\FileSystem"

@@ -12,7 +12,7 @@ from app.demo.image_builder import ImageBuilder
 from app.inventory.machine import DISPLAY_CLASS_KEY
 from app.main import main
 from tests import realfiles
-from tests.conftest import pip_install, python_at, real, torch_core, windows_drive
+from tests.helpers.images import pip_install, python_at, real, torch_core, windows_drive
 
 pytestmark = [pytest.mark.usefixtures("data_dir"), pytest.mark.wheels]
 

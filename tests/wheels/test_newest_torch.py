@@ -17,7 +17,7 @@ from app.engine.pe import read_pe
 from app.engine.versions import version_tuple
 from app.resources import known_issues
 from tests import realfiles
-from tests.conftest import SITE, TORCH_LIB, build_torch_image, real
+from tests.helpers.images import SITE, TORCH_LIB, build_torch_image, real
 
 pytestmark = [pytest.mark.wheels, pytest.mark.slow]
 

@@ -14,7 +14,7 @@ from app.inventory.discovery import discover
 from app.main import main
 from app.system.offline import OfflineImage
 from tests import realfiles
-from tests.conftest import pip_install, python_at, torch_core, windows_drive
+from tests.helpers.images import pip_install, python_at, torch_core, windows_drive
 
 pytestmark = [pytest.mark.usefixtures("data_dir"), pytest.mark.wheels]
 

@@ -28,7 +28,7 @@ from app.repair.openmp_candidate import (
 )
 from app.resources import resources_folder
 from tests import realfiles
-from tests.conftest import real
+from tests.helpers.images import real
 
 BOTH = ["fbgemm.dll", "torch_cpu.dll"]
 CPU_ONLY = ["torch_cpu.dll"]

@@ -11,7 +11,7 @@ import pytest
 
 from app.main import main
 from tests import realfiles
-from tests.conftest import pip_install, python_at, torch_core, windows_drive
+from tests.helpers.images import pip_install, python_at, torch_core, windows_drive
 
 pytestmark = [pytest.mark.usefixtures("data_dir"), pytest.mark.wheels]
 

@@ -20,7 +20,7 @@ from app.probes.finding import Finding
 from app.repair.actions import action_for
 from app.system.offline import OfflineImage
 from tests import realfiles
-from tests.conftest import pip_install, real
+from tests.helpers.images import pip_install, real
 
 ALL_USERS = r"C:\Program Files\Python312"
 ALL_USERS_SITE = ALL_USERS + r"\Lib\site-packages"

@@ -14,7 +14,7 @@ from app.inventory.search_context import loader_for
 from app.main import main
 from app.system.offline import OfflineImage
 from tests import realfiles
-from tests.conftest import TORCH_LIB, VENV, real
+from tests.helpers.images import TORCH_LIB, VENV, real
 
 pytestmark = pytest.mark.wheels
 

@@ -19,7 +19,7 @@ from app.main import main
 from app.repair.in_use import processes_using
 from app.repair.journal import DONE, INTERRUPTED, ROLLED_BACK, Journal, RollbackStopped
 from app.system import restart_manager
-from tests.conftest import PYTHON_HOME, SITE, TORCH_LIB, VENV, tree_hashes
+from tests.helpers.images import PYTHON_HOME, SITE, TORCH_LIB, VENV, tree_hashes
 from tests.winelab import REPO_ROOT
 
 REPO = Path(__file__).resolve().parents[2]

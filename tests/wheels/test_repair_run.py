@@ -18,8 +18,8 @@ from app.repair.run_model import RepairState
 from app.system.offline import OfflineImage
 from app.ui.repair_run import RepairRun, undo_transactions
 from app.ui.session import Session, diagnose, recommended, repair_options
-from tests.conftest import TORCH_LIB, VENV, tree_hashes
 from tests.helpers.faults import InstallerStillRunningAfter
+from tests.helpers.images import TORCH_LIB, VENV, tree_hashes
 
 LIBOMP = TORCH_LIB + r"\libomp140.x86_64.dll"
 

@@ -32,7 +32,7 @@ from app.repair.journal import (
 )
 from app.repair.run import roll_back, tidy, undo
 from app.system.offline import OfflineImage
-from tests.conftest import TORCH_LIB, tree_hashes
+from tests.helpers.images import TORCH_LIB, tree_hashes
 from tests.helpers.repair_process import BOOT, PYTHON, repair_argv, start_paused
 
 LIBOMP = TORCH_LIB + r"\libomp140.x86_64.dll"

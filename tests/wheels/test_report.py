@@ -20,7 +20,7 @@ from app.report.sections import SECTION_IDS, Report, build_report
 from app.report.text import render_text, width
 from app.system.base import NotAvailable, RunResult
 from app.system.offline import OfflineImage
-from tests.conftest import PYTHON_HOME, TORCH_LIB
+from tests.helpers.images import PYTHON_HOME, TORCH_LIB
 
 VS = r"C:\Program Files\Microsoft Visual Studio\2022\BuildTools"
 VS_LIBOMP = VS + r"\VC\Redist\MSVC\14.40.33807\debug_nonredist\x64\Microsoft.VC143.OpenMP.LLVM\libomp140.x86_64.dll"

@@ -18,7 +18,6 @@ import pytest
 from app.main import main
 from app.sources.torch_wheels import InstalledPackage, hex_digest, indexes_for
 from tests import realfiles
-from tests.conftest import SITE, TORCH_LIB, VENV, real
 from tests.helpers.damaged_torch import (
     DAMAGED,
     DIST_INFO,
@@ -30,6 +29,7 @@ from tests.helpers.damaged_torch import (
     serve,
 )
 from tests.helpers.files import sha
+from tests.helpers.images import SITE, TORCH_LIB, VENV, real
 from tests.https_server import Fault
 
 PYTHON = VENV + r"\Scripts\python.exe"
@@ -351,7 +351,7 @@ def test_a_record_line_that_leads_out_of_site_packages_is_never_put_back(
 def test_an_older_torch_dist_info_left_behind_is_not_what_is_installed(torch_image, data_dir, capsys):
     """pip install --ignore-installed left torch-2.4.0.dist-info beside torch 2.5.1's: one file of 2.5.1 is
     missing, and only that file is put back, from 2.5.1's wheel; 2.5.1's working files are never touched."""
-    from tests.conftest import pip_install
+    from tests.helpers.images import pip_install
 
     image = torch_image(torch=realfiles.TORCH_241)  # python, a venv, System32's runtime (its lib is replaced)
     lib = image.host(TORCH_LIB)

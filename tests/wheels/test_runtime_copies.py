@@ -19,7 +19,7 @@ from app.probes.finding import BLOCKER, Finding
 from app.report.document import render_report
 from app.system.offline import OfflineImage
 from tests import realfiles
-from tests.conftest import SITE, VENV, build_torch_image, real
+from tests.helpers.images import SITE, VENV, build_torch_image, real
 from tests.helpers.runtime_copies import PYQT5_QT5, TORCH_291, add_pyqt5
 
 pytestmark = [pytest.mark.usefixtures("data_dir"), pytest.mark.wheels]

@@ -25,7 +25,7 @@ from app.main import main
 from app.probes.finding import Finding
 from app.system.offline import OfflineImage
 from tests import realfiles
-from tests.conftest import real
+from tests.helpers.images import real
 from tests.helpers.runtime_copies import OLD_FILES, PORTABLE, add_torch, old_runtime, portable_image, windows
 
 pytestmark = [pytest.mark.usefixtures("data_dir"), pytest.mark.wheels]

@@ -17,9 +17,9 @@ from app.probes.runner import run_diagnosis
 from app.resources import known_issues
 from app.system.offline import OfflineImage
 from tests import realfiles
-from tests.conftest import PYTHON_HOME as PY
-from tests.conftest import SITE, TORCH_LIB, VENV, build_torch_image, real
-from tests.conftest import TORCH_LIB as LIB
+from tests.helpers.images import PYTHON_HOME as PY
+from tests.helpers.images import SITE, TORCH_LIB, VENV, build_torch_image, real
+from tests.helpers.images import TORCH_LIB as LIB
 
 SYS32 = r"C:\Windows\System32"
 OLD_RUNTIME = (14, 29, 30133, 0)  # Visual Studio 2019's last runtime: no C11 threads DLL

@@ -13,7 +13,7 @@ from app.system import signature
 from app.system.offline import OfflineImage
 from app.system.signature import SignatureCheck, signed_by, status_of_hresult, verify_with_lief
 from tests import realfiles
-from tests.conftest import real
+from tests.helpers.images import real
 from tests.helpers.signed_files import SIGNERS, genuine_files, self_signed_copy, tampered_copy
 
 

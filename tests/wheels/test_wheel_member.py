@@ -22,7 +22,7 @@ from app.resources import resources_folder
 from app.sources.download import DownloadError, fetch_page
 from app.sources.wheel_member import LocalWheel, RemoteWheel, WheelError, parse_index_page
 from tests import realfiles
-from tests.conftest import real
+from tests.helpers.images import real
 from tests.https_server import Fault
 
 CATALOG = json.loads((resources_folder() / "catalog.json").read_text(encoding="utf-8"))["intel_openmp"]
