@@ -39,7 +39,7 @@ def child(code: str) -> float:
 
 def main() -> None:
     from benchmarks.bench_engine import CHILD_GRAPH
-    from tests.conftest import TORCH_LIB, VENV, build_torch_image
+    from tests.helpers.images import TORCH_LIB, VENV, build_torch_image
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=5)

@@ -107,7 +107,7 @@ def timed_child(code: str) -> tuple[float, list[float]]:
 
 
 def bench_graph(repeat: int) -> dict:
-    from tests.conftest import TORCH_LIB, VENV, build_torch_image
+    from tests.helpers.images import TORCH_LIB, VENV, build_torch_image
 
     with tempfile.TemporaryDirectory() as tmp:
         image = build_torch_image(Path(tmp) / "image")

@@ -47,7 +47,7 @@ def build(root: Path, copies: int, wheel_tree: Optional[Path] = None, linked: bo
     unpacked), each site-packages holds every file of the wheel and its real RECORD, hard-linked to the others as
     uv links them (`linked`), or each its own copy as pip writes them; else each venv is its own copy of the
     image's torch\lib and record."""
-    from tests.conftest import SITE, VENV, build_torch_image
+    from tests.helpers.images import SITE, VENV, build_torch_image
 
     image = build_torch_image(root)
     venv = image.host(VENV)

@@ -54,7 +54,7 @@ def snapshot(folder: Path) -> dict[str, str]:
 
 
 def main() -> None:
-    from tests.conftest import TORCH_LIB, VENV, build_torch_image
+    from tests.helpers.images import TORCH_LIB, VENV, build_torch_image
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=5)

@@ -104,7 +104,7 @@ def idle(seconds: float) -> dict:
 
 def main() -> None:
     from app.ui.application import application
-    from tests.conftest import build_torch_image
+    from tests.helpers.images import build_torch_image
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=3)

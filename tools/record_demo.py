@@ -2,7 +2,7 @@
 
     TDD_WHEEL_CACHE=/path/to/wheels python -m tools.record_demo [OUTPUT]
 
-Builds the real-wheel image of the tests (`tests.conftest.build_torch_image`: torch 2.4.0, python.org's
+Builds the real-wheel image of the tests (`tests.helpers.images.build_torch_image`: torch 2.4.0, python.org's
 CPython, Microsoft's VC++ runtime DLLs), reads every DLL and EXE in it with the app's PE reader and
 writes `resources/demo/torch-2.4.0.json.gz`: for each file its Windows path in the image, machine,
 linker version, versions, DependentLoadFlags, its whole import table (normal and delay, names and
@@ -128,7 +128,7 @@ def encode(data: dict) -> bytes:
 
 def record(output: Path = DEMO_RESOURCE) -> Path:
     """Build the real-wheel image in a temporary folder, record it, write `output`."""
-    from tests.conftest import build_torch_image  # imports pytest: only when recording
+    from tests.helpers.images import build_torch_image  # imports pytest: only when recording
 
     with tempfile.TemporaryDirectory(prefix="tdd-demo-record-") as folder:
         image = build_torch_image(Path(folder) / "image")
