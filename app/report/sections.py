@@ -115,10 +115,14 @@ def build_report(document: dict, trees: dict[str, str], lang: str) -> Report:
             meta.append(words("report.program.app_first", lang, app=program["app"], modules=first))
         else:
             meta.append(words("report.program.first", lang, modules=first))
+    nothing = document.get("nothing_checked")
+    windows = nothing != "no-windows"  # a folder with no Windows in it: nothing about a computer to say
     sections = [_summary(document, lang), _session(document, lang), _problems(document, lang),
-                _computer(document, lang), _visual_studio(document, lang), _variables(document, lang),
-                _path(document, lang), _environments(document, lang), _loaded(document, lang),
-                _dependencies(trees, lang), _log(document, lang)]
+                _computer(document, lang) if windows else None,
+                _visual_studio(document, lang) if windows else None,
+                _variables(document, lang) if windows else None, _path(document, lang) if windows else None,
+                _environments(document, lang), _loaded(document, lang),
+                _dependencies(trees, lang) if trees or not nothing else None, _log(document, lang)]
     return Report(lang, words("report.title", lang), tuple(meta), tuple(s for s in sections if s is not None))
 
 

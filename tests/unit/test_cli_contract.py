@@ -44,3 +44,21 @@ def test_with_two_environments_each_progress_line_names_its_environment(machine,
 def test_with_one_environment_progress_lines_stay_short(machine, capsys):
     code, out, err = _diagnose(capsys, machine)
     assert not [line for line in err.splitlines() if line.startswith("[") and line.endswith(".exe)")], err
+
+
+def test_a_folder_with_no_windows_gets_no_empty_sections(tmp_path, capsys):
+    (tmp_path / "Windows").mkdir()
+    capsys.readouterr()
+    assert main(["diagnose", "--root", str(tmp_path), "--report", str(tmp_path / "r.html")]) == 3
+    text = capsys.readouterr().out
+    for title in ("Computer\n", "PATH: the folders", "DLL Dependencies", "Visual Studio", "Settings (environment"):
+        assert title not in text, title
+    assert "Nothing was checked" in text and "No Python environment was found." in text
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "id='computer'" not in page and "id='dependencies'" not in page and "id='summary'" in page
+
+
+def test_a_computer_without_pytorch_keeps_its_computer_but_no_empty_dependency_tree(machine, capsys):
+    shutil.rmtree(machine.host(VENV) / "Lib" / "site-packages" / "torch")
+    code, out, err = _diagnose(capsys, machine)
+    assert code == 3 and "Computer\n" in out and "DLL Dependencies" not in out, out
