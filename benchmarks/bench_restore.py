@@ -12,10 +12,13 @@ venv lies deep in OneDrive, where pip wrote torch 2.4.1's files in the wheel's o
 path of 260 characters (7,998 of its 10,643 files missing; RECORD lists them all): `python -m app repair --root
 IMAGE --env VENV --action restore-torch-files --yes`, each run on a fresh copy of the drive, timed as a whole
 process against pip's own way back in the same run, alternated: `pip install --no-deps --no-cache-dir --target
-DIR` of the same wheel from the same index. `--stop-at` cuts the install at a longer path (fewer files missing).
+DIR` of the same wheel from the same index. `--link fast|slow`: the same from a real HTTPS index on 127.0.0.1
+serving the same wheel over a modelled link (1 ms and 500 MB/s, or 100 ms and 5 MB/s). `--stop-at` cuts the
+install at a longer path (fewer files missing).
 
     python benchmarks/bench_restore.py [--latency 0.05] [--rate 20e6] [--json FILE]
     python benchmarks/bench_restore.py --index [--repeat 3] [--stop-at 260] [--json FILE]
+    python benchmarks/bench_restore.py --link fast|slow [--repeat 3] [--stop-at 260] [--json FILE]
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import tempfile
 import time
 import zipfile
 from pathlib import Path
+from typing import Optional
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -40,6 +44,7 @@ from benchmarks import save_results  # noqa: E402 - after the path is set
 
 COUNTS = (1, 100, 8000)
 INDEX = "https://pypi.org/simple"
+LINKS = {"fast": (0.001, 500e6), "slow": (0.1, 5e6)}  # seconds before each answer, bytes a second
 FORGE = (r"C:\Users\alice\OneDrive - Contoso Engineering Services\Documents\Projects\Generative AI"
          r"\Image models\stable-diffusion-webui-forge\venv")
 USER_PYTHON = r"C:\Users\alice\AppData\Local\Programs\Python\Python312"
@@ -57,11 +62,12 @@ def _record(wheel: Path) -> list[tuple[str, str, int]]:
     return rows
 
 
-def _cut_short_drive(root: Path, requirement: str, stop_at: int) -> int:
-    """The drive of an install cut short at the path limit; returns how many of the wheel's files were written."""
+def _cut_short_drive(root: Path, requirement: str, stop_at: int, index: str, cert: Optional[Path]) -> int:
+    """The drive of an install cut short at the path limit, its pip.ini naming `index` (and its certificate) unless
+    it is the default; returns how many of the wheel's files were written."""
     from app.demo.image_builder import ImageBuilder
     from tests import realfiles
-    from tests.conftest import pip_install, real
+    from tests.helpers.images import pip_install, real
 
     image = ImageBuilder(root)
     image.copy_files(real(realfiles.msvc_runtime_dlls), r"C:\Windows\System32", link=True)
@@ -71,6 +77,10 @@ def _cut_short_drive(root: Path, requirement: str, stop_at: int) -> int:
         image.copy(python / name, USER_PYTHON + "\\" + name, link=True)
     image.venv(FORGE, USER_PYTHON, "3.12.8", python_exe=(python / "python.exe").read_bytes())
     image.set_value(r"HKLM\SYSTEM\CurrentControlSet\Control\FileSystem", "LongPathsEnabled", "REG_DWORD", 1)
+    if index != INDEX:
+        image.copy(cert, r"C:\certs\company-ca.pem")
+        image.write(r"C:\Users\alice\AppData\Roaming\pip\pip.ini",
+                    f"[global]\nindex-url = {index}\ncert = C:\\certs\\company-ca.pem\n")
     return len(pip_install(image, requirement, FORGE + r"\Lib\site-packages", stop_at=stop_at))
 
 
@@ -94,18 +104,43 @@ def _index_reachable() -> bool:
 
 
 def whole_command_on_the_index(args: argparse.Namespace) -> dict:
-    """The repair command against pip's reinstall, both from the real index, alternated, fresh processes."""
+    """The repair command against pip's reinstall, both from the real index."""
+    if not _index_reachable():
+        return {"index": INDEX, "skipped": "the package index cannot be reached"}
+    return _whole_command(args, INDEX, None)
+
+
+def whole_command_on_a_local_link(args: argparse.Namespace, latency: float, rate: float) -> dict:
+    """The same from a real HTTPS index on 127.0.0.1 serving the same wheel over a modelled link."""
+    import hashlib
+
+    from tests import realfiles
+    from tests.https_server import HttpsServer
+
+    wheel = realfiles.download(realfiles.TORCH_241)
+    digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    with tempfile.TemporaryDirectory() as tmp, HttpsServer(Path(tmp)) as server:
+        server.files[f"/packages/{wheel.name}"] = wheel
+        link = f'<a href="../../packages/{wheel.name}#sha256={digest}">{wheel.name}</a>'
+        server.files["/simple/torch/"] = f"<html><body>{link}</body></html>".encode()
+        server.latency_s, server.bytes_per_s = latency, rate
+        report = _whole_command(args, server.url("/simple"), server.ca)
+    return {**report, "latency_s": latency, "rate_bytes_per_s": rate}
+
+
+def _whole_command(args: argparse.Namespace, index: str, cert: Optional[Path]) -> dict:
+    """Alternated, fresh processes: the repair on a fresh copy of the cut-short drive, then pip's reinstall."""
     from tests import realfiles
 
     requirement = realfiles.TORCH_241
-    report: dict = {"index": INDEX, "requirement": requirement, "stop_at": args.stop_at, "repeat": args.repeat}
-    if not _index_reachable():
-        return {**report, "skipped": "the package index cannot be reached"}
+    report: dict = {"index": index, "requirement": requirement, "stop_at": args.stop_at, "repeat": args.repeat}
     with tempfile.TemporaryDirectory() as tmp:
         drive = Path(tmp) / "drive"
-        written = _cut_short_drive(drive, requirement, args.stop_at)
-        report["files_written_before_the_cut"] = written
+        report["files_written_before_the_cut"] = _cut_short_drive(drive, requirement, args.stop_at, index, cert)
         quiet = {**os.environ, "PIP_CONFIG_FILE": os.devnull, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+        pip = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-cache-dir", "--platform",
+               "win_amd64", "--python-version", "3.12", "--only-binary=:all:", "--index-url", index,
+               *(["--trusted-host", "127.0.0.1"] if cert else []), requirement]  # TLS all the same
         repairs, reinstalls = [], []
         for run in range(args.repeat):
             image, data = Path(tmp) / f"run-{run}", Path(tmp) / f"data-{run}"
@@ -115,9 +150,7 @@ def whole_command_on_the_index(args: argparse.Namespace) -> dict:
                                   {**quiet, "TDD_DATA_DIR": str(data)}))
             shutil.rmtree(image)
             target = Path(tmp) / f"pip-{run}"
-            reinstalls.append(_timed([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-cache-dir",
-                                      "--target", str(target), "--platform", "win_amd64", "--python-version", "3.12",
-                                      "--only-binary=:all:", "--index-url", INDEX, requirement], quiet))
+            reinstalls.append(_timed([*pip, "--target", str(target)], quiet))
             shutil.rmtree(target)
     repair, reinstall = statistics.median(repairs), statistics.median(reinstalls)
     return {**report, "repair_seconds_median": round(repair, 2), "repair_seconds_all": [round(s, 2) for s in repairs],
@@ -138,12 +171,17 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--index", action="store_true", help="the whole command on the real package index, "
                         "against pip's reinstall of the same wheel")
-    parser.add_argument("--stop-at", type=int, default=260, help="with --index: the path length the install stops at")
+    parser.add_argument("--link", choices=sorted(LINKS), help="the whole command against pip's reinstall from a "
+                        "local HTTPS index over a modelled link: fast (1 ms, 500 MB/s) or slow (100 ms, 5 MB/s)")
+    parser.add_argument("--stop-at", type=int, default=260, help="with --index or --link: the path length the "
+                        "install stops at")
     parser.add_argument("--json")
     args = parser.parse_args()
-    if args.index:
-        report = whole_command_on_the_index(args)
-        save_results(args.json or str(REPO / "benchmarks" / "results" / "restore_index.json"), report)
+    if args.index or args.link:
+        report = (whole_command_on_the_index(args) if args.index
+                  else whole_command_on_a_local_link(args, *LINKS[args.link]))
+        name = "restore_index.json" if args.index else f"restore_{args.link}_link.json"
+        save_results(args.json or str(REPO / "benchmarks" / "results" / name), report)
         print(json.dumps(report, indent=2))
         return
     args.json = args.json or str(REPO / "benchmarks" / "results" / "restore.json")

@@ -157,6 +157,8 @@ class _Handler(BaseHTTPRequestHandler):
             last = len(body) - 1
         self.send_response(status)
         self.send_header("ETag", '"test-etag"')
+        if self.path.endswith("/"):  # an index page, as pip wants it said
+            self.send_header("Content-Type", "text/html")
         if compressed:
             self.send_header("Content-Encoding", "gzip")
         if status == 206:
