@@ -73,24 +73,35 @@ def run(args: argparse.Namespace, output: Output) -> ExitCode:
     if not printable(text).strip():
         output.note(words("explain.empty", lang))
         return ExitCode.PROBLEM
+    return _answer(args, output, text, lang)
+
+
+def _answer(args: argparse.Namespace, output: Output, text: str, lang: str) -> ExitCode:
+    """The cause's words, then whose each DLL of the text is (resources/dll_index.json, read only now)."""
+    from app.probes.dll_facts import dll_facts, fact_words, shown_packages
+
     cause = classify_error(text)
     words_of = cause.text(lang)
+    facts = dll_facts(printable(text), cause.dll, cause.dll_path)
+    shown = shown_packages(printable(text))
+    words_of["owners"] = fact_words(facts, shown, lang)
     if args.json:
-        output.document(args.json, _document(cause, words_of, lang))
+        output.document(args.json, _document(cause, words_of, lang, [fact.document() for fact in facts], shown))
     # Nothing from the paste may reach the terminal as an escape sequence or a control character.
     output.line(printable(words_of["title"]))
-    output.line()
-    output.line(printable(words_of["explanation"]))
-    output.line()
-    output.line(printable(words_of["action"]))
+    for field in ("explanation", "action", "owners"):
+        if words_of[field]:
+            output.line()
+            output.line(printable(words_of[field]))
     return ExitCode.OK
 
 
-def _document(cause: ErrorCause, words_of: dict[str, str], lang: str) -> str:
-    """The answer as JSON: what was recognised in the text (the full path redacted as reports redact it), and the
-    words in `lang`."""
+def _document(cause: ErrorCause, words_of: dict[str, str], lang: str, dlls: list[dict], shown: list[str]) -> str:
+    """The answer as JSON: what was recognised in the text (the full path redacted as reports redact it), whose
+    each DLL is ("dlls") and the packages the text shows ("shown"), and the words in `lang`."""
     from app.report.document import redact
 
     facts = {name: getattr(cause, name) for name in ("kind", "winerror", "hresult", "dll", "dll_path", "symbol",
-                                                      "language", "advice", "owner")}
+                                                      "language", "advice", "owner", "names_torch")}
+    facts["dlls"], facts["shown"] = dlls, shown
     return json.dumps({"schema": SCHEMA, "lang": lang, **redact(facts), **words_of}, indent=2, ensure_ascii=False)

@@ -13,13 +13,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path, PureWindowsPath
-from typing import Iterable, Optional
+from typing import TYPE_CHECKING, Iterable, Optional
 
 from app.engine.dll_family import dll_family
 from app.inventory.dll_index import DllOwner, owners
-from app.inventory.environment import PythonEnvironment
 from app.inventory.packages import canonical, installed_versions
 from app.system.folders import names
+
+if TYPE_CHECKING:  # explain asks whose a DLL is without an environment, and starts without importing one
+    from app.inventory.environment import PythonEnvironment
 
 _PACKAGE_CUDA = re.compile(r"^nvidia-[a-z0-9-]+?-cu(\d+)$")
 _NVIDIA_UNSUFFIXED = re.compile(r"^nvidia-[a-z0-9-]+$")  # CUDA 13's libraries: nvidia-cublas 13.x
@@ -99,15 +101,16 @@ def is_zluda_file(path: Optional[Path]) -> bool:
 
 
 def owner_of(env: Optional[PythonEnvironment], dll: str, path: Optional[Path] = None,
-             installed: Optional[dict[str, str]] = None) -> Owner:
+             installed: Optional[dict[str, str]] = None, families: Iterable[str] = ()) -> Owner:
     """Whose `dll` is: the package whose folder holds `path` (where it lies in site-packages), else the package
-    on the index that brings it, the environment's own first; else the cited build it comes with."""
+    on the index that brings it, the environment's own first; else the cited build it comes with. `families`: more
+    CUDA majors to prefer (those a pasted text shows)."""
     if dll.lower() == "nvcuda.dll" and is_zluda_file(path):
         return Owner(dll, "zluda", zluda=True)
     found = owners(dll)
     site = env.site_packages if env is not None else None
     installed = installed if installed is not None else installed_versions(site, None) if site else {}
-    families = environment_families(env, installed)
+    families = environment_families(env, installed) | set(families)
     rows = [row for row in found.owners if row.source == "pypi"]
     row = _holding(rows, site, path) or _installer(rows, families, installed)
     if row is None:
@@ -116,12 +119,12 @@ def owner_of(env: Optional[PythonEnvironment], dll: str, path: Optional[Path] = 
                      citation=cited.citation if cited else "", clash=clash(found.family, families))
     family = dll_family(dll, row.package) or found.family
     last = row.versions[-1][1] if row.versions else ""
-    return Owner(dll, family, row.package, _versions(row), installed.get(canonical(row.package)),
+    return Owner(dll, family, row.package, versions_said(row), installed.get(canonical(row.package)),
                  f"{row.package}=={last.split('.')[0]}.*" if last else row.package,
                  install_folder(env, row, dll), clash=clash(family, families))
 
 
-def _versions(row: DllOwner) -> str:
+def versions_said(row: DllOwner) -> str:
     return ", ".join(first if first == last else f"{first} – {last}" for first, last in row.versions)
 
 

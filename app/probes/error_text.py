@@ -94,6 +94,8 @@ FIELDS = ("title", "explanation", "action")
 #: Tried in this order for each field; the first that exists and whose placeholders are all known is used.
 # _owner: words naming {owner}, the package whose DLL it is (with or without the DLL's name)
 _VARIANT_SUFFIXES = ("_owner", "_owner_no_dll", "", "_no_symbol", "_no_dll", "_no_dll_no_symbol")
+# a text that names neither PyTorch nor a program that uses it: each variant's "_general" words first, where it has some
+_GENERAL_SUFFIXES = tuple(s for suffix in _VARIANT_SUFFIXES for s in (suffix + "_general", suffix))
 
 _HRESULT_FACILITY_WIN32 = 0x80070000
 
@@ -109,6 +111,7 @@ class ErrorCause:
     language: Optional[str] = None  # "en", "zh_CN", "de", "ja"...: language of the pasted system message
     advice: Optional[str] = None  # one of ADVICE: what fixes it
     owner: Optional[str] = None  # the package or program the DLL belongs to, when it is not PyTorch ("onnxruntime")
+    names_torch: bool = True  # the text names PyTorch, its files or a program that uses it; else the words do not
 
     def text(self, lang: str) -> dict[str, str]:
         """{"title", "explanation", "action"} in `lang` ("en" or "zh_CN"; anything else gives "en"),
@@ -120,7 +123,8 @@ class ErrorCause:
         if advice:
             entries.insert(0, advice[lang])
         values = {"dll": self.dll, "symbol": self.symbol, "owner": self.owner}
-        return {name: _fill(entries, name, values) for name in FIELDS}
+        suffixes = _VARIANT_SUFFIXES if self.names_torch else _GENERAL_SUFFIXES
+        return {name: _fill(entries, name, values, suffixes) for name in FIELDS}
 
 
 @cache
@@ -131,7 +135,12 @@ def _resource() -> dict:
 @cache
 def catalogue() -> dict[str, dict[str, dict[str, str]]]:
     """resources/error_causes.json: {kind: {lang: {field or field_variant: text}}}."""
-    return {kind: texts for kind, texts in _resource().items() if kind != "advice"}
+    return {kind: texts for kind, texts in _resource().items() if kind not in ("advice", "facts")}
+
+
+def facts_catalogue(lang: str) -> dict[str, str]:
+    """resources/error_causes.json "facts" in `lang`: the words that say whose each DLL is (app/probes/dll_facts.py)."""
+    return _resource()["facts"][supported(lang)]
 
 
 @cache
@@ -145,9 +154,10 @@ def placeholders(template: str) -> set[str]:
     return {name for _, name, _, _ in string.Formatter().parse(template) if name}
 
 
-def _fill(entries: list[dict[str, str]], name: str, values: dict[str, Optional[str]]) -> str:
+def _fill(entries: list[dict[str, str]], name: str, values: dict[str, Optional[str]],
+          suffixes: tuple[str, ...] = _VARIANT_SUFFIXES) -> str:
     for entry in entries:
-        for suffix in _VARIANT_SUFFIXES:
+        for suffix in suffixes:
             template = entry.get(name + suffix)
             if template is not None and all(values.get(p) is not None for p in placeholders(template)):
                 return template.format_map(values)
@@ -463,15 +473,12 @@ def classify_error(error: Union[str, int]) -> ErrorCause:
 def _from_number(value: int) -> ErrorCause:
     code, hresult = _code_from_number(value)
     kind = CODE_KINDS.get(code, UNKNOWN)
-    return ErrorCause(kind, code, hresult, advice=_advice(kind, None, None, None, "", code))
+    return ErrorCause(kind, code, hresult, advice=_advice(kind, None, None, None, "", code), names_torch=False)
 
 
-def _from_text(original: str) -> ErrorCause:
-    original = _clean(original)
-    text = original.translate(_PUNCTUATION)
-
-    # 1. explicit numbers: [WinError N], else "error (code) N"; the last one, as the last exception of a
-    #    chained traceback is the one that stopped the program
+def _explicit_codes(text: str) -> tuple[list[int], list[int]]:
+    """Explicit numbers: [WinError N], else "error (code) N" (every one, and the known ones); the last counts, as the
+    last exception of a chained traceback is the one that stopped the program."""
     explicit: list[int] = []
     known_explicit: list[int] = []
     for pattern in (_ERROR_CODE, _WINERROR):
@@ -479,8 +486,11 @@ def _from_text(original: str) -> ErrorCause:
         explicit.extend(c for c in codes if c is not None)
         known = [c for c in codes if c in CODE_KINDS]
         known_explicit = known or known_explicit  # a known [WinError N] replaces any "error N"
+    return explicit, known_explicit
 
-    # 2. HRESULTs, hexadecimal or decimal
+
+def _hresults(text: str) -> list[tuple[int, str]]:
+    """HRESULTs, hexadecimal or decimal, as (Windows code or -1, "0x8007007E")."""
     hresults: list[tuple[int, str]] = []
     for m in _HRESULT_HEX.finditer(text):
         value = int(m.group(1), 16)
@@ -490,6 +500,15 @@ def _from_text(original: str) -> ErrorCause:
         code, normal = _code_from_number(int(m.group(1)))
         if normal is not None and code is not None:
             hresults.append((code, normal))
+    return hresults
+
+
+def _from_text(original: str) -> ErrorCause:
+    original = _clean(original)
+    text = original.translate(_PUNCTUATION)
+
+    explicit, known_explicit = _explicit_codes(text)
+    hresults = _hresults(text)
     known_hresults = [(c, h) for c, h in hresults if c in CODE_KINDS]
 
     # 3. the wording of the messages (and the NTSTATUS a program that could not start exits with)
@@ -556,7 +575,8 @@ def _from_text(original: str) -> ErrorCause:
     if kind == UNKNOWN and code is None and _OTHER_ERROR.search(text) and not _DLL_WORDS.search(text):
         kind = NOT_A_DLL_ERROR
     advice = _advice(kind, dll, dll_path, symbol, text, code)
-    return ErrorCause(kind, code, hresult, dll, dll_path, symbol, language, advice, owner_of(dll, dll_path, text))
+    return ErrorCause(kind, code, hresult, dll, dll_path, symbol, language, advice, owner_of(dll, dll_path, text),
+                      names_torch(text, dll, dll_path))
 
 
 def _message_clues(text: str) -> list[_Clue]:
@@ -742,10 +762,25 @@ def owner_of(dll: Optional[str], dll_path: Optional[str], text: str) -> Optional
     for words, folder, owner in _OWNER_PATTERNS:
         if words.search(name) or folder.search(path):
             return owner
+    from app.probes.dll_facts import index_owner
+
+    if found := index_owner(dll, dll_path):  # the folder the path shows, or the one package the index names
+        return found
     for words, _folder, owner in _OWNER_PATTERNS:
         if words.search(text):
             return owner
     return None
+
+
+# programs that run on PyTorch, by the names their users paste
+_TORCH_APPS = re.compile(r"ComfyUI|stable[\s_-]?diffusion|\bA1111\b|\bForge\b|Fooocus|InvokeAI|kohya|"
+                         r"text-generation-webui|\bultralytics\b|\btransformers\b|\bdiffusers\b", _I)
+
+
+def names_torch(text: str, dll: Optional[str], dll_path: Optional[str]) -> bool:
+    """Whether the text names PyTorch (its words, its files, its folder) or a program that runs on it."""
+    return bool((dll or "").lower() in _TORCH_DLLS or _TORCH_LIB.search(dll_path or "") or _TORCH_WORDS.search(text)
+                or _TORCH_APPS.search(text))
 
 
 _TORCH_DLLS = {"c10.dll", "c10_cuda.dll", "torch.dll", "torch_cpu.dll", "torch_cuda.dll", "torch_python.dll",

@@ -1,0 +1,70 @@
+"""explain says whose each DLL of a pasted text is, from the DLL index (resources/dll_index.json): the packages that
+ship it and their releases, its family, and the one command that brings the right one; a file in another package's
+folder is that package's, never PyTorch's; and a text that names no PyTorch is not told about PyTorch."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from app.i18n import LANGUAGES
+from app.probes.dll_facts import dll_facts, fact_words, shown_packages
+from app.probes.error_text import classify_error
+
+
+def _explain(*argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "app", "explain", *argv], capture_output=True, text=True,
+                          encoding="utf-8", timeout=60)
+
+
+def test_a_cudnn_9_file_is_named_with_its_packages_family_and_command_in_the_json_too():
+    text = "Could not locate cudnn_ops64_9.dll. Please make sure it is in your library path!"
+    document = json.loads(_explain(text, "--json", "-").stdout)
+    first = document["dlls"][0]
+    assert first["dll"] == "cudnn_ops64_9.dll" and first["family"] == "cudnn-9"
+    assert any(row.startswith("nvidia-cudnn-cu12 9.") for row in first["shipped_by"])
+    assert first["command"] == 'pip install "nvidia-cudnn-cu12==9.*"'
+    assert 'pip install "nvidia-cudnn-cu12==9.*"' in document["owners"] and "cuDNN 9" in document["owners"]
+
+
+def test_the_cuda_line_the_text_shows_chooses_the_package():
+    text = "Could not load library cudnn_ops_infer64_8.dll. Error code 126 (torch 2.0.1+cu117)"
+    fact = dll_facts(text, "cudnn_ops_infer64_8.dll", None)[0]
+    assert fact.family == "cudnn-8" and fact.command == 'pip install "nvidia-cudnn-cu11==8.*"'
+
+
+@pytest.mark.parametrize("dll, package", [("Qt5Core.dll", "pyqt5-qt5"), ("mkl_core.2.dll", "mkl"),
+                                          ("opencv_videoio_ffmpeg4100_64.dll", "opencv-python")])
+def test_a_file_the_index_gives_to_another_package_is_never_pytorchs(dll, package):
+    cause = classify_error(f"OSError: [WinError 126] The specified module could not be found. "
+                           f"Error loading \"{dll}\" or one of its dependencies.")
+    assert cause.owner == package
+    assert f"for {package}" in cause.text("en")["explanation"] and "PyTorch" not in cause.text("en")["explanation"]
+
+
+def test_a_file_in_torchvisions_folder_is_torchvisions():
+    cause = classify_error(r'OSError: [WinError 126] Error loading "C:\p\Lib\site-packages\torchvision\image.pyd" '
+                           r'or one of its dependencies.')
+    assert cause.owner == "torchvision"
+
+
+def test_the_packages_the_wheel_names_and_records_show():
+    text = r"Processing c:\dl\torch-2.4.0+cu121-cp311-cp311-win_amd64.whl ... site-packages\numpy-2.1.0.dist-info"
+    assert shown_packages(text) == ["torch 2.4.0+cu121", "numpy 2.1.0"]
+    assert "torch 2.4.0+cu121" in fact_words([], shown_packages(text), "en")
+
+
+def test_a_file_no_package_on_pypi_ships_says_where_it_comes_from_with_its_source():
+    fact = dll_facts("zlibwapi.dll is missing", "zlibwapi.dll", None)[0]
+    words = fact_words([fact], [], "en")
+    assert fact.command is None and fact.origin and "download.pytorch.org" in words and "@" in words
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_a_text_about_something_else_is_not_told_about_pytorch(lang):
+    for said in (_explain("The printer is out of paper", "--lang", lang).stdout,
+                 _explain("0x8007007E", "--lang", lang).stdout):
+        assert "PyTorch" not in said and "ComfyUI" not in said, said
