@@ -47,8 +47,17 @@ class DllOwners:
 @dataclass(frozen=True)
 class _Index:
     made: str
-    dlls: dict
+    text: str  # the whole file: a DLL's entry is decoded when asked, never the 1,800 of them at once
     patterns: tuple[tuple[re.Pattern, DllOwner], ...]
+
+    def entry(self, name: str) -> dict:
+        """The row of `name` in "dlls" ({} for none). A quoted name followed by a colon is a key, and only "dlls"
+        has DLL names for keys."""
+        found = _value(self.text, name)
+        return found if isinstance(found, dict) else {}
+
+
+_DECODER = json.JSONDecoder()
 
 
 def _citation(row: dict) -> str:
@@ -67,12 +76,30 @@ def _owner(row: dict) -> DllOwner:
 def _index(path: Path) -> Optional[_Index]:
     """The index at `path`, read once; None when it is missing or damaged."""
     try:
-        data = json.loads(path.read_bytes())
+        text = path.read_bytes().decode("utf-8")
+        made, rows = _value(text, "made"), _value(text, "patterns")
+        if not isinstance(made, str) or not isinstance(rows, list) or not isinstance(_value(text, "dlls"), dict):
+            return None
         patterns = tuple((re.compile(fnmatch.translate(pattern), re.IGNORECASE), _owner(row))
-                         for row in data["patterns"] for pattern in row["patterns"])
-        return _Index(str(data["made"]), dict(data["dlls"]), patterns)
+                         for row in rows for pattern in row["patterns"])
+        return _Index(made, text, patterns)
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
+
+
+def _value(text: str, key: str) -> object:
+    """The value of `key` (the first place it is a key), decoded; for "dlls", only whether it is an object."""
+    at = text.find(json.dumps(key) + ":")
+    if at < 0:
+        at = text.find(json.dumps(key) + " :")
+    if at < 0:
+        return None
+    start = text.index(":", at) + 1
+    while start < len(text) and text[start] in " \t\r\n":
+        start += 1
+    if key == "dlls":
+        return {} if text.startswith("{", start) else None
+    return _DECODER.raw_decode(text, start)[0]
 
 
 def owners(dll_name: str, index_path: Optional[Path] = None) -> DllOwners:
@@ -83,7 +110,7 @@ def owners(dll_name: str, index_path: Optional[Path] = None) -> DllOwners:
     if index is None:
         return DllOwners(name, False, dll_family(name))
     try:
-        entry = index.dlls.get(name) or {}
+        entry = index.entry(name)
         found = [_owner(row) for row in entry.get("owners", ())]
         found += [owner for pattern, owner in index.patterns if pattern.match(name) and owner not in found]
         family = entry.get("family") or dll_family(name)
