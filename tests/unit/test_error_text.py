@@ -763,7 +763,8 @@ def test_escape_sequences_and_control_characters_never_reach_the_words():
 def test_every_cause_carries_advice_and_every_advice_has_plain_words():
     for text in ["126", "hello", SEED_EN, OMP_15, "ModuleNotFoundError: x"]:
         assert classify_error(text).advice in ADVICE
-    allowed = {f + s for f in FIELDS for s in ("", "_no_symbol", "_no_dll", "_no_dll_no_symbol")}
+    allowed = {f + s + general for f in FIELDS for s in ("", "_no_symbol", "_no_dll", "_no_dll_no_symbol")
+               for general in ("", "_general")}
     assert set(advice_catalogue()) <= set(ADVICE)
     for advice, texts in advice_catalogue().items():
         assert set(texts) == set(LANGUAGES), advice

@@ -68,3 +68,43 @@ def test_a_text_about_something_else_is_not_told_about_pytorch(lang):
     for said in (_explain("The printer is out of paper", "--lang", lang).stdout,
                  _explain("0x8007007E", "--lang", lang).stdout):
         assert "PyTorch" not in said and "ComfyUI" not in said, said
+
+
+def _first_paragraph(text: str, lang: str = "en") -> str:
+    said = classify_error(text).text(lang)
+    return said["title"] + " " + said["explanation"]
+
+
+def test_a_tensorrt_provider_that_failed_is_named_never_called_the_cuda_provider():
+    text = (r'[E:onnxruntime:Default, provider_bridge_ort.cc:1992 onnxruntime::TryGetProviderInfo_TensorRT] '
+            r'LoadLibrary failed with error 126 "" when trying to load '
+            r'"C:\venv\Lib\site-packages\onnxruntime\capi\onnxruntime_providers_tensorrt.dll"')
+    for lang in LANGUAGES:
+        first = _first_paragraph(text, lang)
+        assert "onnxruntime_providers_tensorrt.dll" in first and "providers_cuda" not in first
+        assert "CUDA provider" not in first and "CUDA 提供程序" not in first
+
+
+@pytest.mark.parametrize("text, named, other", [
+    ("Could not locate cudnn_ops_infer64_8.dll. Please make sure it is in your library path! (faster_whisper)",
+     "cudnn_ops_infer64_8.dll", ("cuDNN 9", "CUDA 12")),
+    (r'OSError: [WinError 126] Error loading "C:\p\Lib\site-packages\torch\lib\cudnn_cnn_infer64_8.dll" or one of '
+     r"its dependencies.", "cudnn_cnn_infer64_8.dll", ("cuDNN 9", "_9.dll")),
+    ("Could not load library cudnn_ops64_9.dll. Error code 126", "cudnn_ops64_9.dll", ("cuDNN 8", "zlibwapi")),
+])
+def test_a_text_about_one_cudnn_major_is_told_about_that_one_only(text, named, other):
+    for lang in LANGUAGES:
+        first = _first_paragraph(text, lang)
+        assert named in first and not any(word in first for word in other), first
+
+
+@pytest.mark.parametrize("code, meaning, never", [
+    ("193", ("different kind of system", "damaged"), ("not found", "could not find", "missing")),
+    ("1114", ("start-up code",), ("not found",)),
+    ("126", ("could not find",), ("refused",)),
+])
+def test_a_bare_code_is_said_by_its_meaning_without_pytorch(code, meaning, never):
+    said = classify_error(code).text("en")
+    words = said["title"] + " " + said["explanation"] + " " + said["action"]
+    assert all(word in words for word in meaning) and not any(word in words for word in never), words
+    assert "PyTorch" not in words and "ComfyUI" not in words
