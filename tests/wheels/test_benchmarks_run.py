@@ -64,3 +64,14 @@ def test_the_restore_benchmark_times_the_whole_command_against_pip_on_a_local_fa
     assert figures["files_written_before_the_cut"] == 8411 and figures["index"].startswith("https://127.0.0.1")
     assert (figures["latency_s"], figures["rate_bytes_per_s"]) == (0.001, 500e6)
     assert figures["ratio_over_pip_reinstall"] > 0
+
+
+@pytest.mark.wine
+@pytest.mark.parametrize("loads", [False, True])
+def test_the_windows_diagnosis_benchmark_runs_against_import_torch_in_the_lab(tmp_path, loads):
+    """`diagnose --env` of the lab's torch 2.4.0 by its own Windows Python against `import torch`, once each: broken
+    (no libomp140, the blocker found) and loading (--loads)."""
+    figures = bench("bench_diagnose_windows.py", "--repeat", "1", *(["--loads"] if loads else []),
+                    out=tmp_path / "diagnose_windows.json")
+    assert figures["diagnose_seconds_median"] > 0 and figures["import_torch_seconds_median"] > 0
+    assert figures["first_problem_seconds_median"] > 0 and "meets_goal" in figures
