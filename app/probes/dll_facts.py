@@ -143,7 +143,7 @@ def _fact(name: str, path: Optional[str], families: set[str]) -> DllFact:
     command = f'pip install "{owner.pin}"' if owner.package and owner.pin else None
     if folder and owner.package and not _ships_into(found.owners, owner.package, folder):
         command = None  # the file lies in another package's folder: that package's build brings it
-    return DllFact(found.dll, owner.family or found.family, found.known, shipped[:MAX_ROWS], command, owner.origin,
+    return DllFact(name, owner.family or found.family, found.known, shipped[:MAX_ROWS], command, owner.origin,
                    owner.citation, folder)
 
 

@@ -8,10 +8,14 @@ import json
 import subprocess
 import sys
 
+from pathlib import Path
+
 import pytest
 
 from app.i18n import LANGUAGES
+from app.inventory.dll_index import owners
 from app.probes.dll_facts import dll_facts, fact_words, shown_packages
+from app.probes.dll_owner import family_name
 from app.probes.error_text import classify_error
 
 
@@ -108,3 +112,27 @@ def test_a_bare_code_is_said_by_its_meaning_without_pytorch(code, meaning, never
     words = said["title"] + " " + said["explanation"] + " " + said["action"]
     assert all(word in words for word in meaning) and not any(word in words for word in never), words
     assert "PyTorch" not in words and "ComfyUI" not in words
+
+
+_DATA = Path(__file__).parent.parent / "data"
+CORPUS = [entry for name in ("pasted_errors.json", "pasted_errors_2025.json")
+          for entry in json.loads((_DATA / name).read_text(encoding="utf-8")) if entry.get("dll")]
+KNOWN = [entry for entry in CORPUS if owners(entry["dll"]).known]
+
+
+def test_the_index_knows_the_dlls_of_most_of_the_corpus():
+    assert len(KNOWN) >= len(CORPUS) // 2, (len(KNOWN), len(CORPUS))
+
+
+@pytest.mark.parametrize("entry", KNOWN, ids=[entry["source"][-40:] for entry in KNOWN])
+def test_explain_names_the_owner_and_family_of_every_dll_of_the_corpus_the_index_knows(entry):
+    cause = classify_error(entry["text"])
+    facts = dll_facts(entry["text"], cause.dll, cause.dll_path)
+    fact = next(fact for fact in facts if fact.dll.lower() == entry["dll"].lower())
+    found = owners(entry["dll"])
+    for lang in LANGUAGES:
+        words = fact_words(facts, [], lang)
+        assert fact.dll in words
+        assert any(row.package in words or (row.build and row.build in words) for row in found.owners), words
+        if found.family:
+            assert family_name(found.family) in words, words
