@@ -78,13 +78,16 @@ def run(args: argparse.Namespace, output: Output) -> ExitCode:
 
 def _answer(args: argparse.Namespace, output: Output, text: str, lang: str) -> ExitCode:
     """The cause's words, then whose each DLL of the text is (resources/dll_index.json, read only now)."""
-    from app.probes.dll_facts import dll_facts, fact_words, shown_packages
+    from app.probes.dll_facts import dll_facts, dotted_module, fact_words, shown_packages
+    from app.probes.error_text import import_alone
 
     cause = classify_error(text)
     words_of = cause.text(lang)
     facts = dll_facts(printable(text), cause.dll, cause.dll_path)
     shown = shown_packages(printable(text))
-    words_of["owners"] = fact_words(facts, shown, lang)
+    module = import_alone(printable(text)) if cause.advice == "import-reason-cut" else None
+    module = dotted_module(printable(text), module) if module else None
+    words_of["owners"] = fact_words(facts, shown, lang, module)
     if args.json:
         output.document(args.json, _document(cause, words_of, lang, [fact.document() for fact in facts], shown))
     # Nothing from the paste may reach the terminal as an escape sequence or a control character.

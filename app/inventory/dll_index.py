@@ -117,3 +117,21 @@ def owners(dll_name: str, index_path: Optional[Path] = None) -> DllOwners:
         return DllOwners(name, bool(found), str(family) if family else None, tuple(found), index.made)
     except (ValueError, KeyError, TypeError, AttributeError):  # one damaged row
         return DllOwners(name, False, dll_family(name), made=index.made)
+
+
+def dlls_in_folder(folder: str, index_path: Optional[Path] = None, most: int = 12) -> tuple[str, ...]:
+    """The DLLs that wheels put in a package's `folder` ("cv2", "torch/lib"), by their paths in the index: what an
+    import of a module there loads. () when the index is missing or names none."""
+    index = _index(index_path or resources_folder() / INDEX_NAME)
+    if index is None or not re.fullmatch(r"[\w.]+(?:/[\w.]+)*", folder):
+        return ()
+    # a path in the folder itself, or in the wheel's data copy of it ("*.data/purelib/onnxruntime/capi/...")
+    found = re.finditer(r'"(?:\*\.data/purelib/)?' + re.escape(folder) + r'/([\w.+-]{1,120}\.dll)"', index.text, re.I)
+    names: list[str] = []
+    for match in found:
+        if match.group(1) not in names:
+            names.append(match.group(1))
+            if len(names) >= most:
+                break
+    return tuple(names)
+

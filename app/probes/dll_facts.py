@@ -152,13 +152,31 @@ def _ships_into(rows, package: str, folder: str) -> bool:
                for row in rows)
 
 
-def fact_words(facts: list[DllFact], shown: list[str], lang: str) -> str:
-    """The paragraph that says, in `lang`, whose each DLL is and what brings it, and what the text shows."""
+def dotted_module(text: str, module: str) -> str:
+    """The module as the text's import lines name it whole: "_C" of "from torch._C import *" is torch._C."""
+    found = re.search(r"(?<![\w.])((?:[A-Za-z_]\w{0,60}\.){1,4})" + re.escape(module) + r"(?![\w.])", text)
+    return found.group(1) + module if found and "." not in module else module
+
+
+def module_dlls(module: str) -> tuple[str, ...]:
+    """The DLLs in the folder of a module the text imports ("cv2", "torch._C": torch's own folder, and torch\\lib
+    whose DLLs it loads)."""
+    from app.inventory.dll_index import dlls_in_folder
+
+    top = module.split(".")[0]
+    return dlls_in_folder(top) or dlls_in_folder(f"{top}/lib")
+
+
+def fact_words(facts: list[DllFact], shown: list[str], lang: str, module: Optional[str] = None) -> str:
+    """The paragraph that says, in `lang`, whose each DLL is and what brings it, what the text shows, and the DLLs
+    in the folder of `module` (an import that failed with its reason cut off)."""
     from app.probes.dll_owner import family_name
     from app.probes.error_text import facts_catalogue
 
     said = facts_catalogue(lang)
     lines = [said["shown"].format(packages=", ".join(shown))] if shown else []
+    if module and (in_folder := module_dlls(module)):
+        lines.append(said["folder_ships"].format(module=module, dlls=", ".join(in_folder)))
     if facts and not any(fact.known for fact in facts) and not _index_readable():
         return "\n".join([*lines, said["index_missing"]])
     for fact in facts:

@@ -48,6 +48,7 @@ ACCESS_DENIED = "access-denied"
 OPENMP_CONFLICT = "openmp-conflict"
 DLL_INIT_FAILED = "dll-init-failed"
 PAGING_FILE = "paging-file-too-small"
+CRASH = "crash"  # not a load failure: the program ran and crashed (an access violation), in a module it names
 NOT_A_DLL_ERROR = "not-a-dll-error"
 UNKNOWN = "unknown"
 
@@ -62,16 +63,21 @@ CODE_KINDS = {
     1455: PAGING_FILE,  # ERROR_COMMITMENT_LIMIT: the paging file is too small (loading the big CUDA DLLs)
     4551: ACCESS_DENIED,  # ERROR_SYSTEM_INTEGRITY_POLICY_VIOLATION: Application Control blocked the file
     1260: ACCESS_DENIED,  # ERROR_ACCESS_DISABLED_BY_POLICY: blocked by group policy
+    32: ACCESS_DENIED,  # ERROR_SHARING_VIOLATION: a program holds the file (pip replacing a .pyd in use)
 }
 #: The NTSTATUS a program that could not start exits with (0xC0000139, STATUS_ENTRYPOINT_NOT_FOUND) -> kind.
 NTSTATUS_KINDS = {"c0000135": MODULE_NOT_FOUND, "c0000139": PROCEDURE_NOT_FOUND, "c000007b": BAD_IMAGE,
                   "c0000142": DLL_INIT_FAILED}
+# the same as a process's exit code, unsigned and signed (3221225781 and -1073741515 are 0xC0000135)
+_NTSTATUS_DECIMAL = {str(value): f"{value:08x}" for value in (0xC0000135, 0xC0000139, 0xC000007B, 0xC0000142)}
+_NTSTATUS_DECIMAL.update({str(value - (1 << 32)): f"{value:08x}" for value in (0xC0000135, 0xC0000139, 0xC000007B,
+                                                                                0xC0000142)})
 NTSTATUS_NAMES = {"STATUS_DLL_NOT_FOUND": MODULE_NOT_FOUND, "STATUS_ENTRYPOINT_NOT_FOUND": PROCEDURE_NOT_FOUND,
                   "STATUS_INVALID_IMAGE_FORMAT": BAD_IMAGE, "STATUS_DLL_INIT_FAILED": DLL_INIT_FAILED}
 #: kind -> the code its system message stands for.
 KIND_CODES = {MODULE_NOT_FOUND: 126, PROCEDURE_NOT_FOUND: 127, BAD_IMAGE: 193, ACCESS_DENIED: 5, OPENMP_CONFLICT: 182,
               DLL_INIT_FAILED: 1114, PAGING_FILE: 1455}
-KINDS = (*KIND_CODES, NOT_A_DLL_ERROR, UNKNOWN)
+KINDS = (*KIND_CODES, CRASH, NOT_A_DLL_ERROR, UNKNOWN)
 #: What to do, by what fixed the same error in public threads (tests/data/pasted_errors.json).
 ADVICE = ("install-vc-runtime", "place-libomp140", "upgrade-torch", "reinstall-torch", "reinstall-package",
           "64-bit-python", "gpu-driver", "install-cudnn", "reinstall-cudnn", "paging-file", "allow-blocked-file",
@@ -82,7 +88,10 @@ ADVICE = ("install-vc-runtime", "place-libomp140", "upgrade-torch", "reinstall-t
           # errors of 2025-26 that are not PyTorch's DLLs: a GPU newer than the build, NumPy 2 beside a package made
           # for NumPy 1, companions built for another torch, CUDA libraries other packages need, no torch wheel
           "gpu-too-new", "numpy-2", "xformers-mismatch", "bitsandbytes-cuda", "onnxruntime-cuda", "ctranslate2-cuda",
-          "no-torch-build", "torch-cuda-library")
+          "no-torch-build", "torch-cuda-library",
+          # what is no DLL failing to load, or says no reason: pip replacing a file in use, PyInstaller's loader, a
+          # crash (an access violation), "DLL load failed while importing X" with its reason cut off
+          "install-file-in-use", "pyinstaller-python-dll", "crash", "import-reason-cut")
 #: An advice that lists the likely causes in order (the text does not show which) names these fixes among them.
 LIKELY_COVERS = {"shm-likely": ("upgrade-torch", "install-vc-runtime", "reinstall-torch"),
                  "cuda-library-init": ("gpu-driver", "reinstall-torch"),
@@ -223,6 +232,9 @@ _NAMED_DLL = [re.compile(p, _I) for p in (
     r"\bcannot\s+load\s+(?P<q>[\"'])(?P<path>[^\"'\n]+?\.dll)(?P=q)",
     r"\bcould\s+not\s+load\s+this\s+library\s*:\s*(?P<path>[^\n]+?\.dll)(?!\w)",  # torchcodec's loader
     r"\bfailed\s+to\s+open\s+(?P<q>[\"']?)(?P<path>[^\s\"']+?\.dll)(?P=q)(?!\w)",  # NVRTC's builtins
+    r"\bAccess\s+is\s+denied\s*:\s*(?P<q>[\"'])(?P<path>[^\"'\n]+?\.(?:dll|pyd))(?P=q)",  # pip, installing
+    r"\bbeing\s+used\s+by\s+another\s+process\s*:\s*(?P<q>[\"'])(?P<path>[^\"'\n]+?\.(?:dll|pyd))(?P=q)",
+    r"\bFailed\s+to\s+load\s+Python\s+DLL\s+(?P<q>[\"'])(?P<path>[^\"'\n]+?\.dll)(?P=q)",  # PyInstaller
 )]
 # "Could not load library X. Error code 126" / "Could not locate X" without a code: a missing file.
 _MISSING_WORDS = re.compile(r"\bcould\s+not\s+(?:locate|find)\s+[\"']?[^\s\"']+?\.dll\b|"
@@ -234,9 +246,21 @@ _OMP_15 = re.compile(r"(?:\bOMP\s*:\s*Error\s*#\s*15\b|\bError\s*#\s*15\s*:\s*(?
                      r"(?:Initializing\s+(?P<dll>[^\s,]+))?", _I)
 _OMP_ALREADY = re.compile(r"\bbut\s+found\s+(?P<dll>[^\s,]+)\s+already\s+initiali[sz]ed", _I)
 _NTSTATUS = re.compile(r"\b0x(?P<code>c0000135|c0000139|c000007b|c0000142)\b|"
+                       r"(?<![\w.\-])(?P<dec>3221225(?:781|785|595|794)|-107374(?:1515|1511|1701|1502))(?![\w.])|"
                        r"\b(?P<name>STATUS_(?:DLL_NOT_FOUND|ENTRYPOINT_NOT_FOUND|INVALID_IMAGE_FORMAT|DLL_INIT_FAILED))\b",
                        _I)
 _ANY_DLL = re.compile(r"(?<![\w.\-{])[\w\-+]+(?:\.[\w\-+]+)*\.dll(?!\w)", _I)
+# a crash: exception 0xC0000005 (exit code 3221225477 or -1073741819), and Event Viewer's record of one
+_ACCESS_VIOLATION = re.compile(r"\b0xc0000005\b|(?<![\w.\-])(?:3221225477|-1073741819)(?![\w.])|"
+                               r"\b(?:EXCEPTION|STATUS)_ACCESS_VIOLATION\b|\baccess\s+violation\b", _I)
+_FAULTING_MODULE = re.compile(r"(?:\bFaulting\s+module\s+name|错误模块名称|Name\s+des\s+fehlerhaften\s+Moduls)"
+                              r"[ \t]*[:=][ \t]*(?P<dll>[^\s,]{1,200})", _I)
+# Python's words with the reason after its colon cut off: the line ends after the module's name
+_IMPORT_ALONE = re.compile(r"\bDLL\s+load\s+failed\s+while\s+importing\s+(?P<module>[\w.]{1,200})[ \t]*(?=\n|$)", _I)
+_PIP_INSTALLING = re.compile(r"\bCould\s+not\s+install\s+packages\s+due\s+to\s+an?\s+(?:OSError|EnvironmentError)|"
+                             r"\bAttempting\s+uninstall\b|\bInstalling\s+collected\s+packages\b", _I)
+_PYINSTALLER = re.compile(r"\bFailed\s+to\s+load\s+Python\s+DLL\b|\[PYI-\d+:ERROR\]|"
+                          r"\bError\s+loading\s+Python\s+DLL\b", _I)
 
 
 def _en(phrase: str) -> str:
@@ -514,8 +538,9 @@ def _from_text(original: str) -> ErrorCause:
     # 3. the wording of the messages (and the NTSTATUS a program that could not start exits with)
     clues = _message_clues(text)
     for m in _NTSTATUS.finditer(text):
-        clues.append(_Clue(m.start(), NTSTATUS_KINDS[(m.group("code") or "").lower()] if m.group("code")
-                           else NTSTATUS_NAMES[m.group("name").upper()]))
+        code = m.group("code") or _NTSTATUS_DECIMAL.get(m.group("dec") or "")
+        kind = NTSTATUS_KINDS[code.lower()] if code else NTSTATUS_NAMES[m.group("name").upper()]
+        clues.append(_Clue(m.start(), kind))
 
     kind, code = UNKNOWN, None
     if 1455 in known_explicit and known_explicit[-1] != 1455:
@@ -566,17 +591,53 @@ def _from_text(original: str) -> ErrorCause:
         if names:
             dll, dll_path = _split_dll(original[names[-1].start():names[-1].end()])
 
-    if kind == UNKNOWN and dll is None:  # a person's own words: "missing fbgemm.dll", "fbgemm.dll not found"
-        said = _OWN_WORDS_MISSING.search(text)
-        if said:
-            kind, dll = MODULE_NOT_FOUND, _file_name(next(g for g in said.groups() if g))
-    if kind == UNKNOWN and code is None and _NOT_DLL_KINDS.search(text):
-        kind = NOT_A_DLL_ERROR  # a build that does not fit (NumPy, xFormers, the GPU, no wheel): named below
-    if kind == UNKNOWN and code is None and _OTHER_ERROR.search(text) and not _DLL_WORDS.search(text):
-        kind = NOT_A_DLL_ERROR
-    advice = _advice(kind, dll, dll_path, symbol, text, code)
+    if kind == UNKNOWN:
+        kind, dll, dll_path = _without_a_load_code(text, code, dll, dll_path)
+    advice = _no_code_advice(kind, text) or _advice(kind, dll, dll_path, symbol, text, code)
     return ErrorCause(kind, code, hresult, dll, dll_path, symbol, language, advice, owner_of(dll, dll_path, text),
                       names_torch(text, dll, dll_path))
+
+
+def _without_a_load_code(text: str, code: Optional[int], dll: Optional[str],
+                         dll_path: Optional[str]) -> tuple[str, Optional[str], Optional[str]]:
+    """(kind, DLL, path) of a text that shows no load failure's code or message: a crash (an access violation, an
+    Event Viewer record: its faulting module), "DLL load failed while importing X" with its reason cut off (X's
+    file), a person's own words ("missing fbgemm.dll"), or an error report of something else."""
+    faulting = _FAULTING_MODULE.search(text)
+    if faulting or _ACCESS_VIOLATION.search(text):
+        return CRASH, (_split_dll(faulting.group("dll"))[0] if faulting else dll), None
+    alone = _IMPORT_ALONE.search(text)
+    if alone and code is None:
+        return UNKNOWN, alone.group("module").rsplit(".", 1)[-1] + ".pyd", None
+    if dll is None:  # a person's own words: "missing fbgemm.dll", "fbgemm.dll not found"
+        said = _OWN_WORDS_MISSING.search(text)
+        if said:
+            return MODULE_NOT_FOUND, _file_name(next(g for g in said.groups() if g)), dll_path
+    if code is None and _NOT_DLL_KINDS.search(text):
+        return NOT_A_DLL_ERROR, dll, dll_path  # a build that does not fit (NumPy, xFormers, the GPU, no wheel)
+    if code is None and _OTHER_ERROR.search(text) and not _DLL_WORDS.search(text):
+        return NOT_A_DLL_ERROR, dll, dll_path
+    return UNKNOWN, dll, dll_path
+
+
+def _no_code_advice(kind: str, text: str) -> Optional[str]:
+    """The advice of what is no DLL failing to load, or says no reason: pip replacing a file in use, PyInstaller's
+    loader, a crash, an import whose reason was cut off."""
+    if kind == ACCESS_DENIED and _PIP_INSTALLING.search(text):
+        return "install-file-in-use"
+    if _PYINSTALLER.search(text):
+        return "pyinstaller-python-dll"
+    if kind == CRASH:
+        return "crash"
+    if kind == UNKNOWN and _IMPORT_ALONE.search(text):
+        return "import-reason-cut"
+    return None
+
+
+def import_alone(text: str) -> Optional[str]:
+    """X of "DLL load failed while importing X" with nothing after it (its reason cut off), as the text names it."""
+    found = _IMPORT_ALONE.search(text)
+    return found.group("module") if found else None
 
 
 def _message_clues(text: str) -> list[_Clue]:

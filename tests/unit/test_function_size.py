@@ -10,13 +10,13 @@ ROOT = Path(__file__).resolve().parents[2]
 CAP = 60
 LONGER = {  # file:function -> the lines it may have at most
     "app/demo/pe_writer.py:build_pe": 133,
-    "app/probes/error_text.py:_from_text": 91,
     "app/sources/download.py:_attempts": 90,
     "app/cli/parser.py:build_parser": 83,
     "app/system/signature.py:verify_with_windows": 82,
     "app/probes/error_text.py:_advice": 71,
     "app/probes/replay.py:run": 71,
     "app/report/document.py:build_document": 69,
+    "app/probes/error_text.py:_from_text": 69,
     "app/inventory/python_path.py:model_loading": 68,
     "app/system/elevation.py:run_elevated": 66,
 }
