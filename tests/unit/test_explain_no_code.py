@@ -78,3 +78,17 @@ def test_an_import_whose_reason_was_cut_off_says_so_and_names_the_dlls_of_its_fo
                           encoding="utf-8", timeout=60).stdout
     assert "cut off" in said and "opencv_videoio_ffmpeg" in said
 
+
+
+@pytest.mark.parametrize("text, kind, lang", [
+    ("OSError: [WinError 1114] Routine di inizializzazione della libreria di collegamento dinamico (DLL) non "
+     "riuscita. Error loading \"c10.dll\"", "dll-init-failed", "it"),
+    ("ImportError: DLL load failed while importing _C: DLL(동적 연결 라이브러리) 초기화 루틴을 실패했습니다.",
+     "dll-init-failed", "ko"),
+    ("ImportError: DLL load failed while importing _C: Acesso negado.", "access-denied", "pt"),
+    ("python.exe - Entry Point Not Found\nc10.dll", "procedure-not-found", "en"),
+    ("python.exe - 无法找到入口 torch_cpu.dll", "procedure-not-found", "zh_CN"),
+])
+def test_windows_words_in_more_languages_and_the_popups_title_retyped(text, kind, lang):
+    cause = classify_error(text)
+    assert (cause.kind, cause.language) == (kind, lang)
