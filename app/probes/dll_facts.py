@@ -171,7 +171,7 @@ def fact_words(facts: list[DllFact], shown: list[str], lang: str, module: Option
     """The paragraph that says, in `lang`, whose each DLL is and what brings it, what the text shows, and the DLLs
     in the folder of `module` (an import that failed with its reason cut off)."""
     from app.probes.dll_owner import family_name
-    from app.probes.error_text import facts_catalogue
+    from app.probes.error_catalogue import facts_catalogue
 
     said = facts_catalogue(lang)
     lines = [said["shown"].format(packages=", ".join(shown))] if shown else []
@@ -197,7 +197,7 @@ def _fits(key: str, fact: DllFact) -> bool:
 
 
 def _names(template: str) -> set[str]:
-    from app.probes.error_text import placeholders
+    from app.probes.error_catalogue import placeholders
 
     return placeholders(template)
 

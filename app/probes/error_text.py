@@ -31,15 +31,13 @@ mention PyTorch.
 
 from __future__ import annotations
 
-import json
 import re
-import string
 from dataclasses import dataclass
 from functools import cache
 from typing import Optional, Union
 
 from app.i18n import supported
-from app.resources import resources_folder
+from app.probes.error_catalogue import placeholders, resource
 
 MODULE_NOT_FOUND = "module-not-found"
 PROCEDURE_NOT_FOUND = "procedure-not-found"
@@ -137,30 +135,16 @@ class ErrorCause:
 
 
 @cache
-def _resource() -> dict:
-    return json.loads((resources_folder() / "error_causes.json").read_text(encoding="utf-8"))
-
-
-@cache
 def catalogue() -> dict[str, dict[str, dict[str, str]]]:
     """resources/error_causes.json: {kind: {lang: {field or field_variant: text}}}."""
-    return {kind: texts for kind, texts in _resource().items() if kind not in ("advice", "facts")}
-
-
-def facts_catalogue(lang: str) -> dict[str, str]:
-    """resources/error_causes.json "facts" in `lang`: the words that say whose each DLL is (app/probes/dll_facts.py)."""
-    return _resource()["facts"][supported(lang)]
+    return {kind: texts for kind, texts in resource().items() if kind not in ("advice", "facts")}
 
 
 @cache
 def advice_catalogue() -> dict[str, dict[str, dict[str, str]]]:
     """resources/error_causes.json "advice": {advice: {lang: {field or field_variant: text}}}; every field is
     optional (the kind's own words are used for the rest)."""
-    return _resource().get("advice", {})
-
-
-def placeholders(template: str) -> set[str]:
-    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+    return resource().get("advice", {})
 
 
 def _fill(entries: list[dict[str, str]], name: str, values: dict[str, Optional[str]],
