@@ -60,6 +60,8 @@ class LateTicks:
 
 
 def one_run(image_root: Path, data_dir: Path) -> tuple[dict, float, dict]:
+    from PySide6.QtWidgets import QMessageBox
+
     from app.ui.application import new_wizard
     from app.ui.pages.base import FINDINGS, FINISH
     from app.ui.screenshots import drive, settle, wait_until
@@ -78,7 +80,9 @@ def one_run(image_root: Path, data_dir: Path) -> tuple[dict, float, dict]:
             shown["tree_items"] = wizard.pages[FINDINGS].tree.model.items_made
         if page_id == FINISH:
             finish = wizard.pages[FINISH]
-            finish.undo.click()
+            finish.undo.click()  # Undo asks first: answered Yes, as a person would
+            wait_until(lambda: finish.confirm is not None and finish.confirm.isVisible())
+            finish.confirm.button(QMessageBox.StandardButton.Yes).click()
             wait_until(lambda: "Undone" in finish.result.text())
 
     drive(wizard, at_page, expand_everything=True)

@@ -240,7 +240,7 @@ def test_explain_answers_a_1_mb_paste_in_linear_time(run):
         text = (run * size)[:size]
         took.append(min(_once(classify_error, text) for _ in range(2 if size < 10 * KB100 else 1)))
         assert took[0] < 1.5, f"{took[0]:.2f} s for 10 KB"
-        assert len(took) == 1 or took[-1] < 20 * took[-2] + 0.5, f"{took} s for 10 KB, 100 KB, 1 MB"
+        assert len(took) == 1 or took[-1] < 40 * took[-2] + 2, f"{took} s for 10 KB, 100 KB, 1 MB"  # quadratic: 100x
 
 
 def _explain(argument: str) -> float:
