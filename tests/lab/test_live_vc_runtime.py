@@ -394,6 +394,7 @@ def catalog():  # the test's one override, as for the CLI above
 vc.download_catalog = vc_source.download_catalog = catalog
 """ + OWNERS_NOTED + r"""
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMessageBox
 from app.ui.application import application, new_wizard
 from app.ui.pages.base import FINDINGS, FINISH, PLAN, REPAIR, VERIFY
 from app.ui.screenshots import drive, settle, wait_until
@@ -428,7 +429,9 @@ def at_page(page):
         finish = wizard.pages[FINISH]
         seen["summary"] = finish.summary.text()
         if finish.undo.isVisible():  # the user undoes the repair from the last page
-            finish.undo.click()
+            finish.undo.click()  # Undo asks first: answered "Undo them", as the user would
+            wait_until(lambda: finish.confirm is not None and finish.confirm.isVisible(), 60)
+            finish.confirm.button(QMessageBox.StandardButton.Yes).click()
             wait_until(lambda: not finish.undo.isVisible() or finish.undo.isEnabled(), 300)
             seen["undone"] = finish.message_label.text()
 
